@@ -1,0 +1,63 @@
+# Gatehouse: `make help` lists the targets.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+GOBIN := $(CURDIR)/.bin
+export PATH := $(GOBIN):$(PATH)
+SERVICES := studio management portal
+MODCACHE = $(shell go env GOMODCACHE)
+GOOGLEAPIS_FROM := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
+OPENAPIV2_FROM := github.com/grpc-ecosystem/grpc-gateway/v2@v2.32.0
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Services whose part of ../shared/contract passes; `make contract` runs them.
+CONTRACT_SERVICES ?= studio
+CONTRACT := ../shared/contract/run
+
+.PHONY: help build run test lint generate checkgenerate bench contract clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/studio, bin/management and bin/portal
+	@mkdir -p bin
+	@for s in $(SERVICES); do go build -o bin/$$s ./services/$$s/cmd/$$s; done
+
+run: build ## run all three services on their defaults; Ctrl-C stops them
+	@tools/run.sh
+
+test: ## go test -race over the whole workspace
+	go test -race -count=1 work
+
+lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## go vet, staticcheck and buf lint
+	go vet work
+	staticcheck work
+	buf lint
+
+bench: ## run the benchmarks
+	go test -run '^$$' -bench . -benchmem work
+
+contract: build ## run ../shared/contract for the services that implement their part
+	$(CONTRACT) -bin ./bin -only $(shell echo $(CONTRACT_SERVICES) | tr ' ' ',')
+
+generate: $(GOBIN)/buf third_party ## regenerate gen/ from proto/ (offline)
+	flock .bin/generate.lock buf generate
+
+checkgenerate: generate ## fail when the committed generated code is stale
+	@test -z "$$(git status --porcelain -- gen)" || { git status --porcelain -- gen; echo 'generated code is stale: run make generate and commit'; exit 1; }
+
+third_party: ## copy the google.api and openapiv2 protos from the module cache (ignored folder)
+	@go mod download $(GOOGLEAPIS_FROM) $(OPENAPIV2_FROM)
+	@rm -rf third_party && mkdir -p third_party/googleapis/google/api third_party/openapiv2/protoc-gen-openapiv2/options
+	@cp $(MODCACHE)/$(GOOGLEAPIS_FROM)/third_party/googleapis/google/api/{annotations,http,httpbody}.proto third_party/googleapis/google/api/
+	@cp $(MODCACHE)/$(OPENAPIV2_FROM)/protoc-gen-openapiv2/options/{annotations,openapiv2}.proto third_party/openapiv2/protoc-gen-openapiv2/options/
+	@chmod -R u+w third_party
+
+$(GOBIN)/buf: tools/go.mod tools/go.sum
+	GOWORK=off go -C tools build -o $(GOBIN)/buf github.com/bufbuild/buf/cmd/buf
+
+$(GOBIN)/staticcheck:
+	GOBIN=$(GOBIN) go install $(STATICCHECK)
+
+clean: ## remove build outputs
+	rm -rf bin third_party

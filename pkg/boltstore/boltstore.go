@@ -1,0 +1,65 @@
+// Package boltstore opens a service's bbolt file: parent folder created, a
+// bounded wait for the file lock, every bucket created up front and a schema
+// version recorded, so that later releases can migrate the layout.
+package boltstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// LockTimeout is how long Open waits for another process to release the file.
+const LockTimeout = time.Second
+
+var (
+	metaBucket    = []byte("meta")
+	schemaVersion = []byte("schema_version")
+)
+
+// ErrLocked means another process holds the store file.
+var ErrLocked = errors.New("store is in use by another process")
+
+// Open opens (or creates) the store at path, creates buckets and checks the
+// schema version: a file written by a newer schema is refused. Every write
+// transaction is fsynced on commit (bbolt's default, never turned off here).
+func Open(path string, version int, buckets ...[]byte) (*bolt.DB, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the store folder: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: %w (waited %s for its lock)", path, ErrLocked, LockTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range append([][]byte{metaBucket}, buckets...) {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		meta := tx.Bucket(metaBucket)
+		if v := meta.Get(schemaVersion); v != nil {
+			stored, err := strconv.Atoi(string(v))
+			if err != nil {
+				return fmt.Errorf("unreadable schema version %q", v)
+			}
+			if stored > version {
+				return fmt.Errorf("schema version %d is newer than this binary's %d", stored, version)
+			}
+		}
+		return meta.Put(schemaVersion, []byte(strconv.Itoa(version)))
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare %s: %w", path, err)
+	}
+	return db, nil
+}

@@ -1,0 +1,59 @@
+// Package credential makes and checks API secrets: random secrets of 256
+// bits, stored only as SHA-256 hashes, compared in constant time, and the
+// bootstrap admin credential every service ensures at start (CONTRACT §0).
+package credential
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"log/slog"
+)
+
+// NewSecret returns 32 random bytes, base64url-encoded without padding (43 characters).
+func NewSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Hash returns the value a store keeps for secret. Secrets handed out are
+// random 256-bit strings, so a plain SHA-256 is enough and lets a store look
+// a caller up by hash.
+func Hash(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// Equal compares two hashes in constant time.
+func Equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
+
+// AdminStore is what Bootstrap needs of a service's store.
+type AdminStore interface {
+	// HasAdmin reports whether any admin credential exists.
+	HasAdmin(ctx context.Context) (bool, error)
+	// EnsureAdmin stores an admin credential with this secret hash unless one exists.
+	EnsureAdmin(ctx context.Context, hash []byte) error
+}
+
+// Bootstrap makes sure an admin credential exists. With a token, the
+// credential whose secret is exactly token is created if missing (idempotent
+// across restarts). Without one, a store holding no admin gets a random
+// secret, logged this once.
+func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger) error {
+	if token != "" {
+		return s.EnsureAdmin(ctx, Hash(token))
+	}
+	has, err := s.HasAdmin(ctx)
+	if err != nil || has {
+		return err
+	}
+	secret := NewSecret()
+	if err := s.EnsureAdmin(ctx, Hash(secret)); err != nil {
+		return err
+	}
+	log.Warn("created the bootstrap admin credential; it is shown only now", "admin_secret", secret)
+	return nil
+}

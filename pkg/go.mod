@@ -1,0 +1,22 @@
+module github.com/gatehouse/gatehouse/pkg
+
+go 1.26.0
+
+require (
+	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0
+	go.etcd.io/bbolt v1.5.0
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
+	github.com/stretchr/testify v1.12.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/net v0.61.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20261019180522-ce908d29299b // indirect
+)
+
+replace github.com/gatehouse/gatehouse/gen => ../gen

@@ -1,0 +1,109 @@
+// Package grpcserver builds the gRPC server every Gatehouse service runs:
+// error marking for the REST facade, request logging, panic recovery, the
+// service's authentication hook, grpc.health.v1 and server reflection.
+package grpcserver
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/gatehouse/gatehouse/pkg/rest"
+)
+
+// MaxRecvMsgSize admits the REST facade's largest body (16 MiB) with room for framing.
+const MaxRecvMsgSize = 17 << 20
+
+// AuthFunc checks the caller of fullMethod from the incoming metadata and
+// returns the context the handler runs with (carrying the caller), or a
+// status error (Unauthenticated, PermissionDenied).
+type AuthFunc func(ctx context.Context, fullMethod string) (context.Context, error)
+
+// New returns a server with the interceptors in place and health and
+// reflection registered; health reports SERVING until the caller changes it.
+// auth may be nil. Health and reflection calls are never authenticated.
+func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	log = log.With("component", "grpc")
+	opts = append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxSendMsgSize(math.MaxInt32),
+		grpc.ChainUnaryInterceptor(markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),
+		grpc.ChainStreamInterceptor(recoverStreamPanics(log)),
+	}, opts...)
+	srv := grpc.NewServer(opts...)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+	return srv, hs
+}
+
+// markErrors gives every error the detail the REST facade reads, so that the
+// facade can tell a handler's answer from its own failures.
+func markErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	resp, err := next(ctx, req)
+	return resp, rest.Mark(err)
+}
+
+func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := next(ctx, req)
+		code := status.Code(err)
+		level := slog.LevelInfo
+		if code == codes.Internal || code == codes.Unknown {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(), "duration", time.Since(start))
+		return resp, err
+	}
+}
+
+// errInternal is what a caller sees of a panic: never its text.
+var errInternal = rest.Error(codes.Internal, 500, "internal error")
+
+func recoverPanics(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("panic in handler", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				resp, err = nil, errInternal
+			}
+		}()
+		return next(ctx, req)
+	}
+}
+
+func recoverStreamPanics(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.Error("panic in stream handler", "method", info.FullMethod, "panic", p, "stack", string(debug.Stack()))
+				err = errInternal
+			}
+		}()
+		return next(srv, ss)
+	}
+}
+
+func authenticate(auth AuthFunc) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if auth == nil || strings.HasPrefix(info.FullMethod, "/grpc.") {
+			return next(ctx, req)
+		}
+		ctx, err := auth(ctx, info.FullMethod)
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}

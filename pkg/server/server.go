@@ -1,0 +1,136 @@
+// Package server runs a Gatehouse service: it listens, names the real
+// addresses in the first log line, serves gRPC and the REST facade, and on
+// cancellation shuts down in order — health NOT_SERVING, HTTP drained, gRPC
+// drained (both within ShutdownTimeout), then returns so the caller can
+// close its store.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+)
+
+// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
+const ShutdownTimeout = 10 * time.Second
+
+// Listeners are a service's two open sockets.
+type Listeners struct {
+	HTTP, GRPC net.Listener
+}
+
+// Listen opens both addresses (port 0 picks a free port) and logs the real
+// addresses as the process's first line.
+func Listen(log *slog.Logger, httpAddr, grpcAddr string) (*Listeners, error) {
+	h, err := net.Listen("tcp", httpAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on --http-addr %s: %w", httpAddr, err)
+	}
+	g, err := net.Listen("tcp", grpcAddr)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("listen on --grpc-addr %s: %w", grpcAddr, err)
+	}
+	log.Info(fmt.Sprintf("listening: http://%s grpc://%s", h.Addr(), g.Addr()), "http_addr", h.Addr().String(), "grpc_addr", g.Addr().String())
+	return &Listeners{HTTP: h, GRPC: g}, nil
+}
+
+// Close closes both sockets; Serve does it itself.
+func (l *Listeners) Close() {
+	l.HTTP.Close()
+	l.GRPC.Close()
+}
+
+// Service is what a service plugs into the shared server.
+type Service struct {
+	Name string
+	// Auth authenticates every call of the service's own gRPC methods.
+	Auth grpcserver.AuthFunc
+	// Register adds the service's gRPC implementation.
+	Register func(*grpc.Server)
+	// Gateway describes the REST facade; it reaches the service over a real
+	// gRPC connection, so Auth and the interceptors apply to REST calls too.
+	Gateway gateway.Options
+}
+
+// Serve runs until ctx is cancelled or a server fails, then shuts down.
+func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
+	defer l.Close()
+	grpcSrv, health := grpcserver.New(log, svc.Auth)
+	svc.Register(grpcSrv)
+	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
+
+	conn, err := grpc.NewClient("passthrough:///"+dialable(l.GRPC.Addr()),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(grpcserver.MaxRecvMsgSize)))
+	if err != nil {
+		return fmt.Errorf("connect the REST facade to gRPC: %w", err)
+	}
+	defer conn.Close()
+	gwCtx, stopGateway := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopGateway()
+	handler, err := gateway.New(gwCtx, conn, svc.Gateway)
+	if err != nil {
+		return err
+	}
+	httpSrv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	failed := make(chan error, 2)
+	go func() { failed <- grpcSrv.Serve(l.GRPC) }()
+	go func() {
+		if err := httpSrv.Serve(l.HTTP); !errors.Is(err, http.ErrServerClosed) {
+			failed <- err
+		}
+	}()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case serveErr = <-failed:
+		log.Error("server failed", "err", serveErr)
+	}
+
+	health.Shutdown()
+	drain, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(drain); err != nil {
+		httpSrv.Close()
+	}
+	stopped := make(chan struct{})
+	go func() { grpcSrv.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-drain.Done():
+		grpcSrv.Stop()
+		<-stopped
+	}
+	return serveErr
+}
+
+// dialable turns a listener address into one the facade can dial: an
+// unspecified host (0.0.0.0, ::) becomes loopback.
+func dialable(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsUnspecified() {
+		return a.String()
+	}
+	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
+}

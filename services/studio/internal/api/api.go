@@ -1,0 +1,216 @@
+// Package api implements gatehouse.studio.v1.StudioService: the LLM settings
+// records and studio users of CONTRACT §1, over gRPC and, through the shared
+// facade, REST.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/studio/internal/store"
+)
+
+const (
+	llmType   = "llm-settings"
+	userType  = "users"
+	llmPrefix = "/api/v1/llm-settings/"
+)
+
+// Errors with the contract's exact messages.
+var (
+	errInvalidLlmID = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid LLM Settings ID")
+	errLlmNotFound  = rest.Error(codes.NotFound, http.StatusNotFound, "LLM Settings not found")
+	errInvalidUser  = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid user ID")
+	errUserNotFound = rest.Error(codes.NotFound, http.StatusNotFound, "User not found")
+	errBadPage      = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid page number")
+	errInternal     = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
+)
+
+// Server serves StudioService from a store.
+type Server struct {
+	studiov1.UnimplementedStudioServiceServer
+	store *store.Store
+	log   *slog.Logger
+}
+
+// New returns a server over st.
+func New(st *store.Store, log *slog.Logger) *Server {
+	return &Server{store: st, log: log.With("component", "api")}
+}
+
+// storeError maps a store error to the status a caller sees; unexpected
+// failures are logged and answered without their text.
+func (s *Server) storeError(err error, notFound error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound
+	}
+	s.log.Error("store failure", "err", err)
+	return errInternal
+}
+
+var decimal = regexp.MustCompile(`^[0-9]+$`)
+
+// parseID reads a path id: decimal digits, 1 to 4294967295.
+func parseID(s string) (uint32, bool) {
+	if !decimal.MatchString(s) {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	return uint32(n), err == nil && n != 0
+}
+
+func (s *Server) CreateLlmSettings(ctx context.Context, req *studiov1.CreateLlmSettingsRequest) (*studiov1.CreateLlmSettingsResponse, error) {
+	attrs := &studiov1.LlmSettingsAttributes{}
+	if err := applyChanges(attrs, req.GetData().GetAttributes()); err != nil {
+		return nil, err
+	}
+	id, err := s.store.CreateLlmSettings(ctx, attrs)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	rest.SetStatus(ctx, http.StatusCreated)
+	rest.SetHeader(ctx, "Location", llmPrefix+strconv.FormatUint(uint64(id), 10))
+	return &studiov1.CreateLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+}
+
+func (s *Server) ListLlmSettings(ctx context.Context, req *studiov1.ListLlmSettingsRequest) (*studiov1.ListLlmSettingsResponse, error) {
+	page, size, err := paging(req.GetPage(), req.GetPageSize())
+	if err != nil {
+		return nil, err
+	}
+	recs, total, err := s.store.ListLlmSettings(ctx, (page-1)*size, size)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	rest.SetHeader(ctx, "X-Total-Count", strconv.Itoa(total))
+	rest.SetHeader(ctx, "X-Total-Pages", strconv.Itoa((total+size-1)/size))
+	resp := &studiov1.ListLlmSettingsResponse{Data: make([]*studiov1.LlmSettings, 0, len(recs))}
+	for _, r := range recs {
+		resp.Data = append(resp.Data, llmRecord(r.ID, r.Attrs))
+	}
+	return resp, nil
+}
+
+// paging reads page (≥ 1, default 1) and page_size (clamped to 1–100,
+// default 10; a value that is not a number means the default).
+func paging(pageText, sizeText string) (page, size int, err error) {
+	page = 1
+	if pageText != "" {
+		if page, err = strconv.Atoi(pageText); err != nil || page < 1 {
+			return 0, 0, errBadPage
+		}
+	}
+	size = 10
+	if n, err := strconv.Atoi(sizeText); err == nil {
+		size = min(max(n, 1), 100)
+	}
+	// Keep the offset computable: a page past every possible record is simply empty.
+	page = min(page, 1<<32)
+	return page, size, nil
+}
+
+func (s *Server) GetLlmSettings(ctx context.Context, req *studiov1.GetLlmSettingsRequest) (*studiov1.GetLlmSettingsResponse, error) {
+	id, ok := parseID(req.GetId())
+	if !ok {
+		return nil, errInvalidLlmID
+	}
+	attrs, err := s.store.GetLlmSettings(ctx, id)
+	if err != nil {
+		return nil, s.storeError(err, errLlmNotFound)
+	}
+	return &studiov1.GetLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+}
+
+func (s *Server) UpdateLlmSettings(ctx context.Context, req *studiov1.UpdateLlmSettingsRequest) (*studiov1.UpdateLlmSettingsResponse, error) {
+	id, ok := parseID(req.GetId())
+	if !ok {
+		return nil, errInvalidLlmID
+	}
+	var invalid error
+	attrs, err := s.store.UpdateLlmSettings(ctx, id, func(attrs *studiov1.LlmSettingsAttributes) error {
+		invalid = applyChanges(attrs, req.GetData().GetAttributes())
+		return invalid
+	})
+	switch {
+	case invalid != nil:
+		return nil, invalid
+	case err != nil:
+		return nil, s.storeError(err, errLlmNotFound)
+	}
+	return &studiov1.UpdateLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+}
+
+func (s *Server) DeleteLlmSettings(ctx context.Context, req *studiov1.DeleteLlmSettingsRequest) (*studiov1.DeleteLlmSettingsResponse, error) {
+	id, ok := parseID(req.GetId())
+	if !ok {
+		return nil, errInvalidLlmID
+	}
+	if err := s.store.DeleteLlmSettings(ctx, id); err != nil {
+		return nil, s.storeError(err, errLlmNotFound)
+	}
+	rest.SetStatus(ctx, http.StatusNoContent)
+	return &studiov1.DeleteLlmSettingsResponse{}, nil
+}
+
+// llmRecord wraps attrs in the response envelope; metadata is always an object.
+func llmRecord(id uint32, attrs *studiov1.LlmSettingsAttributes) *studiov1.LlmSettings {
+	if attrs.Metadata == nil {
+		attrs.Metadata = &structpb.Struct{}
+	}
+	return &studiov1.LlmSettings{Type: llmType, Id: strconv.FormatUint(uint64(id), 10), Attributes: attrs}
+}
+
+func (s *Server) CreateUser(ctx context.Context, req *studiov1.CreateUserRequest) (*studiov1.CreateUserResponse, error) {
+	in := req.GetData().GetAttributes()
+	if in.GetEmail() == "" {
+		return nil, rest.Error(codes.InvalidArgument, http.StatusBadRequest, "email is required")
+	}
+	secret := credential.NewSecret()
+	u, err := s.store.CreateUser(ctx, store.User{Email: in.GetEmail(), Name: in.GetName(), IsAdmin: in.GetIsAdmin(), KeyHash: credential.Hash(secret)})
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	rest.SetStatus(ctx, http.StatusCreated)
+	out := userRecord(u)
+	out.Attributes.ApiKey = &secret
+	return &studiov1.CreateUserResponse{Data: out}, nil
+}
+
+func (s *Server) ListUsers(ctx context.Context, _ *studiov1.ListUsersRequest) (*studiov1.ListUsersResponse, error) {
+	users, err := s.store.ListUsers(ctx)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	resp := &studiov1.ListUsersResponse{Data: make([]*studiov1.User, 0, len(users))}
+	for _, u := range users {
+		resp.Data = append(resp.Data, userRecord(u))
+	}
+	return resp, nil
+}
+
+func (s *Server) DeleteUser(ctx context.Context, req *studiov1.DeleteUserRequest) (*studiov1.DeleteUserResponse, error) {
+	id, ok := parseID(req.GetId())
+	if !ok {
+		return nil, errInvalidUser
+	}
+	if err := s.store.DeleteUser(ctx, id); err != nil {
+		return nil, s.storeError(err, errUserNotFound)
+	}
+	rest.SetStatus(ctx, http.StatusNoContent)
+	return &studiov1.DeleteUserResponse{}, nil
+}
+
+func userRecord(u store.User) *studiov1.User {
+	return &studiov1.User{Type: userType, Id: strconv.FormatUint(uint64(u.ID), 10),
+		Attributes: &studiov1.UserAttributes{Email: u.Email, Name: u.Name, IsAdmin: u.IsAdmin}}
+}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/studio/internal/store"
+)
+
+var (
+	errUnauthorized = rest.Error(codes.Unauthenticated, http.StatusUnauthorized, "missing or invalid API key")
+	errNotAdmin     = rest.Error(codes.PermissionDenied, http.StatusForbidden, "admin role required")
+)
+
+// Authenticate admits admin users only: `authorization: Bearer <key>`, the
+// scheme in any case, exactly one space, no other words.
+func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	key, ok := bearerKey(metadata.ValueFromIncomingContext(ctx, "authorization"))
+	if !ok {
+		return nil, errUnauthorized
+	}
+	u, err := s.store.UserByKeyHash(ctx, credential.Hash(key))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, errUnauthorized
+	case err != nil:
+		return nil, s.storeError(err, errUnauthorized)
+	case !u.IsAdmin:
+		return nil, errNotAdmin
+	}
+	return ctx, nil
+}
+
+func bearerKey(values []string) (string, bool) {
+	if len(values) != 1 {
+		return "", false
+	}
+	scheme, key, ok := strings.Cut(values[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" || strings.ContainsAny(key, " \t") {
+		return "", false
+	}
+	return key, true
+}

@@ -1,0 +1,78 @@
+// Package app assembles the studio service: store, bootstrap credential,
+// gRPC API and REST facade.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/gatehouse/gatehouse/gen/openapi"
+	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/services/studio/internal/api"
+	"github.com/gatehouse/gatehouse/services/studio/internal/store"
+)
+
+// Defaults are the studio's built-in addresses and store file (CONTRACT §0).
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:8080", GRPCAddr: "127.0.0.1:9080", DBPath: "data/studio.db"}
+
+// Run listens and serves until ctx ends.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	l, err := server.Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, log, l, cfg)
+}
+
+// Serve opens the store, ensures the bootstrap admin and serves on l until
+// ctx ends; the store is closed after both servers have stopped.
+func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
+	st, err := store.Open(cfg.DBPath)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer st.Close()
+	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
+		l.Close()
+		return err
+	}
+	srv := api.New(st, log)
+	return server.Serve(ctx, log, l, server.Service{
+		Name:     studiov1.StudioService_ServiceDesc.ServiceName,
+		Auth:     srv.Authenticate,
+		Register: func(g *grpc.Server) { studiov1.RegisterStudioServiceServer(g, srv) },
+		Gateway: gateway.Options{
+			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
+				return studiov1.RegisterStudioServiceHandler(ctx, mux, conn)
+			},
+			OpenAPI:   openapi.Studio,
+			Marshal:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+			ErrorBody: errorBody,
+		},
+	})
+}
+
+// errorBody is the studio error shape: {"errors":[{"title","detail"}]}.
+func errorBody(_ *http.Request, status int, msgs []string) any {
+	type item struct {
+		Title  string `json:"title"`
+		Detail string `json:"detail"`
+	}
+	out := struct {
+		Errors []item `json:"errors"`
+	}{}
+	for _, m := range msgs {
+		out.Errors = append(out.Errors, item{Title: http.StatusText(status), Detail: m})
+	}
+	return out
+}
