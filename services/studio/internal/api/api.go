@@ -66,7 +66,10 @@ func parseID(s string) (uint32, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
-	return uint32(n), err == nil && n != 0
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	return uint32(n), true
 }
 
 func (s *Server) CreateLlmSettings(ctx context.Context, req *studiov1.CreateLlmSettingsRequest) (*studiov1.CreateLlmSettingsResponse, error) {

@@ -173,29 +173,29 @@ func (x *LlmSettingsAttributes) GetSystemPrompt() string {
 type LlmSettingsChanges struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// model_name names the model.
-	ModelName *string `protobuf:"bytes,1,opt,name=model_name,json=modelName,proto3,oneof" json:"model_name,omitempty"`
+	ModelName *string `protobuf:"bytes,1,opt,name=model_name,proto3,oneof" json:"model_name,omitempty"`
 	// max_length is the maximum output length.
-	MaxLength *int32 `protobuf:"varint,2,opt,name=max_length,json=maxLength,proto3,oneof" json:"max_length,omitempty"`
+	MaxLength *int32 `protobuf:"varint,2,opt,name=max_length,proto3,oneof" json:"max_length,omitempty"`
 	// max_tokens is the maximum number of tokens.
-	MaxTokens *int32 `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3,oneof" json:"max_tokens,omitempty"`
+	MaxTokens *int32 `protobuf:"varint,3,opt,name=max_tokens,proto3,oneof" json:"max_tokens,omitempty"`
 	// min_length is the minimum output length.
-	MinLength *int32 `protobuf:"varint,4,opt,name=min_length,json=minLength,proto3,oneof" json:"min_length,omitempty"`
+	MinLength *int32 `protobuf:"varint,4,opt,name=min_length,proto3,oneof" json:"min_length,omitempty"`
 	// seed seeds sampling.
 	Seed *int32 `protobuf:"varint,5,opt,name=seed,proto3,oneof" json:"seed,omitempty"`
 	// top_k limits sampling to the k likeliest tokens.
-	TopK *int32 `protobuf:"varint,6,opt,name=top_k,json=topK,proto3,oneof" json:"top_k,omitempty"`
+	TopK *int32 `protobuf:"varint,6,opt,name=top_k,proto3,oneof" json:"top_k,omitempty"`
 	// temperature is between 0 and 2.
 	Temperature *float64 `protobuf:"fixed64,7,opt,name=temperature,proto3,oneof" json:"temperature,omitempty"`
 	// top_p is between 0 and 1.
-	TopP *float64 `protobuf:"fixed64,8,opt,name=top_p,json=topP,proto3,oneof" json:"top_p,omitempty"`
+	TopP *float64 `protobuf:"fixed64,8,opt,name=top_p,proto3,oneof" json:"top_p,omitempty"`
 	// repetition_penalty is at least 0.
-	RepetitionPenalty *float64 `protobuf:"fixed64,9,opt,name=repetition_penalty,json=repetitionPenalty,proto3,oneof" json:"repetition_penalty,omitempty"`
+	RepetitionPenalty *float64 `protobuf:"fixed64,9,opt,name=repetition_penalty,proto3,oneof" json:"repetition_penalty,omitempty"`
 	// stop_words, a JSON array of strings; a list value so that absence is visible.
-	StopWords *structpb.ListValue `protobuf:"bytes,10,opt,name=stop_words,json=stopWords,proto3" json:"stop_words,omitempty"`
+	StopWords *structpb.ListValue `protobuf:"bytes,10,opt,name=stop_words,proto3" json:"stop_words,omitempty"`
 	// metadata is a free JSON object.
 	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// system_prompt is sent before every conversation.
-	SystemPrompt  *string `protobuf:"bytes,12,opt,name=system_prompt,json=systemPrompt,proto3,oneof" json:"system_prompt,omitempty"`
+	SystemPrompt  *string `protobuf:"bytes,12,opt,name=system_prompt,proto3,oneof" json:"system_prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -911,9 +911,9 @@ type UserAttributes struct {
 	// name of the user.
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// is_admin grants access to every route.
-	IsAdmin bool `protobuf:"varint,3,opt,name=is_admin,json=isAdmin,proto3" json:"is_admin,omitempty"`
+	IsAdmin bool `protobuf:"varint,3,opt,name=is_admin,proto3" json:"is_admin,omitempty"`
 	// api_key is shown only in the answer to CreateUser; absent elsewhere.
-	ApiKey        *string `protobuf:"bytes,4,opt,name=api_key,json=apiKey,proto3,oneof" json:"api_key,omitempty"`
+	ApiKey        *string `protobuf:"bytes,4,opt,name=api_key,proto3,oneof" json:"api_key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1376,26 +1376,31 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"stop_words\x18\n" +
 	" \x03(\tR\tstopWords\x123\n" +
 	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12#\n" +
-	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\"\xf8\x04\n" +
-	"\x12LlmSettingsChanges\x12\"\n" +
+	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\"\x81\x05\n" +
+	"\x12LlmSettingsChanges\x12#\n" +
 	"\n" +
-	"model_name\x18\x01 \x01(\tH\x00R\tmodelName\x88\x01\x01\x12\"\n" +
+	"model_name\x18\x01 \x01(\tH\x00R\n" +
+	"model_name\x88\x01\x01\x12#\n" +
 	"\n" +
-	"max_length\x18\x02 \x01(\x05H\x01R\tmaxLength\x88\x01\x01\x12\"\n" +
+	"max_length\x18\x02 \x01(\x05H\x01R\n" +
+	"max_length\x88\x01\x01\x12#\n" +
 	"\n" +
-	"max_tokens\x18\x03 \x01(\x05H\x02R\tmaxTokens\x88\x01\x01\x12\"\n" +
+	"max_tokens\x18\x03 \x01(\x05H\x02R\n" +
+	"max_tokens\x88\x01\x01\x12#\n" +
 	"\n" +
-	"min_length\x18\x04 \x01(\x05H\x03R\tminLength\x88\x01\x01\x12\x17\n" +
-	"\x04seed\x18\x05 \x01(\x05H\x04R\x04seed\x88\x01\x01\x12\x18\n" +
-	"\x05top_k\x18\x06 \x01(\x05H\x05R\x04topK\x88\x01\x01\x12%\n" +
-	"\vtemperature\x18\a \x01(\x01H\x06R\vtemperature\x88\x01\x01\x12\x18\n" +
-	"\x05top_p\x18\b \x01(\x01H\aR\x04topP\x88\x01\x01\x122\n" +
-	"\x12repetition_penalty\x18\t \x01(\x01H\bR\x11repetitionPenalty\x88\x01\x01\x129\n" +
+	"min_length\x18\x04 \x01(\x05H\x03R\n" +
+	"min_length\x88\x01\x01\x12\x17\n" +
+	"\x04seed\x18\x05 \x01(\x05H\x04R\x04seed\x88\x01\x01\x12\x19\n" +
+	"\x05top_k\x18\x06 \x01(\x05H\x05R\x05top_k\x88\x01\x01\x12%\n" +
+	"\vtemperature\x18\a \x01(\x01H\x06R\vtemperature\x88\x01\x01\x12\x19\n" +
+	"\x05top_p\x18\b \x01(\x01H\aR\x05top_p\x88\x01\x01\x123\n" +
+	"\x12repetition_penalty\x18\t \x01(\x01H\bR\x12repetition_penalty\x88\x01\x01\x12:\n" +
 	"\n" +
 	"stop_words\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.ListValueR\tstopWords\x123\n" +
-	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12(\n" +
-	"\rsystem_prompt\x18\f \x01(\tH\tR\fsystemPrompt\x88\x01\x01B\r\n" +
+	" \x01(\v2\x1a.google.protobuf.ListValueR\n" +
+	"stop_words\x123\n" +
+	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
+	"\rsystem_prompt\x18\f \x01(\tH\tR\rsystem_prompt\x88\x01\x01B\r\n" +
 	"\v_model_nameB\r\n" +
 	"\v_max_lengthB\r\n" +
 	"\v_max_tokensB\r\n" +
@@ -1437,12 +1442,12 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"*\n" +
 	"\x18DeleteLlmSettingsRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x1b\n" +
-	"\x19DeleteLlmSettingsResponse\"\x7f\n" +
+	"\x19DeleteLlmSettingsResponse\"\x81\x01\n" +
 	"\x0eUserAttributes\x12\x14\n" +
 	"\x05email\x18\x01 \x01(\tR\x05email\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
-	"\bis_admin\x18\x03 \x01(\bR\aisAdmin\x12\x1c\n" +
-	"\aapi_key\x18\x04 \x01(\tH\x00R\x06apiKey\x88\x01\x01B\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1a\n" +
+	"\bis_admin\x18\x03 \x01(\bR\bis_admin\x12\x1d\n" +
+	"\aapi_key\x18\x04 \x01(\tH\x00R\aapi_key\x88\x01\x01B\n" +
 	"\n" +
 	"\b_api_key\"o\n" +
 	"\x04User\x12\x12\n" +

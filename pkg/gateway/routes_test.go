@@ -1,0 +1,32 @@
+package gateway
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestAllowedMethods(t *testing.T) {
+	doc := []byte(`{"paths":{"/api/things":{"get":{},"post":{}},"/api/things/{id}":{"get":{},"delete":{}},"/api/things/{id}/parts":{"put":{}}}}`)
+	rs, err := parseRoutes(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/api/things", []string{"GET", "HEAD", "POST"}},
+		{"/api/things/7", []string{"DELETE", "GET", "HEAD"}},
+		{"/api/things/7/parts", []string{"PUT"}},
+		{"/api/things//parts", nil},
+		{"/api/other", nil},
+	}
+	for _, tt := range tests {
+		if got := rs.allowed(tt.path); !slices.Equal(got, tt.want) {
+			t.Errorf("allowed(%s) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+	if _, err := parseRoutes([]byte("not json")); err == nil {
+		t.Error("parseRoutes accepted a broken description")
+	}
+}
