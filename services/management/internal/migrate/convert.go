@@ -1,0 +1,231 @@
+// Package migrate converts Tyk classic API definitions into Tyk OAS API definitions.
+//
+// The conversion follows the Tyk gateway's own classic → OAS migration (apidef.Migrate followed by
+// oas.Fill, see ../../../../../shared/reference/tyk-classic-to-oas.md) with three deliberate differences:
+//
+//   - It is deterministic: child version IDs are derived from the base API ID and the version name
+//     (ChildID), and every document is serialised from ordered structs, so the same input always gives
+//     byte-identical output.
+//   - It never loses configuration silently. A classic setting that has no Tyk OAS equivalent (transform_jq,
+//     response_processors, persist_graphql, legacy version paths, ...) makes the conversion fail with one
+//     message per problem, naming the classic field and, for endpoint settings, the method and path.
+//     Settings that Tyk drops but that can be expressed (allow, block and ignore entries that use "method"
+//     without "method_actions", the deprecated "auth" block) are converted.
+//   - It never opens an API: an allow list never vanishes, an API that requires authentication keeps a
+//     security scheme, and a mock response that is disabled does not switch authentication off.
+//
+// The pipeline reads top-down, one file per step and per part of the OAS document:
+// classic.go (input types), normalise.go (pre-normalisation), versioning.go (the split into a base and child
+// versions), root.go (document skeleton), info.go, upstream.go, server.go, security.go (authentication),
+// middleware.go (global middleware), operation.go (paths, operationIds and per-endpoint middleware) and
+// validate.go (checks of every produced document).
+//
+// Usage, as the migrate endpoint calls it:
+//
+//	if key, err := migrate.Classify(raw); err == nil && key != "" {
+//		// report the API as skipped with this key
+//	}
+//	res, err := migrate.Convert(raw, migrate.Options{DBID: dbID})
+//	var f *migrate.Failure
+//	if errors.As(err, &f) {
+//		// report the API as failed with f.Messages
+//	}
+//
+// Convert returns only *Failure errors. Its documents are compact JSON and always valid: OpenAPI 3.0 with an
+// x-tyk-api-gateway extension that satisfies the extension's JSON schema.
+package migrate
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Options tunes one conversion.
+type Options struct {
+	// DBID is written to x-tyk-api-gateway.info.dbId of the base document; when empty the classic "id"
+	// field is used. Child versions never carry a db id.
+	DBID string
+	// Staging produces the staged copy of the API: every document's ID gets the prefix "staging-", its name
+	// the prefix "[staged] " and its listen path the prefix "/tyk-staging" ("/orders/" becomes
+	// "/tyk-staging/orders/"). Child IDs become "staging-" + ChildID(classic api_id, version), so removing the
+	// prefixes again gives exactly the documents of a direct conversion.
+	Staging bool
+}
+
+// Result is a converted API: a base document plus one child document per non-default version.
+type Result struct {
+	// APIID is the base API ID (with the "staging-" prefix in staging mode).
+	APIID string
+	// Name is the base API name (with the "[staged] " prefix in staging mode).
+	Name string
+	// Categories are the classic name's #word tokens without the '#', in name order.
+	Categories []string
+	// Base is the base API document.
+	Base Document
+	// Versions are the child version documents, sorted by version name.
+	Versions []Document
+}
+
+// Document is one Tyk OAS API definition.
+type Document struct {
+	// APIID is x-tyk-api-gateway.info.id.
+	APIID string
+	// Name is x-tyk-api-gateway.info.name.
+	Name string
+	// ListenPath is x-tyk-api-gateway.server.listenPath.value.
+	ListenPath string
+	// JSON is the complete OAS document: compact, with a fixed key order.
+	JSON []byte
+}
+
+// Failure is returned when the API cannot be converted without loss. Messages has one message per problem,
+// each naming the classic field and, for endpoint settings, the method and path.
+type Failure struct {
+	Messages []string
+}
+
+// Error joins the messages with "; ".
+func (f *Failure) Error() string {
+	return "classic API cannot be migrated: " + strings.Join(f.Messages, "; ")
+}
+
+// Skip keys returned by Classify, as the migration report spells them.
+const (
+	SkipAlreadyMigrated = "already_migrated" // the record already is a Tyk OAS API (is_oas)
+	SkipGraphQL         = "is_graphql"       // a GraphQL API (graphql.enabled)
+	SkipTCP             = "is_tcp"           // a TCP or TLS API (protocol tcp or tls)
+)
+
+// Classify tells whether a stored classic API definition is one the migration skips rather than converts.
+// It returns one of the Skip* keys, or "" when the API is a classic REST API that Convert handles.
+// The error reports input that is not a JSON object.
+func Classify(classic []byte) (skipKey string, err error) {
+	var head struct {
+		IsOAS    bool   `json:"is_oas"`
+		Protocol string `json:"protocol"`
+		GraphQL  *struct {
+			Enabled bool `json:"enabled"`
+		} `json:"graphql"`
+	}
+	if err := json.Unmarshal(classic, &head); err != nil {
+		return "", fmt.Errorf("api_definition is not a classic API definition: %w", err)
+	}
+	return skipKey2(head.IsOAS, head.GraphQL != nil && head.GraphQL.Enabled, head.Protocol), nil
+}
+
+func skipKey2(isOAS, graphQL bool, protocol string) string {
+	switch {
+	case isOAS:
+		return SkipAlreadyMigrated
+	case graphQL:
+		return SkipGraphQL
+	case protocol == "tcp" || protocol == "tls":
+		return SkipTCP
+	}
+	return ""
+}
+
+// ChildID is the API ID of the child document made for version of the API baseID: the first 32 hex digits
+// of sha256(baseID + "/" + version).
+func ChildID(baseID, version string) string {
+	sum := sha256.Sum256([]byte(baseID + "/" + version))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Convert converts one stored classic API definition (the raw JSON of its api_definition, as stored verbatim)
+// into a Tyk OAS base document plus one child document per non-default version. Every error is a *Failure.
+func Convert(classic []byte, opts Options) (*Result, error) {
+	var api classicAPI
+	if err := json.Unmarshal(classic, &api); err != nil {
+		return nil, &Failure{Messages: []string{"api_definition is not a valid classic API definition: " + err.Error()}}
+	}
+	c := &converter{api: &api}
+	switch skipKey2(api.IsOAS, api.GraphQL.Enabled, api.Protocol) {
+	case SkipAlreadyMigrated:
+		return nil, &Failure{Messages: []string{"is_oas: the API already is a Tyk OAS API"}}
+	case SkipGraphQL:
+		return nil, &Failure{Messages: []string{"graphql.enabled: GraphQL APIs have no Tyk OAS REST equivalent"}}
+	case SkipTCP:
+		return nil, &Failure{Messages: []string{fmt.Sprintf("protocol: %q APIs have no Tyk OAS equivalent", api.Protocol)}}
+	}
+
+	c.normalise()
+	targets := c.splitVersions(opts)
+	if len(c.problems) > 0 {
+		return nil, c.failure()
+	}
+
+	docs := make([]*oasDocument, len(targets))
+	for i, t := range targets {
+		docs[i] = c.buildDocument(t)
+	}
+	for i, d := range docs {
+		for _, p := range validateDocument(d) {
+			c.fail("%s: %s", targets[i].describe(), p)
+		}
+	}
+	if len(c.problems) > 0 {
+		return nil, c.failure()
+	}
+
+	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: categories(api.Name)}
+	var buf bytes.Buffer
+	for i, d := range docs {
+		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath, JSON: encode(&buf, d)}
+		if i == 0 {
+			res.Base = doc
+		} else {
+			res.Versions = append(res.Versions, doc)
+		}
+	}
+	return res, nil
+}
+
+// encode serialises d compactly without HTML escaping.
+func encode(buf *bytes.Buffer, d *oasDocument) []byte {
+	buf.Reset()
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(d); err != nil {
+		// Every value in the document is a string, a bool, an integer, a finite float or a decoded JSON
+		// value, so encoding cannot fail.
+		panic("migrate: encoding a document: " + err.Error())
+	}
+	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+}
+
+// categories returns the #word tokens of a classic API name without their '#', in name order.
+func categories(name string) []string {
+	var out []string
+	for _, f := range strings.Fields(name) {
+		if len(f) > 1 && f[0] == '#' {
+			out = append(out, f[1:])
+		}
+	}
+	return out
+}
+
+// converter carries one conversion: the classic input and the problems found so far.
+type converter struct {
+	api      *classicAPI
+	problems []string
+}
+
+// fail records one problem.
+func (c *converter) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	for _, p := range c.problems {
+		if p == msg {
+			return
+		}
+	}
+	c.problems = append(c.problems, msg)
+}
+
+func (c *converter) failure() *Failure {
+	return &Failure{Messages: c.problems}
+}

@@ -1,0 +1,545 @@
+package migrate
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Paths and operations: every classic endpoint entry (extended_paths of the target's version) becomes an
+// OpenAPI operation, identified by Tyk's operationId rule (the raw classic path without its leading slash,
+// followed by the method: "/orders/[0-9]+" GET → "orders/[0-9]+GET"), and its settings become that
+// operation's entry in x-tyk-api-gateway.middleware.operations.
+
+// pathItem is an OpenAPI path item; fields are in alphabetical order, as Tyk writes them.
+type pathItem struct {
+	Delete     *operation  `json:"delete,omitempty"`
+	Get        *operation  `json:"get,omitempty"`
+	Head       *operation  `json:"head,omitempty"`
+	Options    *operation  `json:"options,omitempty"`
+	Parameters []parameter `json:"parameters,omitempty"`
+	Patch      *operation  `json:"patch,omitempty"`
+	Post       *operation  `json:"post,omitempty"`
+	Put        *operation  `json:"put,omitempty"`
+	Trace      *operation  `json:"trace,omitempty"`
+}
+
+// operation returns the slot of a method (one of httpMethods).
+func (p *pathItem) operation(method string) **operation {
+	switch method {
+	case "GET":
+		return &p.Get
+	case "PUT":
+		return &p.Put
+	case "POST":
+		return &p.Post
+	case "DELETE":
+		return &p.Delete
+	case "OPTIONS":
+		return &p.Options
+	case "HEAD":
+		return &p.Head
+	case "PATCH":
+		return &p.Patch
+	case "TRACE":
+		return &p.Trace
+	}
+	panic("migrate: unsupported method " + method) // endpoint() admits only httpMethods
+}
+
+type operation struct {
+	OperationID string              `json:"operationId"`
+	RequestBody *requestBody        `json:"requestBody,omitempty"`
+	Responses   map[string]response `json:"responses"`
+}
+
+type response struct {
+	Description string `json:"description"`
+}
+
+type requestBody struct {
+	Content map[string]mediaType `json:"content"`
+}
+
+type mediaType struct {
+	Schema map[string]any `json:"schema"`
+}
+
+type parameter struct {
+	In       string      `json:"in"`
+	Name     string      `json:"name"`
+	Required bool        `json:"required"`
+	Schema   paramSchema `json:"schema"`
+}
+
+type paramSchema struct {
+	Pattern string `json:"pattern,omitempty"`
+	Type    string `json:"type"`
+}
+
+// xOperation is the middleware of one operation.
+type xOperation struct {
+	Allow                    *xAllowance        `json:"allow,omitempty"`
+	Block                    *xAllowance        `json:"block,omitempty"`
+	IgnoreAuthentication     *xAllowance        `json:"ignoreAuthentication,omitempty"`
+	Internal                 *xEnabled          `json:"internal,omitempty"`
+	TransformRequestMethod   *xTransformMethod  `json:"transformRequestMethod,omitempty"`
+	TransformRequestBody     *xTransformBody    `json:"transformRequestBody,omitempty"`
+	TransformResponseBody    *xTransformBody    `json:"transformResponseBody,omitempty"`
+	TransformRequestHeaders  *xTransformHeaders `json:"transformRequestHeaders,omitempty"`
+	TransformResponseHeaders *xTransformHeaders `json:"transformResponseHeaders,omitempty"`
+	URLRewrite               *xURLRewrite       `json:"urlRewrite,omitempty"`
+	Cache                    *xCachePlugin      `json:"cache,omitempty"`
+	EnforceTimeout           *xEnforceTimeout   `json:"enforceTimeout,omitempty"`
+	ValidateRequest          *xValidateRequest  `json:"validateRequest,omitempty"`
+	MockResponse             *xMockResponse     `json:"mockResponse,omitempty"`
+	VirtualEndpoint          *xVirtualEndpoint  `json:"virtualEndpoint,omitempty"`
+	PostPlugins              []xEndpointPlugin  `json:"postPlugins,omitempty"`
+	CircuitBreaker           *xCircuitBreaker   `json:"circuitBreaker,omitempty"`
+	TrackEndpoint            *xEnabled          `json:"trackEndpoint,omitempty"`
+	DoNotTrackEndpoint       *xEnabled          `json:"doNotTrackEndpoint,omitempty"`
+	RequestSizeLimit         *xRequestSizeLimit `json:"requestSizeLimit,omitempty"`
+	RateLimit                *xRateLimit        `json:"rateLimit,omitempty"`
+}
+
+type xAllowance struct {
+	Enabled    bool `json:"enabled"`
+	IgnoreCase bool `json:"ignoreCase,omitempty"`
+}
+
+type xTransformMethod struct {
+	Enabled  bool   `json:"enabled"`
+	ToMethod string `json:"toMethod"`
+}
+
+type xTransformBody struct {
+	Enabled bool    `json:"enabled"`
+	Format  string  `json:"format"`
+	Path    *string `json:"path,omitempty"`
+	Body    *string `json:"body,omitempty"`
+}
+
+type xURLRewrite struct {
+	Enabled   bool                 `json:"enabled"`
+	Pattern   string               `json:"pattern"`
+	RewriteTo string               `json:"rewriteTo"`
+	Triggers  []xURLRewriteTrigger `json:"triggers,omitempty"`
+}
+
+type xURLRewriteTrigger struct {
+	Condition string            `json:"condition"`
+	Rules     []xURLRewriteRule `json:"rules,omitempty"`
+	RewriteTo string            `json:"rewriteTo"`
+}
+
+type xURLRewriteRule struct {
+	In      string `json:"in"`
+	Name    string `json:"name,omitempty"`
+	Pattern string `json:"pattern"`
+	Negate  bool   `json:"negate,omitempty"`
+}
+
+type xCachePlugin struct {
+	Enabled            bool   `json:"enabled"`
+	CacheByRegex       string `json:"cacheByRegex,omitempty"`
+	CacheResponseCodes []int  `json:"cacheResponseCodes,omitempty"`
+	Timeout            int64  `json:"timeout,omitempty"`
+}
+
+type xEnforceTimeout struct {
+	Enabled bool `json:"enabled"`
+	Value   int  `json:"value"`
+}
+
+type xValidateRequest struct {
+	Enabled           bool `json:"enabled"`
+	ErrorResponseCode int  `json:"errorResponseCode,omitempty"`
+}
+
+type xMockResponse struct {
+	Enabled bool      `json:"enabled"`
+	Code    int       `json:"code,omitempty"`
+	Body    string    `json:"body,omitempty"`
+	Headers []xHeader `json:"headers,omitempty"`
+}
+
+type xVirtualEndpoint struct {
+	Enabled        bool    `json:"enabled"`
+	FunctionName   string  `json:"functionName"`
+	Path           *string `json:"path,omitempty"`
+	Body           *string `json:"body,omitempty"`
+	ProxyOnError   bool    `json:"proxyOnError,omitempty"`
+	RequireSession bool    `json:"requireSession,omitempty"`
+}
+
+type xEndpointPlugin struct {
+	Enabled      bool   `json:"enabled"`
+	FunctionName string `json:"functionName"`
+	Path         string `json:"path"`
+}
+
+type xCircuitBreaker struct {
+	Enabled              bool    `json:"enabled"`
+	Threshold            float64 `json:"threshold"`
+	SampleSize           int64   `json:"sampleSize"`
+	CoolDownPeriod       int     `json:"coolDownPeriod"`
+	HalfOpenStateEnabled bool    `json:"halfOpenStateEnabled"`
+}
+
+// opBuilder collects the operations of one document.
+type opBuilder struct {
+	c       *converter
+	doc     *oasDocument
+	ops     map[string]*xOperation
+	keyless bool
+	paths   map[string]*templated // raw classic path → its OpenAPI form; nil when it cannot be templated
+}
+
+// templated is a classic path in OpenAPI form.
+type templated struct {
+	path   string
+	params []parameter
+}
+
+// operations fills doc.Paths and returns the operations' middleware, in Tyk's filler order.
+func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperation {
+	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}}
+	ep := &t.version.ExtendedPaths
+	field := func(name string) string {
+		return fmt.Sprintf("version_data.versions[%q].extended_paths.%s", t.versionName, name)
+	}
+
+	for _, l := range []struct {
+		name string
+		list []endpointMeta
+		set  func(*xOperation, *xAllowance)
+	}{
+		{"white_list", ep.WhiteList, func(o *xOperation, a *xAllowance) { o.Allow = a }},
+		{"black_list", ep.BlackList, func(o *xOperation, a *xAllowance) { o.Block = a }},
+		{"ignored", ep.Ignored, func(o *xOperation, a *xAllowance) { o.IgnoreAuthentication = a }},
+	} {
+		for _, e := range l.list {
+			if op := b.get(field(l.name), e.Path, e.Method); op != nil {
+				l.set(op, &xAllowance{Enabled: !e.Disabled, IgnoreCase: e.IgnoreCase})
+			}
+		}
+	}
+	for _, e := range ep.MethodTransforms {
+		f := field("method_transforms")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			to := strings.ToUpper(e.ToMethod)
+			if !validMethod(to) {
+				c.fail("%s: %s %s: to_method %q is not an HTTP method", f, e.Method, e.Path, e.ToMethod)
+			}
+			op.TransformRequestMethod = &xTransformMethod{Enabled: !e.Disabled, ToMethod: to}
+		}
+	}
+	for _, e := range ep.Transform {
+		if op := b.get(field("transform"), e.Path, e.Method); op != nil {
+			op.TransformRequestBody = c.transformBody(field("transform"), e)
+		}
+	}
+	for _, e := range ep.TransformResponse {
+		if op := b.get(field("transform_response"), e.Path, e.Method); op != nil {
+			op.TransformResponseBody = c.transformBody(field("transform_response"), e)
+		}
+	}
+	for _, e := range ep.TransformHeader {
+		if op := b.get(field("transform_headers"), e.Path, e.Method); op != nil {
+			op.TransformRequestHeaders = &xTransformHeaders{Enabled: !e.Disabled, Remove: e.DeleteHeaders, Add: headersOf(e.AddHeaders)}
+		}
+	}
+	for _, e := range ep.TransformResponseHeader {
+		if op := b.get(field("transform_response_headers"), e.Path, e.Method); op != nil {
+			op.TransformResponseHeaders = &xTransformHeaders{Enabled: !e.Disabled, Remove: e.DeleteHeaders, Add: headersOf(e.AddHeaders)}
+		}
+	}
+	for _, e := range ep.URLRewrite {
+		if op := b.get(field("url_rewrites"), e.Path, e.Method); op != nil {
+			op.URLRewrite = c.urlRewrite(field("url_rewrites"), e)
+		}
+	}
+	for _, e := range ep.Internal {
+		if op := b.get(field("internal"), e.Path, e.Method); op != nil {
+			op.Internal = &xEnabled{Enabled: !e.Disabled}
+		}
+	}
+	for _, e := range ep.AdvanceCacheConfig {
+		f := field("advance_cache_config")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			timeout := e.Timeout
+			if timeout == 0 && !e.Disabled {
+				timeout = 60
+			}
+			if timeout < 0 {
+				c.fail("%s: %s %s: timeout %d is negative", f, e.Method, e.Path, timeout)
+			}
+			op.Cache = &xCachePlugin{Enabled: !e.Disabled, CacheByRegex: e.CacheKeyRegex, CacheResponseCodes: e.CacheOnlyResponseCodes, Timeout: timeout}
+		}
+	}
+	for _, e := range ep.HardTimeouts {
+		f := field("hard_timeouts")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			if e.TimeOut < 0 {
+				c.fail("%s: %s %s: timeout %d is negative", f, e.Method, e.Path, e.TimeOut)
+			}
+			op.EnforceTimeout = &xEnforceTimeout{Enabled: !e.Disabled, Value: e.TimeOut}
+		}
+	}
+	for _, e := range ep.ValidateJSON {
+		if op := b.get(field("validate_json"), e.Path, e.Method); op != nil {
+			schema := e.Schema
+			if _, ok := schema["$schema"]; ok {
+				schema = make(map[string]any, len(e.Schema))
+				for k, v := range e.Schema {
+					if k != "$schema" {
+						schema[k] = v
+					}
+				}
+			}
+			op.ValidateRequest = &xValidateRequest{Enabled: !e.Disabled, ErrorResponseCode: e.ErrorResponseCode}
+			*b.oasOperation(e.Path, e.Method) = requestBody{Content: map[string]mediaType{"application/json": {Schema: schema}}}
+		}
+	}
+	for _, e := range ep.Virtual {
+		f := field("virtual")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			v := &xVirtualEndpoint{Enabled: !e.Disabled, FunctionName: e.ResponseFunctionName, ProxyOnError: e.ProxyOnError, RequireSession: e.UseSession}
+			src := e.FunctionSourceURI
+			switch e.FunctionSourceType {
+			case "blob":
+				v.Body = &src
+			case "file":
+				v.Path = &src
+			default:
+				c.fail("%s: %s %s: function_source_type %q is not one of blob, file", f, e.Method, e.Path, e.FunctionSourceType)
+			}
+			op.VirtualEndpoint = v
+		}
+	}
+	for _, e := range ep.GoPlugin {
+		if op := b.get(field("go_plugin"), e.Path, e.Method); op != nil {
+			op.PostPlugins = []xEndpointPlugin{{Enabled: !e.Disabled, FunctionName: e.SymbolName, Path: e.PluginPath}}
+		}
+	}
+	for _, e := range ep.CircuitBreaker {
+		f := field("circuit_breakers")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			if e.ThresholdPercent < 0 || e.ThresholdPercent > 1 {
+				c.fail("%s: %s %s: threshold_percent %v is not between 0 and 1", f, e.Method, e.Path, e.ThresholdPercent)
+			}
+			if e.Samples < 0 || e.ReturnToServiceAfter < 0 {
+				c.fail("%s: %s %s: samples and return_to_service_after must not be negative", f, e.Method, e.Path)
+			}
+			op.CircuitBreaker = &xCircuitBreaker{Enabled: !e.Disabled, Threshold: e.ThresholdPercent, SampleSize: e.Samples,
+				CoolDownPeriod: e.ReturnToServiceAfter, HalfOpenStateEnabled: !e.DisableHalfOpenState}
+		}
+	}
+	for _, e := range ep.TrackEndpoints {
+		if op := b.get(field("track_endpoints"), e.Path, e.Method); op != nil {
+			op.TrackEndpoint = &xEnabled{Enabled: !e.Disabled}
+		}
+	}
+	for _, e := range ep.DoNotTrackEndpoints {
+		if op := b.get(field("do_not_track_endpoints"), e.Path, e.Method); op != nil {
+			op.DoNotTrackEndpoint = &xEnabled{Enabled: !e.Disabled}
+		}
+	}
+	for _, e := range ep.SizeLimit {
+		f := field("size_limits")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			if e.SizeLimit < 0 {
+				c.fail("%s: %s %s: size_limit %d is negative", f, e.Method, e.Path, e.SizeLimit)
+			}
+			op.RequestSizeLimit = &xRequestSizeLimit{Enabled: !e.Disabled, Value: e.SizeLimit}
+		}
+	}
+	for _, e := range ep.RateLimit {
+		f := field("rate_limit")
+		if op := b.get(f, e.Path, e.Method); op != nil {
+			if e.Rate <= 0 || e.Per <= 0 {
+				c.fail("%s: %s %s: rate %v per %v: both must be positive", f, e.Method, e.Path, e.Rate, e.Per)
+				continue
+			}
+			op.RateLimit = c.rateLimit(fmt.Sprintf("%s: %s %s", f, e.Method, e.Path), e.Rate, e.Per, e.Disabled)
+		}
+	}
+	for _, e := range ep.MockResponse {
+		f := field("mock_response")
+		op := b.get(f, e.Path, e.Method)
+		if op == nil {
+			continue
+		}
+		if e.Code < 100 || e.Code > 599 {
+			c.fail("%s: %s %s: mock response code %d is not an HTTP status code", f, e.Method, e.Path, e.Code)
+			continue
+		}
+		op.MockResponse = &xMockResponse{Enabled: !e.Disabled, Code: e.Code, Body: e.Body, Headers: headersOf(e.Headers)}
+		oas := *b.doc.Paths[b.paths[e.Path].path].operation(e.Method)
+		delete(oas.Responses, "default")
+		oas.Responses[strconv.Itoa(e.Code)] = response{}
+		// Classic serves mocks before authentication, so Tyk OAS needs ignoreAuthentication. A disabled mock
+		// must not open the endpoint, unless the API is keyless anyway.
+		if op.IgnoreAuthentication == nil {
+			op.IgnoreAuthentication = &xAllowance{Enabled: !e.Disabled || b.keyless}
+		}
+	}
+	return b.ops
+}
+
+// get returns the middleware of the operation for a classic path and method, creating the OpenAPI path
+// item and operation on first use. An operation that already exists keeps its operationId. It returns nil
+// when the path cannot be expressed in OpenAPI (the problem is recorded once per path).
+func (b *opBuilder) get(field, rawPath, method string) *xOperation {
+	t, seen := b.paths[rawPath]
+	if !seen {
+		var err error
+		t, err = templatePath(rawPath)
+		if err != nil {
+			b.c.fail("%s: %s: %v", field, rawPath, err)
+			t = nil
+		}
+		b.paths[rawPath] = t
+	}
+	if t == nil {
+		return nil
+	}
+	item := b.doc.Paths[t.path]
+	if item == nil {
+		item = &pathItem{Parameters: t.params}
+		b.doc.Paths[t.path] = item
+	}
+	slot := item.operation(method)
+	if *slot == nil {
+		*slot = &operation{OperationID: strings.TrimPrefix(rawPath, "/") + method, Responses: map[string]response{"default": {}}}
+	}
+	id := (*slot).OperationID
+	op := b.ops[id]
+	if op == nil {
+		op = &xOperation{}
+		b.ops[id] = op
+	}
+	return op
+}
+
+// oasOperation returns the request body slot of an operation get has created.
+func (b *opBuilder) oasOperation(rawPath, method string) *requestBody {
+	op := *b.doc.Paths[b.paths[rawPath].path].operation(method)
+	if op.RequestBody == nil {
+		op.RequestBody = &requestBody{}
+	}
+	return op.RequestBody
+}
+
+var literalSegment = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// templatePath turns a classic path (a regular expression, possibly with {name} or {name:regex} segments)
+// into an OpenAPI path template: literal segments stay, {name} and {name:regex} become {name} (the regex is
+// dropped, as Tyk does), and any other segment becomes {customRegexN} with the segment as its pattern.
+// A trailing slash is kept.
+func templatePath(raw string) (*templated, error) {
+	trimmed := strings.Trim(raw, "/")
+	if trimmed == "" {
+		return &templated{path: "/"}, nil
+	}
+	var b strings.Builder
+	var params []parameter
+	n := 0
+	for seg := range strings.SplitSeq(trimmed, "/") {
+		if seg == "" {
+			continue
+		}
+		b.WriteByte('/')
+		if literalSegment.MatchString(seg) {
+			b.WriteString(seg)
+			continue
+		}
+		var p parameter
+		if len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
+			name, _, _ := strings.Cut(seg[1:len(seg)-1], ":")
+			if !literalSegment.MatchString(name) {
+				n++
+				name = "customRegex" + strconv.Itoa(n)
+			}
+			p = parameter{In: "path", Name: name, Required: true, Schema: paramSchema{Type: "string"}}
+		} else {
+			if _, err := regexp.Compile(seg); err != nil {
+				return nil, fmt.Errorf("path segment %q is not a valid regular expression: %v", seg, err)
+			}
+			n++
+			p = parameter{In: "path", Name: "customRegex" + strconv.Itoa(n), Required: true, Schema: paramSchema{Type: "string", Pattern: seg}}
+		}
+		for _, q := range params {
+			if q.Name == p.Name {
+				return nil, fmt.Errorf("more than one path parameter is named %q", p.Name)
+			}
+		}
+		params = append(params, p)
+		b.WriteString("{" + p.Name + "}")
+	}
+	if b.Len() == 0 {
+		b.WriteByte('/')
+	} else if strings.HasSuffix(raw, "/") {
+		b.WriteByte('/')
+	}
+	return &templated{path: b.String(), params: params}, nil
+}
+
+func validMethod(m string) bool {
+	for _, h := range httpMethods {
+		if h == m {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *converter) transformBody(field string, e templateMeta) *xTransformBody {
+	td := e.TemplateData
+	x := &xTransformBody{Enabled: !e.Disabled, Format: td.Input}
+	if x.Format == "" {
+		x.Format = "json"
+	}
+	if x.Format != "json" && x.Format != "xml" {
+		c.fail("%s: %s %s: input_type %q is not one of json, xml", field, e.Method, e.Path, td.Input)
+	}
+	src := td.TemplateSource
+	switch td.Mode {
+	case "blob":
+		x.Body = &src
+	case "file":
+		x.Path = &src
+	default:
+		c.fail("%s: %s %s: template_mode %q is not one of blob, file", field, e.Method, e.Path, td.Mode)
+	}
+	return x
+}
+
+func (c *converter) urlRewrite(field string, e urlRewriteMeta) *xURLRewrite {
+	x := &xURLRewrite{Enabled: !e.Disabled, Pattern: e.MatchPattern, RewriteTo: e.RewriteTo}
+	for i, tr := range e.Triggers {
+		if tr.On != "any" && tr.On != "all" {
+			c.fail("%s: %s %s: triggers[%d].on %q is not one of any, all", field, e.Method, e.Path, i, tr.On)
+		}
+		t := xURLRewriteTrigger{Condition: tr.On, RewriteTo: tr.RewriteTo}
+		o := tr.Options
+		for _, group := range []struct {
+			in string
+			m  map[string]regexMatch
+		}{
+			{"header", o.HeaderMatches}, {"query", o.QueryValMatches}, {"path", o.PathPartMatches},
+			{"sessionMetadata", o.SessionMetaMatches}, {"requestContext", o.RequestContextMatches},
+		} {
+			for _, name := range sortedKeys(group.m) {
+				r := group.m[name]
+				t.Rules = append(t.Rules, xURLRewriteRule{In: group.in, Name: name, Pattern: r.MatchPattern, Negate: r.Reverse})
+			}
+		}
+		if p := o.PayloadMatches; p.MatchPattern != "" {
+			t.Rules = append(t.Rules, xURLRewriteRule{In: "requestBody", Pattern: p.MatchPattern, Negate: p.Reverse})
+		}
+		x.Triggers = append(x.Triggers, t)
+	}
+	return x
+}
