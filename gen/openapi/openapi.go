@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed files/gatehouse/studio/v1/studio.swagger.json
 var Studio []byte
+
+// Portal describes the developer portal REST facade.
+//
+//go:embed files/gatehouse/portal/v1/portal.swagger.json
+var Portal []byte
