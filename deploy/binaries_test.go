@@ -1,0 +1,452 @@
+package deploy
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"debug/buildinfo"
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The images contain nothing but the binary (deploy/Dockerfile), and no
+// container engine runs on the build machines, so this test proves what the
+// image would run: each service built exactly as the Dockerfile builds it is
+// a static ELF, starts with nothing but its flags, answers the probes the
+// manifests configure, and exits 0 on SIGTERM within the grace period. A second
+// run feeds it the environment of its rendered StatefulSet, as the pod's user,
+// with only the volume writable.
+
+// buildFlags must match the `go build` line of deploy/Dockerfile
+// (TestDockerfile checks that they do).
+var buildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+
+// repoRoot is the workspace root (go.work), one folder up.
+const repoRoot = ".."
+
+// binDir receives the binaries; every user can read it (the pod-user run).
+var binDir string
+
+// builtBinaries builds every service whose cmd folder exists with one `go
+// build` (shared packages compile once) into binDir.
+var builtBinaries = sync.OnceValues(func() (map[string]string, error) {
+	dir := binDir
+	args := append([]string{"build"}, buildFlags...)
+	args = append(args, "-o", dir+string(filepath.Separator))
+	bins := map[string]string{}
+	for _, svc := range services {
+		if _, err := os.Stat(cmdDir(svc)); err == nil {
+			args = append(args, "./"+filepath.ToSlash(filepath.Join("services", svc, "cmd", svc)))
+			bins[svc] = filepath.Join(dir, svc)
+		}
+	}
+	if len(bins) == 0 {
+		return bins, nil
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("CGO_ENABLED=0 go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return bins, nil
+})
+
+func cmdDir(svc string) string { return filepath.Join(repoRoot, "services", svc, "cmd", svc) }
+
+func TestBinaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the three services; skipped with -short")
+	}
+	dir, err := os.MkdirTemp("", "gatehouse-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	binDir = dir
+	for _, svc := range services {
+		t.Run(svc, func(t *testing.T) {
+			if _, err := os.Stat(cmdDir(svc)); errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("services/%s/cmd/%s does not exist yet: nothing to build", svc, svc)
+			}
+			bins, err := builtBinaries()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bin := bins[svc]
+			checkStaticELF(t, bin)
+
+			t.Run("flags", func(t *testing.T) {
+				tmp := t.TempDir()
+				p := start(t, bin, []string{
+					"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+					"--db", filepath.Join(tmp, "x", svc+".db"), "--bootstrap-token", randomToken(t),
+				}, distrolessEnv(), nil, tmp)
+				p.probeAndStop(t)
+			})
+			t.Run("manifest-env", func(t *testing.T) {
+				env, cred, workDir := podEnvironment(t, svc)
+				p := start(t, bin, nil, env, cred, workDir)
+				p.probeAndStop(t)
+				for _, e := range env {
+					if db, ok := strings.CutPrefix(e, "DB_PATH="); ok {
+						st, err := os.Stat(db)
+						if err != nil {
+							t.Fatalf("the store is not on the volume: %v", err)
+						}
+						if cred != nil && st.Sys().(*syscall.Stat_t).Uid != cred.Uid {
+							t.Errorf("%s is owned by uid %d, want the pod user %d", db, st.Sys().(*syscall.Stat_t).Uid, cred.Uid)
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+// checkStaticELF: no program interpreter, no shared libraries, and the build
+// settings the Dockerfile uses recorded in the binary.
+func checkStaticELF(t *testing.T, bin string) {
+	t.Helper()
+	problems, err := staticELFProblems(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func staticELFProblems(bin string) ([]string, error) {
+	f, err := elf.Open(bin)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var problems []string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			problems = append(problems, "PT_INTERP program header: dynamically linked, it would not start on distroless/static")
+		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return nil, err
+	}
+	if len(libs) > 0 {
+		problems = append(problems, fmt.Sprintf("needs shared libraries (DT_NEEDED): %v", libs))
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return append(problems, fmt.Sprintf("no Go build information: %v", err)), nil
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	for _, want := range [][2]string{{"CGO_ENABLED", "0"}, {"-trimpath", "true"}, {"GOOS", "linux"}} {
+		if got := settings[want[0]]; got != want[1] {
+			problems = append(problems, fmt.Sprintf("build setting %s = %q, want %q", want[0], got, want[1]))
+		}
+	}
+	return problems, nil
+}
+
+// TestStaticELFCheckCatchesDynamicBinaries feeds the check a system tool,
+// which Debian links dynamically against libc.
+func TestStaticELFCheckCatchesDynamicBinaries(t *testing.T) {
+	var bin string
+	for _, candidate := range []string{"/bin/sh", "/usr/bin/env", "/bin/ls"} {
+		if _, err := os.Stat(candidate); err == nil {
+			bin = candidate
+			break
+		}
+	}
+	if bin == "" {
+		t.Skip("no dynamically linked system binary found")
+	}
+	problems, err := staticELFProblems(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) < 2 {
+		t.Fatalf("%s: got problems %v, want at least PT_INTERP and DT_NEEDED", bin, problems)
+	}
+}
+
+// distrolessEnv is the whole environment gcr.io/distroless/static gives a process.
+func distrolessEnv() []string {
+	return []string{
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+	}
+}
+
+func randomToken(t *testing.T) string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
+
+// podEnvironment turns the container env of the service's rendered
+// StatefulSet into a local one: listen addresses on 127.0.0.1:0, the volume
+// mount moved into a temporary folder, the Secret reference replaced by a
+// random token, resource references resolved from the container's resources.
+// When the test runs as root, the process also runs as the pod's user and
+// group, in a folder it cannot write, with only the "volume" writable by it.
+func podEnvironment(t *testing.T, svc string) (env []string, cred *syscall.Credential, workDir string) {
+	t.Helper()
+	rs, err := render(filepath.Join("base", svc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sts *appsv1.StatefulSet
+	for _, r := range rs {
+		if s, ok := r.obj.(*appsv1.StatefulSet); ok && s.Name == svc {
+			sts = s
+		}
+	}
+	if sts == nil {
+		t.Fatalf("base/%s renders no StatefulSet %s", svc, svc)
+	}
+	pod := sts.Spec.Template.Spec
+	c := pod.Containers[0]
+
+	root, err := os.MkdirTemp("", "gatehouse-pod-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	volumes := map[string]string{} // mountPath -> local folder
+	for i, m := range c.VolumeMounts {
+		local := filepath.Join(root, fmt.Sprintf("volume%d", i))
+		if err := os.Mkdir(local, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		volumes[path.Clean(m.MountPath)] = local
+	}
+
+	if os.Geteuid() == 0 {
+		psc := pod.SecurityContext
+		uid, gid := *psc.RunAsUser, *psc.RunAsGroup
+		if sc := c.SecurityContext; sc != nil && sc.RunAsUser != nil {
+			uid = *sc.RunAsUser
+		}
+		if sc := c.SecurityContext; sc != nil && sc.RunAsGroup != nil {
+			gid = *sc.RunAsGroup
+		}
+		for _, local := range volumes { // what fsGroup does to the claim
+			if err := os.Chown(local, 0, int(*psc.FSGroup)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(local, 0o2770); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{uint32(*psc.FSGroup)}}
+	} else {
+		t.Logf("not root: running %s as the current user instead of the pod's", svc)
+	}
+
+	env = distrolessEnv()
+	token := randomToken(t)
+	for _, e := range c.Env {
+		var v string
+		switch {
+		case strings.HasSuffix(e.Name, "_ADDR") && e.Value != "":
+			v = "127.0.0.1:0"
+		case e.Name == "DB_PATH":
+			v = e.Value
+			for mount, local := range volumes {
+				if rest, ok := strings.CutPrefix(e.Value, mount+"/"); ok {
+					v = filepath.Join(local, rest)
+				}
+			}
+		case e.ValueFrom == nil:
+			v = e.Value
+		case e.ValueFrom.SecretKeyRef != nil:
+			v = token
+		case e.ValueFrom.ResourceFieldRef != nil:
+			v = resolveResource(t, c, e.ValueFrom.ResourceFieldRef)
+		default:
+			t.Fatalf("env %s: this test cannot resolve %v", e.Name, e.ValueFrom)
+		}
+		env = append(env, e.Name+"="+v)
+	}
+	return env, cred, root
+}
+
+func resolveResource(t *testing.T, c corev1.Container, ref *corev1.ResourceFieldSelector) string {
+	t.Helper()
+	kind, name, _ := strings.Cut(ref.Resource, ".")
+	list := c.Resources.Limits
+	if kind == "requests" {
+		list = c.Resources.Requests
+	}
+	q, ok := list[corev1.ResourceName(name)]
+	if !ok {
+		t.Fatalf("resourceFieldRef %s: the container sets no such resource", ref.Resource)
+	}
+	divisor := int64(1)
+	if !ref.Divisor.IsZero() {
+		divisor = ref.Divisor.Value()
+	}
+	return fmt.Sprint((q.Value() + divisor - 1) / divisor) // the kubelet rounds up
+}
+
+type process struct {
+	cmd      *exec.Cmd
+	lines    chan string
+	exited   chan struct{}
+	mu       sync.Mutex
+	output   strings.Builder
+	waitErr  error
+	httpAddr string
+	grpcAddr string
+}
+
+var (
+	httpAddrRE = regexp.MustCompile(`(?i)http\S*?(127\.0\.0\.1:\d+)`)
+	grpcAddrRE = regexp.MustCompile(`(?i)grpc\S*?(127\.0\.0\.1:\d+)`)
+)
+
+// start runs bin and waits for its first output line, which must name the
+// real HTTP and gRPC addresses.
+func start(t *testing.T, bin string, args, env []string, cred *syscall.Credential, dir string) *process {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: exec.Command(bin, args...), lines: make(chan string, 64), exited: make(chan struct{})}
+	p.cmd.Env = env
+	p.cmd.Dir = dir
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.output.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		r.Close()
+	}()
+	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", filepath.Base(bin), p.out())
+		}
+	})
+
+	select {
+	case line := <-p.lines:
+		h, g := httpAddrRE.FindStringSubmatch(line), grpcAddrRE.FindStringSubmatch(line)
+		if h == nil || g == nil {
+			t.Fatalf("first output line does not name the HTTP and gRPC addresses (127.0.0.1:port): %q", line)
+		}
+		p.httpAddr, p.grpcAddr = h[1], g[1]
+	case <-p.exited:
+		t.Fatalf("exited before its first line: %v", p.waitErr)
+	case <-time.After(15 * time.Second):
+		t.Fatal("no output line within 15 s")
+	}
+	return p
+}
+
+func (p *process) out() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.output.String()
+}
+
+// probeAndStop does what the kubelet does: GET /healthz on HTTP, the gRPC
+// health check on gRPC, then SIGTERM, after which the process must exit 0
+// well within terminationGracePeriodSeconds.
+func (p *process) probeAndStop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.httpAddr+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /healthz: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /healthz: status %d, want 200", resp.StatusCode)
+	}
+
+	conn, err := grpc.NewClient("passthrough:///"+p.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hc, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{}) // service "": what a grpc: probe without service asks
+	if err != nil {
+		t.Fatalf("grpc.health.v1.Health/Check: %v", err)
+	}
+	if hc.Status != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("grpc health: %v, want SERVING", hc.Status)
+	}
+
+	begin := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After((shutdownTimeoutSeconds + 5) * time.Second):
+		t.Fatalf("still running %d s after SIGTERM", shutdownTimeoutSeconds+5)
+	}
+	if p.waitErr != nil {
+		t.Errorf("after SIGTERM: %v, want exit status 0", p.waitErr)
+	}
+	t.Logf("stopped %v after SIGTERM", time.Since(begin).Round(time.Millisecond))
+}
