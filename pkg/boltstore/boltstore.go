@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // LockTimeout is how long Open waits for another process to release the file.
@@ -33,7 +34,7 @@ func Open(path string, version int, buckets ...[]byte) (*bolt.DB, error) {
 		return nil, fmt.Errorf("create the store folder: %w", err)
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w (waited %s for its lock)", path, ErrLocked, LockTimeout)
 	}
 	if err != nil {
