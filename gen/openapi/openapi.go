@@ -13,3 +13,8 @@ var Studio []byte
 //
 //go:embed files/gatehouse/portal/v1/portal.swagger.json
 var Portal []byte
+
+// Management describes the management REST facade.
+//
+//go:embed files/gatehouse/management/v1/management.swagger.json
+var Management []byte
