@@ -26,9 +26,10 @@ func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, e
 	if !ok {
 		return nil, errUnauthorized
 	}
-	u, err := s.store.UserByKeyHash(ctx, credential.Hash(key))
+	hash := credential.Hash(key)
+	u, err := s.store.UserByKeyHash(ctx, hash)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound) || (err == nil && !credential.Equal(u.KeyHash, hash)):
 		return nil, errUnauthorized
 	case err != nil:
 		return nil, s.storeError(err, errUnauthorized)
