@@ -481,6 +481,8 @@ type mockResponseMeta struct {
 	Code       int               `json:"code"`
 	Body       string            `json:"body"`
 	Headers    map[string]string `json:"headers"`
+
+	origin string // the classic field a mock made from method_actions comes from
 }
 
 type cacheMeta struct {

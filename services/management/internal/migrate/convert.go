@@ -153,17 +153,20 @@ func Convert(classic []byte, opts Options) (*Result, error) {
 		return nil, &Failure{Messages: []string{fmt.Sprintf("protocol: %q APIs have no Tyk OAS equivalent", api.Protocol)}}
 	}
 
+	// Every step runs even after a problem, so that one conversion reports all of them.
 	c.normalise()
 	targets := c.splitVersions(opts)
-	if len(c.problems) > 0 {
-		return nil, c.failure()
-	}
 
 	docs := make([]*oasDocument, len(targets))
 	for i, t := range targets {
 		docs[i] = c.buildDocument(t)
 	}
+	// Validation is the safety net behind the conversion's own checks; when those already failed, its
+	// messages would only repeat them in document terms.
 	for i, d := range docs {
+		if len(c.problems) > 0 {
+			break
+		}
 		for _, p := range validateDocument(d) {
 			c.fail("%s: %s", targets[i].describe(), p)
 		}

@@ -388,7 +388,7 @@ func (c *converter) expandEndpointMeta(field string, list []endpointMeta, mocks 
 			case "", "no_action":
 			case "reply":
 				*mocks = append(*mocks, mockResponseMeta{Disabled: e.Disabled, Path: e.Path, Method: method,
-					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers})
+					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers, origin: field + ".method_actions"})
 			default:
 				c.fail("%s: %s %s: method action %q is not one of no_action, reply", field, method, e.Path, action.Action)
 			}

@@ -367,6 +367,9 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 	}
 	for _, e := range ep.MockResponse {
 		f := field("mock_response")
+		if e.origin != "" {
+			f = e.origin
+		}
 		op := b.get(f, e.Path, e.Method)
 		if op == nil {
 			continue
@@ -392,6 +395,9 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 // item and operation on first use. An operation that already exists keeps its operationId. It returns nil
 // when the path cannot be expressed in OpenAPI (the problem is recorded once per path).
 func (b *opBuilder) get(field, rawPath, method string) *xOperation {
+	if !strings.HasPrefix(rawPath, "/") || !validMethod(method) {
+		return nil // refused by normalisation, which has reported it
+	}
 	t, seen := b.paths[rawPath]
 	if !seen {
 		var err error

@@ -214,9 +214,7 @@ func serviceDiscovery(sd serviceDiscoveryConfig) *xServiceDiscovery {
 		TargetPath:          sd.TargetPath,
 		EndpointReturnsList: sd.EndpointReturnsList,
 	}
-	if !sd.CacheDisabled || sd.CacheTimeout != 0 {
-		out.Cache = &xServiceDiscoveryCache{Enabled: !sd.CacheDisabled, Timeout: sd.CacheTimeout}
-	}
+	out.Cache = &xServiceDiscoveryCache{Enabled: !sd.CacheDisabled, Timeout: sd.CacheTimeout}
 	return out
 }
 
