@@ -1,0 +1,159 @@
+// Package api implements gatehouse.portal.v1.PortalService: the API
+// products, tutorial pages, tags and categories of CONTRACT §3, over gRPC
+// and, through the shared facade, REST (/portal-api).
+package api
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/portal/internal/store"
+)
+
+// TimeLayout is how the portal writes CreatedAt and UpdatedAt, always in UTC.
+const TimeLayout = "2006-01-02 15:04"
+
+// Paging defaults: Tyk's portal pages by 20; a page holds at most 1000.
+const (
+	defaultPerPage = 20
+	maxPerPage     = 1000
+)
+
+var (
+	errInternal = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
+	errBadPage  = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "page must be a positive integer")
+	errBadSize  = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "per_page must be a positive integer")
+)
+
+// idKind names the errors of one kind of path ID.
+type idKind struct {
+	param            string // path template variable
+	invalid, missing error
+}
+
+var (
+	productID = idKind{"product_id",
+		rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid product ID: it must be a positive integer"),
+		rest.Error(codes.NotFound, http.StatusNotFound, "Product not found")}
+	docID = idKind{"doc_id",
+		rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid tutorial page ID: it must be a positive integer"),
+		rest.Error(codes.NotFound, http.StatusNotFound, "Tutorial page not found")}
+	tagID = idKind{"tag_id",
+		rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid tag ID: it must be a positive integer"),
+		rest.Error(codes.NotFound, http.StatusNotFound, "Tag not found")}
+	categoryID = idKind{"category_id",
+		rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid category ID: it must be a positive integer"),
+		rest.Error(codes.NotFound, http.StatusNotFound, "Category not found")}
+	pathIDs = []idKind{productID, docID, tagID, categoryID}
+)
+
+// Server serves PortalService from a store.
+type Server struct {
+	portalv1.UnimplementedPortalServiceServer
+	store *store.Store
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns a server over st.
+func New(st *store.Store, log *slog.Logger) *Server {
+	return &Server{store: st, log: log.With("component", "api"), now: time.Now}
+}
+
+// storeError maps a store error to the status a caller sees: the one place
+// where store sentinels become answers. Validation errors made inside a
+// store transaction pass through; unexpected failures are logged and
+// answered without their text.
+func (s *Server) storeError(err error, notFound error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return notFound
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	s.log.Error("store failure", "err", err)
+	return errInternal
+}
+
+var decimal = regexp.MustCompile(`^[0-9]+$`)
+
+// parseID reads an ID written in a path or a body. ok is false unless it is
+// a positive decimal integer; exists is false for one that no record can
+// have (above the uint32 range), which is answered as not found.
+func parseID(s string) (id uint32, ok, exists bool) {
+	if !decimal.MatchString(s) {
+		return 0, false, false
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil { // digits, out of range: a positive integer no record has
+		return 0, true, false
+	}
+	return uint32(n), n != 0, n != 0
+}
+
+// pathID reads a path ID of kind k: 400 unless a positive integer, 404 when
+// no record can have it.
+func pathID(s string, k idKind) (uint32, error) {
+	id, ok, exists := parseID(s)
+	switch {
+	case !ok:
+		return 0, k.invalid
+	case !exists:
+		return 0, k.missing
+	}
+	return id, nil
+}
+
+// paging turns page (from 1, default 1) and per_page (default 20, clamped
+// to 1000) into an offset and a limit; a page past the end is empty.
+func paging(pageText, perPageText string) (offset, limit int, err error) {
+	page, limit := 1, defaultPerPage
+	if pageText != "" {
+		if page, err = positive(pageText); err != nil {
+			return 0, 0, errBadPage
+		}
+	}
+	if perPageText != "" {
+		if limit, err = positive(perPageText); err != nil {
+			return 0, 0, errBadSize
+		}
+	}
+	limit = min(limit, maxPerPage)
+	page = min(page, 1<<32) // keeps the offset computable; such a page is empty
+	return (page - 1) * limit, limit, nil
+}
+
+// positive reads a positive decimal integer; one too large for an int is
+// clamped (it names a page past every record).
+func positive(s string) (int, error) {
+	if !decimal.MatchString(s) {
+		return 0, strconv.ErrSyntax
+	}
+	n, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) {
+		return 1 << 40, nil
+	}
+	if err != nil || n < 1 {
+		return 0, strconv.ErrSyntax
+	}
+	return n, nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// invalid answers 422 with one message per problem.
+func invalid(msgs []string) error {
+	return rest.Errors(codes.InvalidArgument, http.StatusUnprocessableEntity, msgs)
+}
+
+// deleted answers a removal: 200 {"status":"ok"}.
+const deleted = "ok"

@@ -1,0 +1,67 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+)
+
+var errUnauthorized = rest.Error(codes.Unauthenticated, http.StatusUnauthorized, "Not authorised")
+
+// Authenticate admits admin API keys. The key is the whole `authorization`
+// value, exactly as issued, as in Tyk's portal: no scheme word, no trimming,
+// so `Bearer <key>` is another (unknown) key.
+func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	if err := s.checkKey(ctx, metadata.ValueFromIncomingContext(ctx, "authorization")); err != nil {
+		return nil, err
+	}
+	return ctx, nil
+}
+
+func (s *Server) checkKey(ctx context.Context, values []string) error {
+	if len(values) != 1 || values[0] == "" {
+		return errUnauthorized
+	}
+	ok, err := s.store.KeyValid(ctx, credential.Hash(values[0]))
+	switch {
+	case err != nil:
+		return s.storeError(err, errUnauthorized)
+	case !ok:
+		return errUnauthorized
+	}
+	return nil
+}
+
+// Precheck is the REST facade's middleware. The facade reads a request's
+// body before the gRPC call, so without it a caller with no key would learn
+// that its body is malformed (422) instead of being refused (401), and a bad
+// path ID would lose to a bad body. It answers, in this order: 401 for a
+// missing or unknown key, 400 for a path ID that is not a positive integer.
+// The gRPC server checks both again; these are the same functions, so REST
+// and gRPC answer alike. fail writes an error through the facade's error
+// handler.
+func (s *Server) Precheck(fail func(w http.ResponseWriter, r *http.Request, err error)) runtime.Middleware {
+	return func(next runtime.HandlerFunc) runtime.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+			if err := s.checkKey(r.Context(), r.Header.Values("Authorization")); err != nil {
+				fail(w, r, err)
+				return
+			}
+			for _, k := range pathIDs {
+				if v, ok := params[k.param]; ok {
+					if _, ok, _ := parseID(v); !ok {
+						fail(w, r, k.invalid)
+						return
+					}
+				}
+			}
+			next(w, r, params)
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/portal/internal/store"
+)
+
+func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductRequest) (*portalv1.CreateProductResponse, error) {
+	in := req.GetProduct()
+	if in == nil {
+		in = &portalv1.ProductInput{}
+	}
+	msgs := productFieldProblems(in)
+	if in.Name == nil || in.GetName() == "" {
+		msgs = append([]string{"Name is required"}, msgs...)
+	}
+	if len(msgs) > 0 {
+		return nil, invalid(msgs)
+	}
+	now := s.now().UTC()
+	p := store.Product{CreatedAt: now}
+	applyProduct(&p, in, now)
+	p, err := s.store.CreateProduct(ctx, p)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	rest.SetStatus(ctx, http.StatusCreated)
+	rest.SetHeader(ctx, "Location", "/portal-api/products/"+strconv.FormatUint(uint64(p.ID), 10))
+	return &portalv1.CreateProductResponse{Product: productMessage(p)}, nil
+}
+
+func (s *Server) ListProducts(ctx context.Context, req *portalv1.ListProductsRequest) (*portalv1.ListProductsResponse, error) {
+	offset, limit, err := paging(req.GetPage(), req.GetPerPage())
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.store.ListProducts(ctx, offset, limit)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	resp := &portalv1.ListProductsResponse{Products: make([]*portalv1.Product, 0, len(list))}
+	for _, p := range list {
+		resp.Products = append(resp.Products, productMessage(p))
+	}
+	return resp, nil
+}
+
+func (s *Server) GetProduct(ctx context.Context, req *portalv1.GetProductRequest) (*portalv1.GetProductResponse, error) {
+	id, err := pathID(req.GetProductId(), productID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.store.GetProduct(ctx, id)
+	if err != nil {
+		return nil, s.storeError(err, productID.missing)
+	}
+	return &portalv1.GetProductResponse{Product: productMessage(p)}, nil
+}
+
+// UpdateProduct changes the attributes present; like the tutorial pages,
+// an absent (or null) attribute keeps its value.
+func (s *Server) UpdateProduct(ctx context.Context, req *portalv1.UpdateProductRequest) (*portalv1.UpdateProductResponse, error) {
+	id, err := pathID(req.GetProductId(), productID)
+	if err != nil {
+		return nil, err
+	}
+	in := req.GetProduct()
+	if in == nil {
+		in = &portalv1.ProductInput{}
+	}
+	if msgs := productFieldProblems(in); len(msgs) > 0 {
+		return nil, invalid(msgs)
+	}
+	p, err := s.store.UpdateProduct(ctx, id, func(p *store.Product) error {
+		applyProduct(p, in, s.now().UTC())
+		return nil
+	})
+	if err != nil {
+		return nil, s.storeError(err, productID.missing)
+	}
+	return &portalv1.UpdateProductResponse{Product: productMessage(p)}, nil
+}
+
+func (s *Server) DeleteProduct(ctx context.Context, req *portalv1.DeleteProductRequest) (*portalv1.DeleteProductResponse, error) {
+	id, err := pathID(req.GetProductId(), productID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.DeleteProduct(ctx, id); err != nil {
+		return nil, s.storeError(err, productID.missing)
+	}
+	return &portalv1.DeleteProductResponse{Status: deleted}, nil
+}
+
+func applyProduct(p *store.Product, in *portalv1.ProductInput, now time.Time) {
+	set(&p.Name, in.Name)
+	set(&p.DisplayName, in.DisplayName)
+	set(&p.Description, in.Description)
+	set(&p.Path, in.Path)
+	set(&p.Content, in.Content)
+	p.UpdatedAt = now
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func productMessage(p store.Product) *portalv1.Product {
+	return &portalv1.Product{
+		Id: p.ID, Name: p.Name, DisplayName: p.DisplayName, Description: p.Description, Path: p.Path, Content: p.Content,
+		CreatedAt: formatTime(p.CreatedAt), UpdatedAt: formatTime(p.UpdatedAt),
+	}
+}

@@ -1,0 +1,82 @@
+// Package app assembles the portal service: store, bootstrap credential,
+// gRPC API and REST facade.
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	"github.com/gatehouse/gatehouse/gen/openapi"
+	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/services/portal/internal/api"
+	"github.com/gatehouse/gatehouse/services/portal/internal/store"
+)
+
+// Defaults are the portal's built-in addresses and store file (CONTRACT §0).
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db"}
+
+// Run listens and serves until ctx ends.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	l, err := server.Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, log, l, cfg)
+}
+
+// Serve opens the store, ensures the bootstrap admin key and serves on l
+// until ctx ends; the store is closed after both servers have stopped.
+func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
+	st, err := store.Open(cfg.DBPath)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer st.Close()
+	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
+		l.Close()
+		return err
+	}
+	srv := api.New(st, log)
+	marshaler := api.NewMarshaler()
+	// The facade's mux, known once Register runs (before any request), so
+	// that the precheck middleware answers through the facade's error handler.
+	var mux *runtime.ServeMux
+	fail := func(w http.ResponseWriter, r *http.Request, err error) {
+		runtime.HTTPError(r.Context(), mux, marshaler, w, r, err)
+	}
+	return server.Serve(ctx, log, l, server.Service{
+		Name:     portalv1.PortalService_ServiceDesc.ServiceName,
+		Auth:     srv.Authenticate,
+		Register: func(g *grpc.Server) { portalv1.RegisterPortalServiceServer(g, srv) },
+		Gateway: gateway.Options{
+			Register: func(ctx context.Context, m *runtime.ServeMux, conn *grpc.ClientConn) error {
+				mux = m
+				return portalv1.RegisterPortalServiceHandler(ctx, m, conn)
+			},
+			OpenAPI:      openapi.Portal,
+			Marshal:      api.MarshalOptions,
+			ErrorBody:    errorBody,
+			RequestError: api.RequestError,
+			MuxOptions: []runtime.ServeMuxOption{
+				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
+				runtime.WithMiddlewares(srv.Precheck(fail)),
+			},
+		},
+	})
+}
+
+// errorBody is the portal error shape: {"errors":[<sentence>, ...]}.
+func errorBody(_ *http.Request, _ int, msgs []string) any {
+	return struct {
+		Errors []string `json:"errors"`
+	}{Errors: msgs}
+}
