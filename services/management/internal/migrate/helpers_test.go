@@ -20,20 +20,29 @@ import (
 // holding go.work). It skips the test when the folder is absent.
 func sharedDir(t testing.TB) string {
 	t.Helper()
+	shared, err := findShared()
+	if err != nil {
+		t.Skipf("%v; skipping", err)
+	}
+	return shared
+}
+
+// findShared locates the shared folder beside the repository root.
+func findShared() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Stat(filepath.Join(d, "go.work")); err == nil {
 			shared := filepath.Join(filepath.Dir(d), "shared")
 			if _, err := os.Stat(filepath.Join(shared, "reference", "tyk")); err != nil {
-				t.Skipf("shared reference material not found at %s (it lives beside the repository root); skipping", shared)
+				return "", fmt.Errorf("shared reference material not found at %s (it lives beside the repository root)", shared)
 			}
-			return shared
+			return shared, nil
 		}
 		if filepath.Dir(d) == d {
-			t.Skipf("no go.work above %s, so the shared reference folder cannot be located; skipping", dir)
+			return "", fmt.Errorf("no go.work above %s, so the shared reference folder cannot be located", dir)
 		}
 	}
 }

@@ -3,9 +3,9 @@ package migrate
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -225,7 +225,7 @@ func (c *converter) migrateScopes() {
 // methods, method_actions expanded into one entry per method plus mock responses, simple cache lists turned
 // into advanced cache entries, and base64 validate_json schemas decoded.
 func (c *converter) normaliseVersion(key string, v *versionInfo) {
-	at := fmt.Sprintf("version_data.versions[%q]", key)
+	at := "version_data.versions[" + strconv.Quote(key) + "]"
 	ep := &v.ExtendedPaths
 	field := func(name string) string { return at + ".extended_paths." + name }
 

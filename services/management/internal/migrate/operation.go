@@ -2,7 +2,7 @@ package migrate
 
 import (
 	"fmt"
-	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 )
@@ -206,9 +206,8 @@ type templated struct {
 func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperation {
 	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}}
 	ep := &t.version.ExtendedPaths
-	field := func(name string) string {
-		return fmt.Sprintf("version_data.versions[%q].extended_paths.%s", t.versionName, name)
-	}
+	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
+	field := func(name string) string { return prefix + name }
 
 	for _, l := range []struct {
 		name string
@@ -438,7 +437,20 @@ func (b *opBuilder) oasOperation(rawPath, method string) *requestBody {
 	return op.RequestBody
 }
 
-var literalSegment = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+// literalSegment reports whether a path segment is literal text: ^[a-zA-Z0-9._-]+$.
+func literalSegment(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // templatePath turns a classic path (a regular expression, possibly with {name} or {name:regex} segments)
 // into an OpenAPI path template: literal segments stay, {name} and {name:regex} become {name} (the regex is
@@ -457,20 +469,20 @@ func templatePath(raw string) (*templated, error) {
 			continue
 		}
 		b.WriteByte('/')
-		if literalSegment.MatchString(seg) {
+		if literalSegment(seg) {
 			b.WriteString(seg)
 			continue
 		}
 		var p parameter
 		if len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
 			name, _, _ := strings.Cut(seg[1:len(seg)-1], ":")
-			if !literalSegment.MatchString(name) {
+			if !literalSegment(name) {
 				n++
 				name = "customRegex" + strconv.Itoa(n)
 			}
 			p = parameter{In: "path", Name: name, Required: true, Schema: paramSchema{Type: "string"}}
 		} else {
-			if _, err := regexp.Compile(seg); err != nil {
+			if _, err := syntax.Parse(seg, syntax.Perl); err != nil {
 				return nil, fmt.Errorf("path segment %q is not a valid regular expression: %v", seg, err)
 			}
 			n++

@@ -14,19 +14,50 @@ import (
 // package. The full JSON schema is checked by the package's tests.
 
 var (
-	nonBlank        = regexp.MustCompile(`\S+`)
-	responseKey     = regexp.MustCompile(`^(default|[1-5](\d\d|XX))$`)
-	pathParamRef    = regexp.MustCompile(`\{([^{}]+)\}`)
 	readableSeconds = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?$`)
 	readableFull    = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?(\d+ms)?(\d+µs)?(\d+ns)?$`)
-	schemeName      = regexp.MustCompile(`^[a-zA-Z0-9\.\-_]+$`)
 )
+
+// nonBlank matches the schema's \S+: some character that is not white space.
+func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
+
+// responseKey reports whether k is "default" or a status code such as 200 or 4XX.
+func responseKey(k string) bool {
+	if k == "default" {
+		return true
+	}
+	if len(k) != 3 || k[0] < '1' || k[0] > '5' {
+		return false
+	}
+	digits := k[1] >= '0' && k[1] <= '9' && k[2] >= '0' && k[2] <= '9'
+	return digits || k[1:] == "XX"
+}
+
+// pathParamNames lists the {name} templates of an OpenAPI path.
+func pathParamNames(p string) []string {
+	var names []string
+	for {
+		open := strings.IndexByte(p, '{')
+		if open < 0 {
+			return names
+		}
+		end := strings.IndexAny(p[open+1:], "{}")
+		if end < 0 {
+			return names
+		}
+		if p[open+1+end] == '}' && end > 0 {
+			names = append(names, p[open+1:open+1+end])
+		}
+		p = p[open+1+end:]
+	}
+}
 
 // validateDocument returns one message per problem, each naming the document field.
 func validateDocument(d *oasDocument) []string {
 	v := &validator{}
 	v.openAPI(d)
 	v.extension(&d.XTyk)
+	slices.Sort(v.problems) // maps are walked in any order
 	return v.problems
 }
 
@@ -48,23 +79,15 @@ func (v *validator) openAPI(d *oasDocument) {
 	v.check(strings.HasPrefix(d.OpenAPI, "3.0."), "openapi: %q is not 3.0.x", d.OpenAPI)
 	v.check(d.Info.Title != "", "info.title: must be a non-empty string")
 	v.check(d.Info.Version != "", "info.version: must be a non-empty string")
-	for _, p := range sortedKeys(d.Paths) {
-		item := d.Paths[p]
+	for p, item := range d.Paths {
 		v.check(strings.HasPrefix(p, "/"), "paths: path %q does not start with /", p)
-		var names []string
-		for _, m := range pathParamRef.FindAllStringSubmatch(p, -1) {
-			v.check(!slices.Contains(names, m[1]), "paths.%s: more than one path parameter is named %q", p, m[1])
-			names = append(names, m[1])
+		names := pathParamNames(p)
+		for i, n := range names {
+			v.check(!slices.Contains(names[:i], n), "paths.%s: more than one path parameter is named %q", p, n)
 		}
 		for _, n := range names {
 			declared := slices.ContainsFunc(item.Parameters, func(q parameter) bool { return q.Name == n && q.In == "path" && q.Required })
 			v.check(declared, "paths.%s.parameters: path parameter %q is not declared", p, n)
-		}
-		for _, q := range item.Parameters {
-			if q.Schema.Pattern != "" {
-				_, err := regexp.Compile(q.Schema.Pattern)
-				v.check(err == nil, "paths.%s.parameters.%s.schema.pattern: %v", p, q.Name, err)
-			}
 		}
 		for _, m := range httpMethods {
 			op := *item.operation(m)
@@ -72,10 +95,10 @@ func (v *validator) openAPI(d *oasDocument) {
 				continue
 			}
 			at := "paths." + p + "." + strings.ToLower(m)
-			v.check(nonBlank.MatchString(op.OperationID), "%s.operationId: must not be blank", at)
+			v.check(nonBlank(op.OperationID), "%s.operationId: must not be blank", at)
 			v.check(len(op.Responses) > 0, "%s.responses: must be a non-empty object", at)
-			for _, code := range sortedKeys(op.Responses) {
-				v.check(responseKey.MatchString(code), "%s.responses: %q is not a status code", at, code)
+			for code := range op.Responses {
+				v.check(responseKey(code), "%s.responses: %q is not a status code", at, code)
 			}
 			if op.RequestBody != nil {
 				v.check(len(op.RequestBody.Content) > 0, "%s.requestBody.content: must not be empty", at)
@@ -88,7 +111,7 @@ func (v *validator) openAPI(d *oasDocument) {
 	}
 	for _, name := range sortedKeys(schemes) {
 		s := schemes[name]
-		v.check(schemeName.MatchString(name), "components.securitySchemes: %q is not a valid name", name)
+		v.check(literalSegment(name), "components.securitySchemes: %q is not a valid name", name)
 		switch s.Type {
 		case "apiKey":
 			v.check(s.Name != "" && slices.Contains([]string{"header", "query", "cookie"}, s.In),
@@ -110,11 +133,11 @@ func (v *validator) openAPI(d *oasDocument) {
 
 func (v *validator) extension(x *xTykAPIGateway) {
 	const at = "x-tyk-api-gateway"
-	v.check(nonBlank.MatchString(x.Info.Name), "%s.info.name: must not be blank", at)
+	v.check(nonBlank(x.Info.Name), "%s.info.name: must not be blank", at)
 	if vs := x.Info.Versioning; vs != nil {
 		switch vs.Location {
 		case "header", "url-param":
-			v.check(nonBlank.MatchString(vs.Key), "%s.info.versioning.key: must not be blank for location %s", at, vs.Location)
+			v.check(nonBlank(vs.Key), "%s.info.versioning.key: must not be blank for location %s", at, vs.Location)
 		case "url":
 		default:
 			v.add("%s.info.versioning.location: %q is not one of header, url-param, url", at, vs.Location)
@@ -155,15 +178,15 @@ func (v *validator) upstream(u *xUpstream) {
 	}
 	if a := u.Authentication; a != nil {
 		if b := a.BasicAuth; b != nil {
-			v.check(nonBlank.MatchString(b.Username) && nonBlank.MatchString(b.Password), "%s.authentication.basicAuth: username and password must not be blank", at)
+			v.check(nonBlank(b.Username) && nonBlank(b.Password), "%s.authentication.basicAuth: username and password must not be blank", at)
 		}
 		if o := a.OAuth; o != nil {
 			if cc := o.ClientCredentials; cc != nil {
-				v.check(nonBlank.MatchString(cc.ClientID) && nonBlank.MatchString(cc.ClientSecret) && nonBlank.MatchString(cc.TokenURL),
+				v.check(nonBlank(cc.ClientID) && nonBlank(cc.ClientSecret) && nonBlank(cc.TokenURL),
 					"%s.authentication.oauth.clientCredentials: clientId, clientSecret and tokenUrl must not be blank", at)
 			}
 			if pw := o.Password; pw != nil {
-				v.check(nonBlank.MatchString(pw.ClientID) && nonBlank.MatchString(pw.TokenURL) && nonBlank.MatchString(pw.Username) && nonBlank.MatchString(pw.Password),
+				v.check(nonBlank(pw.ClientID) && nonBlank(pw.TokenURL) && nonBlank(pw.Username) && nonBlank(pw.Password),
 					"%s.authentication.oauth.password: clientId, tokenUrl, username and password must not be blank", at)
 			}
 		}
@@ -187,7 +210,7 @@ func (v *validator) upstream(u *xUpstream) {
 
 func (v *validator) server(s *xServer) {
 	const at = "x-tyk-api-gateway.server"
-	v.check(nonBlank.MatchString(s.ListenPath.Value), "%s.listenPath.value: must not be blank", at)
+	v.check(nonBlank(s.ListenPath.Value), "%s.listenPath.value: must not be blank", at)
 	v.check(s.Port == 0 || (s.Port >= 1 && s.Port <= 65535), "%s.port: %d is not a port", at, s.Port)
 	v.check(slices.Contains([]string{"", "http", "https", "h2c"}, s.Protocol), "%s.protocol: %q is not one of http, https, h2c", at, s.Protocol)
 	if gt := s.GatewayTags; gt != nil {
@@ -239,10 +262,9 @@ func (v *validator) middleware(m *xMiddleware) {
 			v.check(rs.Value >= 0, "%s.global.requestSizeLimit.value: %d is negative", at, rs.Value)
 		}
 	}
-	for _, id := range sortedKeys(m.Operations) {
-		op := m.Operations[id]
+	for id, op := range m.Operations {
 		o := at + ".operations." + id
-		v.check(nonBlank.MatchString(id), "%s: the operationId must not be blank", o)
+		v.check(nonBlank(id), "%s: the operationId must not be blank", o)
 		for _, tb := range []*xTransformBody{op.TransformRequestBody, op.TransformResponseBody} {
 			if tb != nil {
 				v.check(tb.Format == "json" || tb.Format == "xml", "%s: transform body format %q is not one of json, xml", o, tb.Format)
