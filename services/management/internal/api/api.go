@@ -1,0 +1,139 @@
+// Package api implements gatehouse.management.v1.ManagementService: users
+// and permissions, classic and Tyk OAS API definitions, categories and
+// export (CONTRACT §2), over gRPC and, through the shared facade, REST.
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Messages and statuses of CONTRACT §2.
+var (
+	errUnauthorized       = rest.Error(codes.Unauthenticated, http.StatusUnauthorized, "Not authorised")
+	errAPINotFound        = rest.Error(codes.NotFound, http.StatusNotFound, "API not found")
+	errMalformedAPI       = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Malformed API data")
+	errNameRequired       = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "API name is required")
+	errSameID             = rest.Error(codes.AlreadyExists, http.StatusConflict, "Found API with the same ID")
+	errUseOAS             = rest.Error(codes.FailedPrecondition, http.StatusBadRequest, "Use the OAS API endpoints for this API")
+	errNoExtension        = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "The payload should contain x-tyk-api-gateway")
+	errCategoriesCorrupt  = rest.Error(codes.Internal, http.StatusInternalServerError, "Failed to marshal categories payload.")
+	errMalformedRequest   = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Malformed request data.")
+	errNoExport           = rest.Error(codes.FailedPrecondition, http.StatusBadRequest, "Could not retrieve API detail.")
+	errUserExists         = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "User email already exists")
+	errUserInvalid        = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "User object validation failed.")
+	errUserNotFound       = rest.Error(codes.NotFound, http.StatusNotFound, "User not found")
+	errBadPage            = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "p must be an integer")
+	errInternal           = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
+)
+
+func badRequest(msg string) error {
+	return rest.Error(codes.InvalidArgument, http.StatusBadRequest, msg)
+}
+
+// Metadata the REST facade adds to every call (see app), and the headers
+// grpc-gateway forwards itself.
+const (
+	// PathMetadataKey carries the REST request's path, for 403 messages.
+	PathMetadataKey = "x-gatehouse-rest-path"
+	contentTypeKey  = "grpcgateway-content-type"
+	acceptKey       = "grpcgateway-accept"
+)
+
+// Server serves ManagementService from a store.
+type Server struct {
+	managementv1.UnimplementedManagementServiceServer
+	store *store.Store
+	log   *slog.Logger
+}
+
+// New returns a server over st.
+func New(st *store.Store, log *slog.Logger) *Server {
+	return &Server{store: st, log: log.With("component", "api")}
+}
+
+// storeError maps a store error to the status a caller sees; unexpected
+// failures are logged and answered without their text.
+func (s *Server) storeError(err error, notFound error) error {
+	if _, ok := status.FromError(err); ok {
+		return err // already an answer (from inside an update function)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound
+	case errors.Is(err, store.ErrAlreadyExists):
+		return errSameID
+	case errors.Is(err, store.ErrConflict):
+		return errUserExists
+	}
+	s.log.Error("store failure", "err", err)
+	return errInternal
+}
+
+// incoming returns the last value of an incoming metadata key.
+func incoming(ctx context.Context, key string) string {
+	v := metadata.ValueFromIncomingContext(ctx, key)
+	if len(v) == 0 {
+		return ""
+	}
+	return v[len(v)-1]
+}
+
+// pageSize is the page length of every list.
+const pageSize = 10
+
+// paging reads p: empty means 1, 0 or negative means everything.
+func paging(p string) (offset, limit int, err error) {
+	if p == "" {
+		return 0, pageSize, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(p))
+	if err != nil {
+		return 0, 0, errBadPage
+	}
+	if n <= 0 {
+		return 0, -1, nil
+	}
+	return (min(n, 1<<30) - 1) * pageSize, pageSize, nil
+}
+
+func pages(total int) int32 { return int32((total + pageSize - 1) / pageSize) }
+
+// checkAPIID refuses API IDs that a REST path cannot carry back: empty,
+// over 255 bytes, not UTF-8, or holding /, ?, #, %, quotes, backslashes,
+// spaces or control characters.
+func checkAPIID(field, id string) error {
+	switch {
+	case id == "":
+		return badRequest(field + " must not be empty")
+	case len(id) > 255:
+		return badRequest(field + " must be at most 255 bytes")
+	case !utf8.ValidString(id):
+		return badRequest(field + " must be UTF-8 text")
+	}
+	for _, r := range id {
+		if strings.ContainsRune(`/?#%"\`, r) || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return badRequest(field + " must not contain spaces, control characters or any of / ? # % \" \\")
+		}
+	}
+	return nil
+}
+
+// incomingAll returns every value of an incoming metadata key.
+func incomingAll(ctx context.Context, key string) []string {
+	return metadata.ValueFromIncomingContext(ctx, key)
+}

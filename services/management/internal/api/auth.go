@@ -1,0 +1,165 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Areas of the Tyk Dashboard permission model.
+const (
+	areaAPIs  = "apis"
+	areaUsers = "users"
+)
+
+// rule is what one RPC needs: an area, read or write access, and the REST
+// path it stands for (named in a 403).
+type rule struct {
+	area  string
+	write bool
+	path  string // with {api_id} / {user_id} placeholders
+}
+
+// rules covers every RPC of ManagementService; an RPC missing here is refused.
+var rules = map[string]rule{
+	"CreateUser":          {areaUsers, true, "/api/users"},
+	"ListUsers":           {areaUsers, false, "/api/users"},
+	"GetUser":             {areaUsers, false, "/api/users/{user_id}"},
+	"UpdateUser":          {areaUsers, true, "/api/users/{user_id}"},
+	"DeleteUser":          {areaUsers, true, "/api/users/{user_id}"},
+	"ResetUserKey":        {areaUsers, true, "/api/users/{user_id}/actions/key/reset"},
+	"CreateAPI":           {areaAPIs, true, "/api/apis"},
+	"ListAPIs":            {areaAPIs, false, "/api/apis"},
+	"GetAPI":              {areaAPIs, false, "/api/apis/{api_id}"},
+	"UpdateAPI":           {areaAPIs, true, "/api/apis/{api_id}"},
+	"DeleteAPI":           {areaAPIs, true, "/api/apis/{api_id}"},
+	"CreateOASAPI":        {areaAPIs, true, "/api/apis/oas"},
+	"GetOASAPI":           {areaAPIs, false, "/api/apis/oas/{api_id}"},
+	"UpdateOASAPI":        {areaAPIs, true, "/api/apis/oas/{api_id}"},
+	"DeleteOASAPI":        {areaAPIs, true, "/api/apis/oas/{api_id}"},
+	"ListCategories":      {areaAPIs, false, "/api/apis/categories"},
+	"GetAPICategories":    {areaAPIs, false, "/api/apis/oas/{api_id}/categories"},
+	"UpdateAPICategories": {areaAPIs, true, "/api/apis/oas/{api_id}/categories"},
+	"ExportOASAPI":        {areaAPIs, false, "/api/apis/oas/{api_id}/export"},
+	"Migrate":             {areaAPIs, true, "/api/apis/migrate"},
+}
+
+type callerKey struct{}
+
+// Caller returns the user a call was authenticated as.
+func Caller(ctx context.Context) (store.User, bool) {
+	u, ok := ctx.Value(callerKey{}).(store.User)
+	return u, ok
+}
+
+// Authenticate finds the caller from `authorization` metadata — the bare
+// key or `Bearer <key>` — and puts it in the context; 401 otherwise. It is
+// the grpcserver auth hook: it runs before any handler, on REST and gRPC.
+func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+	vals := incomingAll(ctx, "authorization")
+	if len(vals) != 1 {
+		return nil, errUnauthorized
+	}
+	key := strings.TrimSpace(vals[0])
+	if scheme, rest, ok := strings.Cut(key, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		key = strings.TrimSpace(rest)
+	}
+	if key == "" {
+		return nil, errUnauthorized
+	}
+	u, err := s.store.UserByKeyHash(ctx, credential.Hash(key))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, errUnauthorized
+	case err != nil:
+		return nil, s.storeError(err, errUnauthorized)
+	}
+	return context.WithValue(ctx, callerKey{}, u), nil
+}
+
+// authorize decides whether the caller may make this call, before the
+// handler runs and so before any lookup: a caller without permission learns
+// nothing about which APIs or users exist.
+func authorize(ctx context.Context, method string, req any) error {
+	r, known := rules[method]
+	u, ok := Caller(ctx)
+	if !ok {
+		return errUnauthorized
+	}
+	if known && allowed(u.Permissions, r.area, r.write) {
+		return nil
+	}
+	return rest.Error(codes.PermissionDenied, http.StatusForbidden,
+		"access denied: You do not have permission to access "+requestPath(ctx, r.path, req))
+}
+
+// allowed applies the Tyk Dashboard model: admins may do anything; others
+// need "<area>":"read" to read and "<area>":"write" for anything else.
+func allowed(perms map[string]string, area string, write bool) bool {
+	if store.IsAdmin(perms) {
+		return true
+	}
+	switch perms[area] {
+	case "write":
+		return true
+	case "read":
+		return !write
+	}
+	return false
+}
+
+// requestPath is the REST path of the call: the one the facade forwarded,
+// or, for a gRPC caller, the rule's path filled from the request.
+func requestPath(ctx context.Context, template string, req any) string {
+	if p := incoming(ctx, PathMetadataKey); p != "" {
+		return p
+	}
+	if r, ok := req.(interface{ GetApiId() string }); ok {
+		template = strings.ReplaceAll(template, "{api_id}", url.PathEscape(r.GetApiId()))
+	}
+	if r, ok := req.(interface{ GetUserId() string }); ok {
+		template = strings.ReplaceAll(template, "{user_id}", url.PathEscape(r.GetUserId()))
+	}
+	return template
+}
+
+// Register adds the service to g with every method guarded by authorize,
+// which runs after the server's interceptors (so after Authenticate) and
+// before the handler.
+func (s *Server) Register(g *grpc.Server) {
+	g.RegisterService(guarded(&managementv1.ManagementService_ServiceDesc), s)
+}
+
+func guarded(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	d := *desc
+	d.Methods = slices.Clone(desc.Methods)
+	for i, m := range d.Methods {
+		name, handle := m.MethodName, m.Handler
+		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, next grpc.UnaryServerInterceptor) (any, error) {
+			return handle(srv, ctx, dec, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				inner := func(ctx context.Context, req any) (any, error) {
+					if err := authorize(ctx, name, req); err != nil {
+						return nil, err
+					}
+					return h(ctx, req)
+				}
+				if next == nil {
+					return inner(ctx, req)
+				}
+				return next(ctx, req, info, inner)
+			})
+		}
+	}
+	return &d
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategoriesRequest) (*managementv1.ListCategoriesResponse, error) {
+	var cats []store.CategoryCount
+	if err := s.store.View(func(tx *store.Tx) error { cats = tx.Categories(); return nil }); err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	resp := &managementv1.ListCategoriesResponse{Categories: make([]*managementv1.CategoryCount, 0, len(cats))}
+	for _, c := range cats {
+		resp.Categories = append(resp.Categories, &managementv1.CategoryCount{Name: c.Name, Count: int32(c.Count)})
+	}
+	return resp, nil
+}
+
+// categoriesError maps a store error of the categories calls: an
+// unreadable record is the contract's 500.
+func (s *Server) categoriesError(err error) error {
+	if errors.Is(err, store.ErrCorrupt) {
+		s.log.Error("stored categories unreadable", "err", err)
+		return errCategoriesCorrupt
+	}
+	return s.storeError(err, errAPINotFound)
+}
+
+func (s *Server) GetAPICategories(ctx context.Context, req *managementv1.GetAPICategoriesRequest) (*managementv1.GetAPICategoriesResponse, error) {
+	a, err := s.getOAS(req.GetApiId())
+	if err != nil {
+		return nil, s.categoriesError(err)
+	}
+	cats := a.Categories
+	if cats == nil {
+		cats = []string{}
+	}
+	return &managementv1.GetAPICategoriesResponse{Categories: cats}, nil
+}
+
+// checkLabels refuses labels the index cannot hold or a listing cannot show.
+func checkLabels(labels []string) error {
+	for i, l := range labels {
+		l = strings.TrimSpace(l)
+		if len(l) > store.MaxCategoryLen {
+			return badRequest(fmt.Sprintf("categories[%d] is longer than %d bytes", i, store.MaxCategoryLen))
+		}
+		if strings.ContainsFunc(l, unicode.IsControl) {
+			return badRequest(fmt.Sprintf("categories[%d] holds a control character", i))
+		}
+	}
+	return nil
+}
+
+func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.UpdateAPICategoriesRequest) (*managementv1.UpdateAPICategoriesResponse, error) {
+	if err := checkLabels(req.GetCategories()); err != nil {
+		return nil, err
+	}
+	err := s.store.Update(func(tx *store.Tx) error {
+		a, err := tx.API(req.GetApiId())
+		if err != nil {
+			return err
+		}
+		if a.Kind != store.OAS {
+			return errAPINotFound
+		}
+		a.Categories = store.NormalizeCategories(req.GetCategories())
+		return tx.PutAPI(a)
+	})
+	if err != nil {
+		return nil, s.categoriesError(err)
+	}
+	return &managementv1.UpdateAPICategoriesResponse{Status: "OK", Message: "API categories updated."}, nil
+}

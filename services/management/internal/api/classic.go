@@ -1,0 +1,239 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/api/httpbody"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+const jsonType = "application/json"
+
+var dbIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
+
+// classicDefinition reads `{"api_definition":{..}}` and returns the
+// definition's exact bytes with its api_id and name checked.
+func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err error) {
+	if !json.Valid(body) {
+		return nil, "", false, errMalformedAPI
+	}
+	m, found, err := rawjson.Find(body, "api_definition")
+	if err != nil || !found {
+		return nil, "", false, errMalformedAPI
+	}
+	def = body[m.ValueStart:m.ValueEnd]
+	if _, err := rawjson.Members(def); err != nil {
+		return nil, "", false, errMalformedAPI
+	}
+	if raw, ok, _ := rawjson.Lookup(def, "api_id"); ok {
+		if apiID, hasID = rawjson.String(raw); !hasID {
+			return nil, "", false, errMalformedAPI
+		}
+	}
+	raw, ok, _ := rawjson.Lookup(def, "name")
+	name, isString := rawjson.String(raw)
+	switch {
+	case ok && string(raw) != "null" && !isString:
+		return nil, "", false, errMalformedAPI
+	case strings.TrimSpace(name) == "":
+		return nil, "", false, errNameRequired
+	}
+	return def, apiID, hasID && apiID != "", nil
+}
+
+func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIRequest) (*managementv1.CreateAPIResponse, error) {
+	def, apiID, hasID, err := classicDefinition(bytes.TrimSpace(req.GetBody().GetData()))
+	if err != nil {
+		return nil, err
+	}
+	if hasID {
+		if err := checkAPIID("api_definition.api_id", apiID); err != nil {
+			return nil, err
+		}
+	}
+	var a store.API
+	err = s.store.Update(func(tx *store.Tx) error {
+		if !hasID {
+			apiID = tx.NewAPIID()
+		} else if tx.Exists(apiID) {
+			return errSameID
+		}
+		dbID := ""
+		if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
+			if given, _ := rawjson.String(raw); dbIDPattern.MatchString(given) {
+				if _, taken := tx.APIIDByDBID(given); !taken {
+					dbID = given
+				}
+			}
+		}
+		if dbID == "" {
+			dbID = tx.NewDBID()
+		}
+		doc, err := rawjson.Set(def, rawjson.Quote(apiID), "api_id")
+		if err != nil {
+			return err
+		}
+		if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
+			return err
+		}
+		a = store.API{ID: apiID, DBID: dbID, Kind: store.Classic, Doc: doc}
+		return tx.PutAPI(a)
+	})
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	return &managementv1.CreateAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
+}
+
+func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest) (*managementv1.ListAPIsResponse, error) {
+	offset, limit, err := paging(req.GetP())
+	if err != nil {
+		return nil, err
+	}
+	var cats []string
+	for _, c := range strings.Split(req.GetCategory(), ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cats = append(cats, c)
+		}
+	}
+	var apis []store.API
+	var total int
+	err = s.store.View(func(tx *store.Tx) error {
+		apis, total, err = tx.List(cats, offset, limit)
+		return err
+	})
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"apis":[`)
+	for i, a := range apis {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeItem(&b, a)
+	}
+	b.WriteString(`],"pages":`)
+	b.WriteString(strconv.Itoa(int(pages(total))))
+	b.WriteByte('}')
+	return &managementv1.ListAPIsResponse{Body: &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}}, nil
+}
+
+// writeItem writes one list item: a classic API's definition, or an OAS
+// API's summary definition and its document, with the categories.
+func writeItem(b *bytes.Buffer, a store.API) {
+	b.WriteString(`{"api_definition":`)
+	if a.Kind == store.OAS {
+		writeOASSummary(b, a)
+	} else {
+		b.Write(a.Doc)
+	}
+	b.WriteString(`,"categories":`)
+	writeStrings(b, a.Categories)
+	if a.Kind == store.OAS {
+		b.WriteString(`,"oas":`)
+		b.Write(a.Doc)
+	}
+	b.WriteByte('}')
+}
+
+// writeOASSummary writes the classic-shaped definition Tyk lists for an OAS API.
+func writeOASSummary(b *bytes.Buffer, a store.API) {
+	b.WriteString(`{"api_id":`)
+	b.Write(rawjson.Quote(a.ID))
+	b.WriteString(`,"id":`)
+	b.Write(rawjson.Quote(a.DBID))
+	b.WriteString(`,"name":`)
+	b.Write(rawjson.Quote(a.Name))
+	b.WriteString(`,"is_oas":true}`)
+}
+
+func writeStrings(b *bytes.Buffer, list []string) {
+	b.WriteByte('[')
+	for i, s := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(rawjson.Quote(s))
+	}
+	b.WriteByte(']')
+}
+
+// getAPI reads one API in a read transaction.
+func (s *Server) getAPI(id string) (store.API, error) {
+	var a store.API
+	err := s.store.View(func(tx *store.Tx) (err error) {
+		a, err = tx.API(id)
+		return err
+	})
+	return a, err
+}
+
+func (s *Server) GetAPI(ctx context.Context, req *managementv1.GetAPIRequest) (*managementv1.GetAPIResponse, error) {
+	a, err := s.getAPI(req.GetApiId())
+	if err != nil {
+		return nil, s.storeError(err, errAPINotFound)
+	}
+	var b bytes.Buffer
+	b.Grow(len(a.Doc)*2 + 64)
+	b.WriteString(`{"api_definition":`)
+	if a.Kind == store.OAS {
+		writeOASSummary(&b, a)
+		b.WriteString(`,"oas":`)
+	}
+	b.Write(a.Doc)
+	b.WriteByte('}')
+	return &managementv1.GetAPIResponse{Body: &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}}, nil
+}
+
+func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIRequest) (*managementv1.UpdateAPIResponse, error) {
+	id := req.GetApiId()
+	def, bodyID, hasID, err := classicDefinition(bytes.TrimSpace(req.GetBody().GetData()))
+	if err != nil {
+		return nil, err
+	}
+	if hasID && bodyID != id {
+		return nil, badRequest("api_definition.api_id must be the API ID of the path")
+	}
+	err = s.store.Update(func(tx *store.Tx) error {
+		old, err := tx.API(id)
+		if err != nil {
+			return err
+		}
+		if old.Kind != store.Classic {
+			return errUseOAS
+		}
+		doc, err := rawjson.Set(def, rawjson.Quote(id), "api_id")
+		if err != nil {
+			return err
+		}
+		if doc, err = rawjson.Set(doc, rawjson.Quote(old.DBID), "id"); err != nil {
+			return err
+		}
+		old.Doc = doc
+		return tx.PutAPI(old)
+	})
+	if err != nil {
+		return nil, s.storeError(err, errAPINotFound)
+	}
+	return &managementv1.UpdateAPIResponse{Status: "OK", Message: "API updated"}, nil
+}
+
+func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
+	err := s.store.Update(func(tx *store.Tx) error {
+		_, err := tx.DeleteAPIWithVersions(req.GetApiId())
+		return err
+	})
+	if err != nil {
+		return nil, s.storeError(err, errAPINotFound)
+	}
+	return &managementv1.DeleteAPIResponse{Status: "OK", Message: "API deleted"}, nil
+}

@@ -1,0 +1,68 @@
+// Package app assembles the management service: store, bootstrap
+// credential, gRPC API and REST facade.
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/gatehouse/gatehouse/gen/openapi"
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/services/management/internal/api"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Defaults are the management service's built-in addresses and store file (CONTRACT §0).
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3000", GRPCAddr: "127.0.0.1:9000", DBPath: "data/management.db"}
+
+// Run listens and serves until ctx ends.
+func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
+	l, err := server.Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, log, l, cfg)
+}
+
+// Serve opens the store, ensures the bootstrap admin and serves on l until
+// ctx ends; the store is closed after both servers have stopped.
+func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
+	st, err := store.Open(cfg.DBPath)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer st.Close()
+	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
+		l.Close()
+		return err
+	}
+	srv := api.New(st, log)
+	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
+	return server.Serve(ctx, log, l, server.Service{
+		Name:     managementv1.ManagementService_ServiceDesc.ServiceName,
+		Auth:     srv.Authenticate,
+		Register: srv.Register,
+		Gateway: gateway.Options{
+			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
+				return managementv1.RegisterManagementServiceHandler(ctx, mux, conn)
+			},
+			OpenAPI:      openapi.Management,
+			Marshal:      marshal,
+			ErrorBody:    errorBody,
+			RequestError: requestError,
+			MuxOptions: []runtime.ServeMuxOption{
+				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
+				runtime.WithMetadata(forwardPath),
+			},
+		},
+	})
+}

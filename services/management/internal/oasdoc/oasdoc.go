@@ -1,0 +1,229 @@
+// Package oasdoc handles Tyk OAS API documents as bytes: intake (JSON or
+// YAML), validation (OpenAPI 3.0 rules with kin-openapi, and the required
+// parts of x-tyk-api-gateway), the edits the service makes (info.id,
+// info.dbId) and export (indented JSON or YAML, whole or public).
+package oasdoc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// Extension is the root key of Tyk's gateway extension.
+const Extension = "x-tyk-api-gateway"
+
+// ErrNoExtension means the document has no x-tyk-api-gateway object.
+var ErrNoExtension = errors.New("oasdoc: no x-tyk-api-gateway object")
+
+// Invalid is a document problem; its text names the field and the reason.
+type Invalid struct{ Msg string }
+
+func (e *Invalid) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) error { return &Invalid{Msg: fmt.Sprintf(format, args...)} }
+
+// Parse reads a request body as a JSON document: YAML is converted when
+// yamlInput is set. The result is always a JSON object.
+func Parse(body []byte, yamlInput bool) ([]byte, error) {
+	doc := body
+	if yamlInput {
+		var err error
+		if doc, err = YAMLToJSON(body); err != nil {
+			return nil, &Invalid{Msg: err.Error()}
+		}
+	}
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return nil, invalid("the request body is empty; want a Tyk OAS document")
+	}
+	if !json.Valid(doc) {
+		var v any
+		err := json.Unmarshal(doc, &v)
+		return nil, invalid("the request body is not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
+	}
+	if _, err := rawjson.Members(doc); err != nil {
+		return nil, invalid("the document must be a JSON object")
+	}
+	return bytes.TrimSpace(doc), nil
+}
+
+// ID returns x-tyk-api-gateway.info.id ("" when absent or empty).
+func ID(doc []byte) (id string, present bool, err error) {
+	raw, ok, err := rawjson.Lookup(doc, Extension, "info", "id")
+	if err != nil || !ok {
+		return "", false, err
+	}
+	s, isString := rawjson.String(raw)
+	if !isString {
+		return "", true, invalid("%s.info.id must be a string", Extension)
+	}
+	return s, true, nil
+}
+
+// Name returns x-tyk-api-gateway.info.name.
+func Name(doc []byte) string {
+	raw, _, _ := rawjson.Lookup(doc, Extension, "info", "name")
+	s, _ := rawjson.String(raw)
+	return s
+}
+
+// SetID writes x-tyk-api-gateway.info.id.
+func SetID(doc []byte, id string) ([]byte, error) {
+	return rawjson.Set(doc, rawjson.Quote(id), Extension, "info", "id")
+}
+
+// SetDBID writes x-tyk-api-gateway.info.dbId, as Tyk does.
+func SetDBID(doc []byte, dbID string) ([]byte, error) {
+	return rawjson.Set(doc, rawjson.Quote(dbID), Extension, "info", "dbId")
+}
+
+// Validate checks a JSON document as a Tyk OAS API definition: the
+// extension first, then its required parts, then the OpenAPI 3.0 rules.
+// Problems are *Invalid (or ErrNoExtension) naming the first one found.
+func Validate(ctx context.Context, doc []byte) error {
+	ext, ok, err := rawjson.Lookup(doc, Extension)
+	if err != nil {
+		return invalid("the document is not a JSON object")
+	}
+	if !ok {
+		return ErrNoExtension
+	}
+	if _, err := rawjson.Members(ext); err != nil {
+		return ErrNoExtension
+	}
+	if err := checkVersion(doc); err != nil {
+		return err
+	}
+	if err := checkExtension(ext); err != nil {
+		return err
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	d, err := loader.LoadFromData(doc)
+	if err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	if err := d.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	return nil
+}
+
+func checkVersion(doc []byte) error {
+	raw, ok, _ := rawjson.Lookup(doc, "openapi")
+	v, isString := rawjson.String(raw)
+	switch {
+	case !ok:
+		return invalid("openapi: required; want a 3.0.x version")
+	case !isString || !strings.HasPrefix(v, "3.0."):
+		return invalid("openapi: %s is not supported; want a 3.0.x version", raw)
+	}
+	return nil
+}
+
+// field is one required part of the extension.
+type field struct {
+	path []string
+	kind string // "object", "string" (non-empty), "bool", "path" (non-empty, starting with /)
+}
+
+var requiredParts = []field{
+	{[]string{"info"}, "object"},
+	{[]string{"info", "name"}, "string"},
+	{[]string{"info", "state"}, "object"},
+	{[]string{"info", "state", "active"}, "bool"},
+	{[]string{"upstream"}, "object"},
+	{[]string{"upstream", "url"}, "string"},
+	{[]string{"server"}, "object"},
+	{[]string{"server", "listenPath"}, "object"},
+	{[]string{"server", "listenPath", "value"}, "path"},
+}
+
+func checkExtension(ext []byte) error {
+	for _, f := range requiredParts {
+		name := Extension + "." + strings.Join(f.path, ".")
+		raw, ok, err := rawjson.Lookup(ext, f.path...)
+		if err != nil {
+			return invalid("%s: must be an object", Extension+"."+strings.Join(f.path[:len(f.path)-1], "."))
+		}
+		if !ok {
+			return invalid("%s: required", name)
+		}
+		s, isString := rawjson.String(raw)
+		switch f.kind {
+		case "object":
+			if raw[0] != '{' {
+				return invalid("%s: must be an object", name)
+			}
+		case "bool":
+			if t := string(raw); t != "true" && t != "false" {
+				return invalid("%s: must be a boolean", name)
+			}
+		case "string":
+			if !isString {
+				return invalid("%s: must be a string", name)
+			}
+			if strings.TrimSpace(s) == "" {
+				return invalid("%s: must not be empty", name)
+			}
+		case "path":
+			if !isString {
+				return invalid("%s: must be a string", name)
+			}
+			if s == "" {
+				return invalid("%s: must not be empty", name)
+			}
+			if !strings.HasPrefix(s, "/") {
+				return invalid("%s: must start with /", name)
+			}
+		}
+	}
+	if raw, ok, _ := rawjson.Lookup(ext, "info", "id"); ok {
+		if _, isString := rawjson.String(raw); !isString {
+			return invalid("%s.info.id: must be a string", Extension)
+		}
+	}
+	return nil
+}
+
+// Format is an export's file format.
+type Format int
+
+const (
+	JSON Format = iota
+	YAML
+)
+
+// Export renders a stored document as a file: two-space indented JSON in
+// stored key order, or YAML; public leaves out exactly the root
+// x-tyk-api-gateway.
+func Export(doc []byte, f Format, public bool) ([]byte, error) {
+	if public {
+		var err error
+		if doc, _, err = rawjson.Delete(doc, Extension); err != nil {
+			return nil, err
+		}
+	}
+	if f == YAML {
+		return JSONToYAML(doc)
+	}
+	var compact, out bytes.Buffer
+	compact.Grow(len(doc))
+	if err := json.Compact(&compact, doc); err != nil {
+		return nil, err
+	}
+	out.Grow(compact.Len() * 2)
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}

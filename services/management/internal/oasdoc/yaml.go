@@ -1,0 +1,262 @@
+package oasdoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// MaxYAMLExpansion bounds the JSON a YAML document may expand to through
+// aliases ("billion laughs"): four times the largest request body.
+const MaxYAMLExpansion = 64 << 20
+
+// IsYAML reports whether a media type (parameters allowed) names YAML.
+func IsYAML(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	switch strings.ToLower(strings.TrimSpace(mt)) {
+	case "application/x-yaml", "application/yaml", "text/yaml", "text/x-yaml":
+		return true
+	}
+	return false
+}
+
+// YAMLToJSON converts one YAML document to JSON, keeping the order of
+// mapping keys and the spelling of numbers (9007199254740993 stays exact).
+// Values without a JSON equivalent (.inf, .nan, merge keys, non-scalar
+// keys) and duplicate keys are errors naming the line.
+func YAMLToJSON(src []byte) ([]byte, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the YAML document is empty")
+		}
+		return nil, fmt.Errorf("invalid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("invalid YAML: want exactly one document")
+	}
+	w := &yamlWriter{}
+	if err := w.node(&root, 0); err != nil {
+		return nil, err
+	}
+	return w.buf.Bytes(), nil
+}
+
+type yamlWriter struct {
+	buf bytes.Buffer
+}
+
+// maxDepth bounds nesting, aliases included.
+const maxDepth = 1000
+
+var (
+	jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
+	decimalInt = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+)
+
+func (w *yamlWriter) node(n *yaml.Node, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("invalid YAML: nesting deeper than %d", maxDepth)
+	}
+	if w.buf.Len() > MaxYAMLExpansion {
+		return fmt.Errorf("invalid YAML: the document expands to more than %d bytes", MaxYAMLExpansion)
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) != 1 {
+			return errors.New("the YAML document is empty")
+		}
+		return w.node(n.Content[0], depth+1)
+	case yaml.AliasNode:
+		return w.node(n.Alias, depth+1)
+	case yaml.MappingNode:
+		w.buf.WriteByte('{')
+		seen := make(map[string]bool, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			for k.Kind == yaml.AliasNode {
+				k = k.Alias
+			}
+			if k.Kind != yaml.ScalarNode {
+				return fmt.Errorf("invalid YAML: line %d: a mapping key must be a scalar", k.Line)
+			}
+			if k.ShortTag() == "!!merge" {
+				return fmt.Errorf("invalid YAML: line %d: merge keys (<<) are not supported", k.Line)
+			}
+			if seen[k.Value] {
+				return fmt.Errorf("invalid YAML: line %d: duplicate key %q", k.Line, k.Value)
+			}
+			seen[k.Value] = true
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			w.buf.Write(rawjson.Quote(k.Value))
+			w.buf.WriteByte(':')
+			if err := w.node(v, depth+1); err != nil {
+				return err
+			}
+		}
+		w.buf.WriteByte('}')
+		return nil
+	case yaml.SequenceNode:
+		w.buf.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				w.buf.WriteByte(',')
+			}
+			if err := w.node(c, depth+1); err != nil {
+				return err
+			}
+		}
+		w.buf.WriteByte(']')
+		return nil
+	case yaml.ScalarNode:
+		return w.scalar(n)
+	}
+	return fmt.Errorf("invalid YAML: line %d: unsupported node", n.Line)
+}
+
+func (w *yamlWriter) scalar(n *yaml.Node) error {
+	switch n.ShortTag() {
+	case "!!null":
+		w.buf.WriteString("null")
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			return fmt.Errorf("invalid YAML: line %d: %q is not a boolean", n.Line, n.Value)
+		}
+		w.buf.WriteString(strconv.FormatBool(b))
+	case "!!int":
+		s, err := yamlInt(n.Value)
+		if err != nil {
+			return fmt.Errorf("invalid YAML: line %d: %q is not an integer", n.Line, n.Value)
+		}
+		w.buf.WriteString(s)
+	case "!!float":
+		v := strings.TrimPrefix(n.Value, "+")
+		if jsonNumber.MatchString(v) {
+			w.buf.WriteString(v)
+			return nil
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
+		if err != nil || f != f || f > 1e308 || f < -1e308 {
+			return fmt.Errorf("invalid YAML: line %d: %q has no JSON equivalent", n.Line, n.Value)
+		}
+		w.buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	default: // !!str, !!timestamp, !!binary and custom tags keep their text
+		w.buf.Write(rawjson.Quote(n.Value))
+	}
+	return nil
+}
+
+// yamlInt spells a YAML integer (decimal, 0x, 0o, 0b, underscores, sign) in JSON.
+func yamlInt(v string) (string, error) {
+	if decimalInt.MatchString(v) {
+		return v, nil
+	}
+	s := strings.ReplaceAll(v, "_", "")
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimLeft(s, "+-")
+	base := 10
+	switch {
+	case strings.HasPrefix(s, "0x"), strings.HasPrefix(s, "0X"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "0o"), strings.HasPrefix(s, "0O"):
+		base, s = 8, s[2:]
+	case strings.HasPrefix(s, "0b"), strings.HasPrefix(s, "0B"):
+		base, s = 2, s[2:]
+	}
+	n, ok := new(big.Int).SetString(s, base)
+	if !ok {
+		return "", strconv.ErrSyntax
+	}
+	if neg {
+		n.Neg(n)
+	}
+	return n.String(), nil
+}
+
+// JSONToYAML writes a JSON document as YAML (two-space indent), keeping key
+// order and number spelling; YAMLToJSON of the result is the same document.
+func JSONToYAML(doc []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	n, err := jsonNode(dec)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(n); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := k.(string)
+				v, err := jsonNode(dec)
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+			}
+			_, err := dec.Token() // '}'
+			return n, err
+		case '[':
+			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+			for dec.More() {
+				v, err := jsonNode(dec)
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, v)
+			}
+			_, err := dec.Token() // ']'
+			return n, err
+		}
+	case string:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t}, nil
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(string(t), ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(t)}, nil
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(t)}, nil
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+	}
+	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}

@@ -1,0 +1,316 @@
+// Package rawjson reads and edits JSON documents as bytes, so that everything
+// not edited stays exactly as written: key order, whitespace, unicode
+// escapes and number spelling (a 2^53+1 integer is never a float64 here).
+//
+// The functions expect valid JSON (check with encoding/json.Valid first);
+// on text that is not, they return ErrSyntax rather than guess.
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ErrSyntax means the text is not the JSON the function expected.
+var ErrSyntax = errors.New("rawjson: malformed JSON")
+
+// ErrNotObject means a value on the path is not an object.
+var ErrNotObject = errors.New("rawjson: not an object")
+
+// Member is one member of an object: its decoded key and where its key and
+// value sit in the object's text.
+type Member struct {
+	Key        string
+	Start      int // offset of the key's opening quote
+	ValueStart int // offset of the value's first byte
+	ValueEnd   int // offset just past the value
+}
+
+// Members lists the members of the object obj (surrounding whitespace
+// allowed) in document order.
+func Members(obj []byte) ([]Member, error) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil, ErrNotObject
+	}
+	var out []Member
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return out, nil
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return nil, ErrSyntax
+		}
+		keyEnd, err := skipString(obj, i)
+		if err != nil {
+			return nil, err
+		}
+		var key string
+		if err := json.Unmarshal(obj[i:keyEnd], &key); err != nil {
+			return nil, ErrSyntax
+		}
+		j := skipSpace(obj, keyEnd)
+		if j >= len(obj) || obj[j] != ':' {
+			return nil, ErrSyntax
+		}
+		vs := skipSpace(obj, j+1)
+		ve, err := skipValue(obj, vs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Member{Key: key, Start: i, ValueStart: vs, ValueEnd: ve})
+		k := skipSpace(obj, ve)
+		if k >= len(obj) {
+			return nil, ErrSyntax
+		}
+		switch obj[k] {
+		case ',':
+			i = skipSpace(obj, k+1)
+		case '}':
+			return out, nil
+		default:
+			return nil, ErrSyntax
+		}
+	}
+	return nil, ErrSyntax
+}
+
+// Find returns the last member named key (the one a JSON decoder would keep).
+func Find(obj []byte, key string) (Member, bool, error) {
+	ms, err := Members(obj)
+	if err != nil {
+		return Member{}, false, err
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Key == key {
+			return ms[i], true, nil
+		}
+	}
+	return Member{}, false, nil
+}
+
+// Lookup returns the raw value at path (object keys from the root).
+func Lookup(doc []byte, path ...string) ([]byte, bool, error) {
+	start, end, ok, err := locate(doc, path)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return doc[start:end], true, nil
+}
+
+// locate finds the span of the value at path.
+func locate(doc []byte, path []string) (start, end int, ok bool, err error) {
+	start = skipSpace(doc, 0)
+	end, err = skipValue(doc, start)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	for _, key := range path {
+		m, found, err := Find(doc[start:end], key)
+		if err != nil || !found {
+			return 0, 0, false, err
+		}
+		start, end = start+m.ValueStart, start+m.ValueEnd
+	}
+	return start, end, true, nil
+}
+
+// String decodes raw as a JSON string; ok is false for any other value.
+func String(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Quote returns s as a JSON string, without HTML escaping.
+func Quote(s string) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// Set returns doc with the value at path replaced by value, or, when the
+// last key is absent, added as the last member of its object. Missing
+// objects along the path are added the same way. Nothing else changes.
+func Set(doc []byte, value []byte, path ...string) ([]byte, error) {
+	if len(path) == 0 {
+		return nil, errors.New("rawjson: empty path")
+	}
+	for depth := len(path); depth >= 1; depth-- {
+		start, end, ok, err := locate(doc, path[:depth])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if depth == len(path) {
+			return splice(doc, start, end, value), nil
+		}
+		// path[:depth] exists: add path[depth] to it, wrapping the rest in new objects.
+		member := value
+		for i := len(path) - 1; i > depth; i-- {
+			member = concat([]byte("{"), Quote(path[i]), []byte(":"), member, []byte("}"))
+		}
+		return addMember(doc, start, end, path[depth], member)
+	}
+	// Not even path[0] exists: add it to the root.
+	member := value
+	for i := len(path) - 1; i > 0; i-- {
+		member = concat([]byte("{"), Quote(path[i]), []byte(":"), member, []byte("}"))
+	}
+	start := skipSpace(doc, 0)
+	end, err := skipValue(doc, start)
+	if err != nil {
+		return nil, err
+	}
+	return addMember(doc, start, end, path[0], member)
+}
+
+// addMember adds "key":value as the last member of the object at doc[start:end].
+func addMember(doc []byte, start, end int, key string, value []byte) ([]byte, error) {
+	obj := doc[start:end]
+	ms, err := Members(obj)
+	if err != nil {
+		return nil, fmt.Errorf("%w at %q", err, key)
+	}
+	member := concat(Quote(key), []byte(":"), value)
+	if len(ms) == 0 {
+		return splice(doc, start, end, concat([]byte("{"), member, []byte("}"))), nil
+	}
+	at := start + ms[len(ms)-1].ValueEnd
+	return splice(doc, at, at, concat([]byte(","), member)), nil
+}
+
+// Delete returns doc without every member named by the last key of path in
+// the object the other keys lead to; removed reports whether one was there.
+func Delete(doc []byte, path ...string) (out []byte, removed bool, err error) {
+	if len(path) == 0 {
+		return nil, false, errors.New("rawjson: empty path")
+	}
+	start, end, ok, err := locate(doc, path[:len(path)-1])
+	if err != nil || !ok {
+		return doc, false, err
+	}
+	out = doc
+	for {
+		obj := out[start:end]
+		ms, err := Members(obj)
+		if err != nil {
+			return nil, false, err
+		}
+		idx := -1
+		for i, m := range ms {
+			if m.Key == path[len(path)-1] {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return out, removed, nil
+		}
+		// Remove from this member's key to the next member's key, or, for
+		// the last member, from the end of the previous value.
+		from, to := ms[idx].Start, ms[idx].ValueEnd
+		switch {
+		case idx+1 < len(ms):
+			to = ms[idx+1].Start
+		case idx > 0:
+			from = ms[idx-1].ValueEnd
+		default: // the only member: keep the braces
+			to = skipSpace(obj, to)
+		}
+		out = splice(out, start+from, start+to, nil)
+		end -= to - from
+		removed = true
+	}
+}
+
+func splice(doc []byte, start, end int, with []byte) []byte {
+	out := make([]byte, 0, len(doc)-(end-start)+len(with))
+	out = append(out, doc[:start]...)
+	out = append(out, with...)
+	return append(out, doc[end:]...)
+}
+
+func concat(parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, ErrSyntax
+}
+
+// skipValue returns the offset just past the value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, ErrSyntax
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, err := skipString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, ErrSyntax
+	default:
+		j := i
+		for j < len(b) && !bytes.ContainsRune([]byte(" \t\r\n,}]"), rune(b[j])) {
+			j++
+		}
+		if j == i {
+			return 0, ErrSyntax
+		}
+		return j, nil
+	}
+}
