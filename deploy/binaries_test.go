@@ -65,7 +65,12 @@ var builtBinaries = sync.OnceValues(func() (map[string]string, error) {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	workspace, err := filepath.Abs(filepath.Join(repoRoot, "go.work"))
+	if err != nil {
+		return nil, err
+	}
+	// Workspace mode even when the caller runs with GOWORK=off.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK="+workspace)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("CGO_ENABLED=0 go %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
