@@ -145,6 +145,9 @@ func (c *converter) eventHandlers() []xEventHandler {
 				e.BodyTemplate = &tmpl
 				timeout := meta.int("event_timeout")
 				e.CooldownPeriod = seconds(timeout)
+				if e.URL == "" {
+					c.fail("%s.handler_meta.target_path: a webhook needs a target URL", at)
+				}
 				if !slices.Contains(webhookMethods, e.Method) {
 					c.fail("%s.handler_meta.method: %q is not one of %v", at, e.Method, webhookMethods)
 				}

@@ -182,7 +182,7 @@ func (c *converter) upstream(t *target) xUpstream {
 		CertificatePinning: c.certificatePinning(),
 		RateLimit:          c.rateLimit("global_rate_limit", api.GlobalRateLimit.Rate, api.GlobalRateLimit.Per, api.GlobalRateLimit.Disabled),
 		Authentication:     c.upstreamAuth(),
-		LoadBalancing:      loadBalancing(p.EnableLoadBalancing, p.CheckHostAgainstUptimeTests, p.Targets),
+		LoadBalancing:      c.loadBalancing(p.EnableLoadBalancing, p.CheckHostAgainstUptimeTests, p.Targets),
 		TLSTransport:       c.tlsTransport(),
 	}
 	if p.PreserveHostHeader {
@@ -351,12 +351,15 @@ func authSource(s authSourceConfig) *xAuthSource {
 }
 
 // loadBalancing gives each distinct target a weight equal to the number of times it is listed.
-func loadBalancing(enabled, skipUnavailable bool, targets []string) *xLoadBalancing {
+func (c *converter) loadBalancing(enabled, skipUnavailable bool, targets []string) *xLoadBalancing {
 	if len(targets) == 0 {
 		return nil
 	}
 	weights := map[string]int{}
-	for _, t := range targets {
+	for i, t := range targets {
+		if strings.TrimSpace(t) == "" {
+			c.fail("proxy.targets[%d]: a load balancing target needs a URL", i)
+		}
 		weights[t]++
 	}
 	out := &xLoadBalancing{Enabled: enabled, SkipUnavailableHosts: skipUnavailable}

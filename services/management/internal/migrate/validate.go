@@ -155,15 +155,18 @@ func (v *validator) extension(x *xTykAPIGateway) {
 
 func (v *validator) upstream(u *xUpstream) {
 	const at = "x-tyk-api-gateway.upstream"
-	hasTargets := u.LoadBalancing != nil && len(u.LoadBalancing.Targets) > 0
+	hasTargets := u.LoadBalancing != nil && u.LoadBalancing.Enabled && len(u.LoadBalancing.Targets) > 0
 	discovered := u.ServiceDiscovery != nil && u.ServiceDiscovery.Enabled
 	if strings.TrimSpace(u.URL) == "" {
 		v.check(hasTargets || discovered, "%s.url: must not be empty (no load balancing targets or service discovery either)", at)
 	} else if _, err := url.Parse(u.URL); err != nil {
 		v.add("%s.url: %q is not a URI reference", at, u.URL)
 	}
-	if lb := u.LoadBalancing; lb != nil && lb.Enabled {
-		v.check(len(lb.Targets) > 0, "%s.loadBalancing.targets: must not be empty when load balancing is enabled", at)
+	if lb := u.LoadBalancing; lb != nil {
+		v.check(!lb.Enabled || len(lb.Targets) > 0, "%s.loadBalancing.targets: must not be empty when load balancing is enabled", at)
+		for i, t := range lb.Targets {
+			v.check(nonBlank(t.URL), "%s.loadBalancing.targets.%d.url: must not be blank", at, i)
+		}
 	}
 	if ut := u.UptimeTests; ut != nil {
 		for _, d := range []string{ut.HostDownRetestPeriod, ut.LogRetentionPeriod} {
