@@ -53,9 +53,11 @@ func requestError(r *http.Request, _ error) (int, []string) {
 	return http.StatusBadRequest, []string{"Malformed request data."}
 }
 
-// forwardPath passes the REST path to the gRPC handlers, which name it in a 403.
+// forwardPath passes the REST path to the gRPC handlers, which name it in a
+// 403. It goes as the client wrote it (percent-encoded): gRPC metadata
+// values must be printable ASCII.
 func forwardPath(_ context.Context, r *http.Request) metadata.MD {
-	return metadata.Pairs(api.PathMetadataKey, r.URL.Path)
+	return metadata.Pairs(api.PathMetadataKey, r.URL.EscapedPath())
 }
 
 // marshaler is the facade's codec. API definitions are google.api.HttpBody
