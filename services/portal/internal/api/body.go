@@ -146,7 +146,8 @@ func fieldProblems(msg proto.Message) []string {
 }
 
 // decodeObject sets msg's fields from a JSON object keyed by their JSON
-// names; null means absent. It returns one sentence per problem.
+// names; null means absent. It returns one sentence per problem, in field
+// order, then the misspelt names in key order.
 func decodeObject(data []byte, msg protoreflect.Message) []string {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []string{"Request body is empty: send a JSON object"}
