@@ -119,9 +119,9 @@ func (c *converter) splitVersions(opts Options) []*target {
 
 	if opts.Staging {
 		for _, t := range targets {
-			t.apiID = "staging-" + t.apiID
-			t.name = "[staged] " + t.name
-			t.listenPath = "/tyk-staging" + t.listenPath
+			t.apiID = StagingIDPrefix + t.apiID
+			t.name = StagingNamePrefix + t.name
+			t.listenPath = StagingListenPathPrefix + t.listenPath
 		}
 	}
 
