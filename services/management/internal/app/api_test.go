@@ -49,7 +49,7 @@ func TestPermissionMatrix(t *testing.T) {
 	missing := "ffffffffffffffffffffffffffffffff"
 	lookups := []call{{"GET", "/api/apis/" + missing, ""}, {"GET", "/api/apis/oas/" + missing, ""}, {"GET", "/api/apis/oas/" + missing + "/export", ""}}
 	cases := []struct {
-		perms                           string
+		perms                            string
 		apisR, apisW, usersR, usersW, lk bool
 	}{
 		{`{}`, true, true, true, true, true},

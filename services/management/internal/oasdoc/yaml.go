@@ -47,7 +47,7 @@ func YAMLToJSON(src []byte) ([]byte, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, errors.New("invalid YAML: want exactly one document")
 	}
-	w := &yamlWriter{}
+	w := &yamlWriter{aliasBudget: len(src) + 10000}
 	if err := w.node(&root, 0); err != nil {
 		return nil, err
 	}
@@ -56,6 +56,11 @@ func YAMLToJSON(src []byte) ([]byte, error) {
 
 type yamlWriter struct {
 	buf bytes.Buffer
+	// aliasBudget is how many more nodes may be written through aliases:
+	// about one per source byte, so that aliases cannot multiply the work
+	// ("billion laughs").
+	aliasBudget int
+	inAlias     int
 }
 
 // maxDepth bounds nesting, aliases included.
@@ -70,6 +75,11 @@ func (w *yamlWriter) node(n *yaml.Node, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("invalid YAML: nesting deeper than %d", maxDepth)
 	}
+	if w.inAlias > 0 {
+		if w.aliasBudget--; w.aliasBudget < 0 {
+			return errors.New("invalid YAML: aliases expand the document too much")
+		}
+	}
 	if w.buf.Len() > MaxYAMLExpansion {
 		return fmt.Errorf("invalid YAML: the document expands to more than %d bytes", MaxYAMLExpansion)
 	}
@@ -80,6 +90,8 @@ func (w *yamlWriter) node(n *yaml.Node, depth int) error {
 		}
 		return w.node(n.Content[0], depth+1)
 	case yaml.AliasNode:
+		w.inAlias++
+		defer func() { w.inAlias-- }()
 		return w.node(n.Alias, depth+1)
 	case yaml.MappingNode:
 		w.buf.WriteByte('{')
@@ -229,7 +241,7 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 				if err != nil {
 					return nil, err
 				}
-				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+				n.Content = append(n.Content, stringNode(key), v)
 			}
 			_, err := dec.Token() // '}'
 			return n, err
@@ -246,7 +258,7 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 			return n, err
 		}
 	case string:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: t}, nil
+		return stringNode(t), nil
 	case json.Number:
 		tag := "!!int"
 		if strings.ContainsAny(string(t), ".eE") {
@@ -259,4 +271,18 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// yaml11Bools are plain words a YAML 1.1 reader (such as Tyk's) takes for
+// booleans although YAML 1.2 does not; they are quoted so that any reader
+// gets a string back.
+var yaml11Bools = map[string]bool{"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true,
+	"no": true, "No": true, "NO": true, "on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true}
+
+func stringNode(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if yaml11Bools[s] {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }

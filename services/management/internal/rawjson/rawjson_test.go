@@ -1,0 +1,126 @@
+package rawjson
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		doc, value string
+		path       []string
+		want       string
+	}{
+		{`{"a":1}`, `"x"`, []string{"b"}, `{"a":1,"b":"x"}`},
+		{`{"a":1,"b":2}`, `3`, []string{"a"}, `{"a":3,"b":2}`},
+		{` { "a" : { } } `, `true`, []string{"a", "b"}, ` { "a" : {"b":true} } `},
+		{`{"a":{"x":9007199254740993}}`, `"d"`, []string{"a", "y"}, `{"a":{"x":9007199254740993,"y":"d"}}`},
+		{`{}`, `1`, []string{"a", "b", "c"}, `{"a":{"b":{"c":1}}}`},
+		{`{"z":0}`, `1`, []string{"a", "b"}, `{"z":0,"a":{"b":1}}`},
+		{`{"a":"}{\"","b":[1,{"c":2}]}`, `null`, []string{"b"}, `{"a":"}{\"","b":null}`},
+		{`{"a":1,"a":2}`, `3`, []string{"a"}, `{"a":1,"a":3}`},
+	}
+	for _, tt := range tests {
+		got, err := Set([]byte(tt.doc), []byte(tt.value), tt.path...)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Set(%s, %v, %s) = %s, %v; want %s", tt.doc, tt.path, tt.value, got, err, tt.want)
+		}
+	}
+	if _, err := Set([]byte(`{"a":[1]}`), []byte(`1`), "a", "b"); err == nil {
+		t.Error("Set into an array: want an error")
+	}
+}
+
+func TestDelete(t *testing.T) {
+	tests := []struct {
+		doc  string
+		path []string
+		want string
+	}{
+		{`{"a":1,"b":2,"c":3}`, []string{"b"}, `{"a":1,"c":3}`},
+		{`{"a":1,"b":2}`, []string{"b"}, `{"a":1}`},
+		{`{"a":1,"b":2}`, []string{"a"}, `{"b":2}`},
+		{`{ "a" : 1 }`, []string{"a"}, `{ }`},
+		{"{\n  \"x\": {\"a\": 1},\n  \"y\": 2\n}", []string{"x"}, "{\n  \"y\": 2\n}"},
+		{`{"i":{"x":1},"x":2}`, []string{"x"}, `{"i":{"x":1}}`},
+		{`{"x":1,"y":2,"x":3}`, []string{"x"}, `{"y":2}`},
+		{`{"a":1}`, []string{"nope"}, `{"a":1}`},
+	}
+	for _, tt := range tests {
+		got, _, err := Delete([]byte(tt.doc), tt.path...)
+		if err != nil || string(got) != tt.want || !json.Valid(got) {
+			t.Errorf("Delete(%s, %v) = %s, %v; want %s", tt.doc, tt.path, got, err, tt.want)
+		}
+	}
+}
+
+func TestLookupAndMembers(t *testing.T) {
+	doc := []byte(`{"a":{"b":[1,2],"c":"\u00e9\"}"},"d":-1.5e3}`)
+	for path, want := range map[string]string{"a.b": `[1,2]`, "a.c": `"\u00e9\"}"`, "d": `-1.5e3`} {
+		var p []string
+		for _, k := range splitDots(path) {
+			p = append(p, k)
+		}
+		got, ok, err := Lookup(doc, p...)
+		if !ok || err != nil || string(got) != want {
+			t.Errorf("Lookup %s = %s %v %v, want %s", path, got, ok, err, want)
+		}
+	}
+	if s, ok := String([]byte(`"\u00e9\"}"`)); !ok || s != "é\"}" {
+		t.Errorf("String: %q %v", s, ok)
+	}
+	for _, bad := range []string{`[]`, `{"a"}`, `{"a":1,}`, `{"a":1`, `"x"`} {
+		if _, err := Members([]byte(bad)); err == nil {
+			t.Errorf("Members(%s): want an error", bad)
+		}
+	}
+	if string(Quote("<&>")) != `"<&>"` {
+		t.Errorf("Quote escapes HTML: %s", Quote("<&>"))
+	}
+}
+
+func splitDots(s string) []string {
+	var out []string
+	start := 0
+	for i := range len(s) {
+		if s[i] == '.' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+// FuzzEdit: on any valid JSON object, Set and Delete give valid JSON that
+// holds the edit.
+func FuzzEdit(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"x":{"a":[{"b":"}"}]},"a":{}}`, ` {"a" : "\"" } `} {
+		f.Add([]byte(s), "a")
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, key string) {
+		if !json.Valid(doc) || !utf8.ValidString(key) {
+			return
+		}
+		if _, err := Members(doc); err != nil {
+			return
+		}
+		set, err := Set(doc, []byte(`"v"`), key, "k")
+		if err != nil {
+			return // the key holds a non-object
+		}
+		if !json.Valid(set) {
+			t.Fatalf("Set gave invalid JSON: %s", set)
+		}
+		if v, ok, _ := Lookup(set, key, "k"); !ok || string(v) != `"v"` {
+			t.Fatalf("Set then Lookup: %s %v in %s", v, ok, set)
+		}
+		del, _, err := Delete(set, key)
+		if err != nil || !json.Valid(del) {
+			t.Fatalf("Delete: %v %s", err, del)
+		}
+		if _, ok, _ := Lookup(del, key); ok {
+			t.Fatalf("Delete left %q in %s", key, del)
+		}
+	})
+}
