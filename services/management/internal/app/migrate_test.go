@@ -1,0 +1,383 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// classicTemplate is the converter's 4 KB benchmark input: a classic API
+// with two versions (one child) and a dozen endpoints.
+func classicTemplate(tb testing.TB) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "migrate", "testdata", "bench-4k.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// seedClassic writes n classic APIs made from the template straight into the
+// store file db, in one transaction, and returns their IDs in order.
+func seedClassic(tb testing.TB, db string, n int) []string {
+	tb.Helper()
+	tmpl := classicTemplate(tb)
+	st, err := store.Open(db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer st.Close()
+	ids := make([]string, n)
+	err = st.Update(func(t *store.Tx) error {
+		for i := range n {
+			ids[i] = fmt.Sprintf("%032x", i+1)
+			doc := tmpl
+			for _, f := range []struct {
+				value string
+				path  []string
+			}{{ids[i], []string{"api_id"}}, {fmt.Sprintf("API %d #seeded", i), []string{"name"}}, {fmt.Sprintf("/seeded-%d/", i), []string{"proxy", "listen_path"}}} {
+				if doc, err = rawjson.Set(doc, rawjson.Quote(f.value), f.path...); err != nil {
+					return err
+				}
+			}
+			dbID := t.NewDBID()
+			if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
+				return err
+			}
+			if err := t.PutAPI(store.API{ID: ids[i], DBID: dbID, Kind: store.Classic, Doc: doc}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ids
+}
+
+func migrateBody(mode string, ids ...string) string {
+	b, _ := json.Marshal(map[string]any{"mode": mode, "apiIDs": ids})
+	return string(b)
+}
+
+type report struct {
+	Success struct {
+		Count      int
+		APIIDs     []string                                  `json:"apiIDs"`
+		StagedAPIs []struct{ ClassicAPIID, OASAPIID string } `json:"stagedAPIs"`
+	}
+	Failure struct {
+		Count  int
+		Errors []struct {
+			APIID   string `json:"apiID"`
+			Message []string
+		}
+	}
+	Skipped struct {
+		Count int
+		APIs  []struct{ APIID, Message, Key string } `json:"apis"`
+	}
+	AbortedOnFailure bool
+}
+
+func (in *instance) migrate(t testing.TB, body string) report {
+	t.Helper()
+	r := in.admin("POST", "/api/apis/migrate", body)
+	var rep report
+	if r.status != 200 || json.Unmarshal([]byte(r.body), &rep) != nil {
+		t.Fatalf("migrate %s: %d %s", body, r.status, r.body)
+	}
+	return rep
+}
+
+func TestMigrateStagePromoteKeepsEditsAndVersions(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	ids := seedClassic(t, db, 1)
+	in := start(t, db)
+	id := ids[0]
+	if rep := in.migrate(t, migrateBody("stage", id)); rep.Success.Count != 1 || rep.Success.StagedAPIs[0].OASAPIID != "staging-"+id {
+		t.Fatalf("stage: %+v", rep)
+	}
+	child := migrate.StagingIDPrefix + migrate.ChildID(id, "v2")
+	expect(t, "staged child", in.admin("GET", "/api/apis/oas/"+child, nil), 200, "")
+	// edit the staged copy, then promote
+	staged := string(in.admin("GET", "/api/apis/oas/staging-"+id, nil).body)
+	edited := strings.Replace(staged, `"url":"http://`, `"url":"http://edited.`, 1)
+	expect(t, "edit staged", in.admin("PUT", "/api/apis/oas/staging-"+id, edited), 200, "")
+	if rep := in.migrate(t, migrateBody("promote", "staging-"+id)); rep.Success.Count != 1 || rep.Success.APIIDs[0] != id {
+		t.Fatalf("promote: %+v", rep)
+	}
+	promoted := string(in.admin("GET", "/api/apis/oas/"+id, nil).body)
+	for _, want := range []string{`"url":"http://edited.`, `"name":"API 0 #seeded"`, `"value":"/seeded-0/"`, `"id":"` + migrate.ChildID(id, "v2") + `"`} {
+		if !strings.Contains(promoted, want) {
+			t.Errorf("promoted document lacks %s: %s", want, promoted)
+		}
+	}
+	if strings.Contains(promoted, "staging-") || strings.Contains(promoted, "[staged]") || strings.Contains(promoted, "tyk-staging") {
+		t.Errorf("promoted document keeps a staging prefix: %s", promoted)
+	}
+	expect(t, "promoted child", in.admin("GET", "/api/apis/oas/"+migrate.ChildID(id, "v2"), nil), 200, "")
+	for _, gone := range []string{"staging-" + id, child} {
+		expect(t, "staged record removed", in.admin("GET", "/api/apis/oas/"+gone, nil), 404, mgmtErr("API not found"))
+	}
+	if rep := in.migrate(t, migrateBody("promote", id)); rep.Skipped.Count != 1 || rep.Skipped.APIs[0].Key != "already_migrated" {
+		t.Fatalf("promote twice: %+v", rep)
+	}
+}
+
+func TestMigrateRefusesWhatWouldBeOverwritten(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	ids := seedClassic(t, db, 2)
+	in := start(t, db)
+	// an OAS API already holds the ID the stage copy needs
+	expect(t, "squat", in.admin("POST", "/api/apis/oas", oasDoc("staging-"+ids[0], "Squatter", "/squat/")), 200, "")
+	rep := in.migrate(t, migrateBody("stage", ids[0]))
+	if rep.Failure.Count != 1 || !strings.Contains(rep.Failure.Errors[0].Message[0], "staging-"+ids[0]) {
+		t.Fatalf("stage onto a taken ID: %+v", rep)
+	}
+	// an OAS API holds a child version's ID
+	expect(t, "squat child", in.admin("POST", "/api/apis/oas", oasDoc(migrate.ChildID(ids[1], "v2"), "Squatter 2", "/squat2/")), 200, "")
+	rep = in.migrate(t, migrateBody("direct", ids[1]))
+	if rep.Failure.Count != 1 || !strings.Contains(rep.Failure.Errors[0].Message[0], migrate.ChildID(ids[1], "v2")) {
+		t.Fatalf("direct onto a taken version ID: %+v", rep)
+	}
+	if r := in.admin("GET", "/api/apis/"+ids[1], nil); r.status != 200 || bytes.Contains(r.body, []byte(`"is_oas":true`)) {
+		t.Fatalf("the refused API is no longer classic: %d %s", r.status, r.body)
+	}
+}
+
+func TestMigrateOverGRPC(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	ids := seedClassic(t, db, 1)
+	in := start(t, db)
+	res, err := in.client.Migrate(grpcCtx(adminToken), &managementv1.MigrateRequest{Mode: "dryRun", ApiIds: ids})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(res.GetReport().GetData(), &rep); err != nil || rep.Success.Count != 1 {
+		t.Fatalf("gRPC dryRun report: %v %s", err, res.GetReport().GetData())
+	}
+}
+
+// buildBinary builds the management binary once per test binary run.
+func buildBinary(tb testing.TB) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), "management")
+	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/management").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var listenLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`)
+
+// process is the management binary running on loopback.
+type process struct {
+	cmd  *exec.Cmd
+	base string
+}
+
+func startBinary(tb testing.TB, bin, db string) *process {
+	tb.Helper()
+	cmd := exec.Command(bin, "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db, "--bootstrap-token", adminToken)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	if !lines.Scan() {
+		tb.Fatalf("the binary printed nothing")
+	}
+	m := listenLine.FindStringSubmatch(lines.Text())
+	if m == nil {
+		tb.Fatalf("first line names no address: %s", lines.Text())
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+	p := &process{cmd: cmd, base: "http://" + m[1]}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if r, err := http.Get(p.base + "/healthz"); err == nil {
+			r.Body.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			tb.Fatal("the binary did not become healthy")
+		}
+	}
+}
+
+func (p *process) post(body string) (*http.Response, error) {
+	req, _ := http.NewRequest("POST", p.base+"/api/apis/migrate", strings.NewReader(body))
+	req.Header.Set("Authorization", adminToken)
+	return http.DefaultClient.Do(req)
+}
+
+// TestMigrateCrashLeavesEveryAPIWhole kills the service with SIGKILL in the
+// middle of a large direct migration, restarts it, and checks that every API
+// is wholly classic (byte for byte as before) or wholly OAS with all its
+// versions, and that nothing is lost or doubled.
+func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and migrates thousands of APIs")
+	}
+	const n = 4000
+	bin := buildBinary(t)
+	for _, after := range []time.Duration{150 * time.Millisecond, 600 * time.Millisecond} {
+		t.Run(after.String(), func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "management.db")
+			ids := seedClassic(t, db, n)
+			before := map[string][]byte{}
+			st, _ := store.Open(db)
+			st.View(func(tx *store.Tx) error {
+				for _, id := range ids {
+					a, _ := tx.API(id)
+					before[id] = a.Doc
+				}
+				return nil
+			})
+			st.Close()
+
+			p := startBinary(t, bin, db)
+			go p.post(`{"mode":"direct","all":true}`)
+			time.Sleep(after)
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			p.cmd.Wait()
+
+			st, err := store.Open(db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			migrated := 0
+			err = st.View(func(tx *store.Tx) error {
+				all := tx.IDs(0)
+				want := n
+				for _, id := range ids {
+					a, err := tx.API(id)
+					if err != nil {
+						return fmt.Errorf("api %s lost: %v", id, err)
+					}
+					child := migrate.ChildID(id, "v2")
+					switch a.Kind {
+					case store.Classic:
+						if !bytes.Equal(a.Doc, before[id]) {
+							return fmt.Errorf("classic api %s changed", id)
+						}
+						if tx.Exists(child) {
+							return fmt.Errorf("classic api %s has a stored version %s", id, child)
+						}
+					case store.OAS:
+						migrated++
+						want++
+						if c, err := tx.API(child); err != nil || c.BaseID != id {
+							return fmt.Errorf("migrated api %s lacks its version %s: %v", id, child, err)
+						}
+					}
+				}
+				if len(all) != want {
+					return fmt.Errorf("%d APIs stored, want %d (%d classic APIs, %d migrated with one version each)", len(all), want, n, migrated)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("killed after %v: %d of %d APIs were migrated, every API whole", after, migrated, n)
+			// the rest migrates after the restart
+			st.Close()
+			p = startBinary(t, bin, db)
+			res, err := p.post(`{"mode":"direct","all":true}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep report
+			json.NewDecoder(res.Body).Decode(&rep)
+			res.Body.Close()
+			if rep.Success.Count != n-migrated || rep.Failure.Count != 0 {
+				t.Fatalf("after the restart: %d migrated, %d failed; want %d, 0", rep.Success.Count, rep.Failure.Count, n-migrated)
+			}
+		})
+	}
+}
+
+// BenchmarkMigrateDirect10k migrates 10,000 classic APIs (4 KB, two versions
+// each) through POST /api/apis/migrate with all:true on the real binary, and
+// reports the service's peak resident memory.
+func BenchmarkMigrateDirect10k(b *testing.B) {
+	const n = 10000
+	bin := buildBinary(b)
+	seeded := filepath.Join(b.TempDir(), "seed.db")
+	seedClassic(b, seeded, n)
+	template, err := os.ReadFile(seeded)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var peakKB int
+	for b.Loop() {
+		b.StopTimer()
+		db := filepath.Join(b.TempDir(), "management.db")
+		if err := os.WriteFile(db, template, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		p := startBinary(b, bin, db)
+		b.StartTimer()
+		res, err := p.post(`{"mode":"direct","all":true}`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var rep report
+		json.NewDecoder(res.Body).Decode(&rep)
+		res.Body.Close()
+		b.StopTimer()
+		if rep.Success.Count != n {
+			b.Fatalf("migrated %d of %d: %+v", rep.Success.Count, n, rep.Failure)
+		}
+		peakKB = max(peakKB, peakRSS(b, p.cmd.Process.Pid))
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		p.cmd.Wait()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(peakKB)/1024, "peak-MB")
+}
+
+// peakRSS reads a process's peak resident set size in KiB (Linux).
+func peakRSS(tb testing.TB, pid int) int {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Logf("peak memory not available: %v", err)
+		return 0
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
+}
