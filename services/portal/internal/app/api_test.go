@@ -544,3 +544,15 @@ func TestRestartKeepsData(t *testing.T) {
 		t.Errorf("next product ID %s, want 2", next)
 	}
 }
+
+func TestOpenAPIDescribesIDListsAsArrays(t *testing.T) {
+	p := newPortal(t)
+	doc := p.expect(p.do("GET", "/openapi.json", "", withAuth{}), 200, "openapi").(map[string]any)
+	def := doc["definitions"].(map[string]any)["v1IdList"].(map[string]any)
+	if def["type"] != "array" || def["items"].(map[string]any)["type"] != "string" {
+		t.Errorf("v1IdList: %v", def)
+	}
+	if _, ok := doc["paths"].(map[string]any)["/portal-api/products/{product_id}/docs/{doc_id}"]; !ok {
+		t.Error("the page path is not described")
+	}
+}

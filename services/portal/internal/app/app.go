@@ -10,7 +10,6 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
-	"github.com/gatehouse/gatehouse/gen/openapi"
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
@@ -45,6 +44,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		l.Close()
 		return err
 	}
+	doc, err := openAPI()
+	if err != nil {
+		l.Close()
+		return err
+	}
 	srv := api.New(st, log)
 	marshaler := api.NewMarshaler()
 	// The facade's mux, known once Register runs (before any request), so
@@ -62,7 +66,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 				mux = m
 				return portalv1.RegisterPortalServiceHandler(ctx, m, conn)
 			},
-			OpenAPI:      openapi.Portal,
+			OpenAPI:      doc,
 			Marshal:      api.MarshalOptions,
 			ErrorBody:    errorBody,
 			RequestError: api.RequestError,
