@@ -417,7 +417,6 @@ func TestHTTPShapes(t *testing.T) {
 	}
 	big := bytes.Repeat([]byte("a"), 16<<20+1)
 	expect(t, "too large", in.admin("POST", "/api/apis", big), 413, mgmtErr("request body too large"))
-	expect(t, "migrate not yet", in.admin("POST", "/api/apis/migrate", `{"mode":"dryRun","all":true}`), 501, "")
 	m := in.admin("POST", "/api/apis/migrate", `{"mode":5}`)
 	expect(t, "migrate malformed", m, 400, `{"ID":"","Message":"Malformed request body","Meta":null,"Status":"Error"}`)
 	if !bytes.HasPrefix(m.body, []byte(`{"ID":"","Message":`)) {
@@ -448,9 +447,6 @@ func TestGRPC(t *testing.T) {
 	cats, err := in.client.ListCategories(ctx, &managementv1.ListCategoriesRequest{})
 	if err != nil || len(cats.GetCategories()) != 0 {
 		t.Fatalf("ListCategories: %v %v", cats, err)
-	}
-	if _, err := in.client.Migrate(ctx, &managementv1.MigrateRequest{Mode: "dryRun", All: true}); status.Code(err) != codes.Unimplemented {
-		t.Fatalf("Migrate: %v", err)
 	}
 }
 

@@ -107,14 +107,14 @@ func TestYAMLRoundTripKeepsOrderAndNumbers(t *testing.T) {
 
 func TestYAMLToJSON(t *testing.T) {
 	for in, want := range map[string]string{
-		"a: 0x1F\nb: 0o17\nc: +5\nd: 1_000\n":        `{"a":31,"b":15,"c":5,"d":1000}`,
-		"a: 9007199254740993\nb: 1.50\nc: 1e3\n":     `{"a":9007199254740993,"b":1.50,"c":1e3}`,
-		"200: x\ntrue: y\n~: z\n":                    `{"200":"x","true":"y","~":"z"}`,
-		"a: &x [1]\nb: *x\n":                         `{"a":[1],"b":[1]}`,
-		"a: 2024-01-01\nb: !!binary aGk=\nc: yes\n":  `{"a":"2024-01-01","b":"aGk=","c":"yes"}`,
-		"a: ~\nb: null\nc: True\n":                   `{"a":null,"b":null,"c":true}`,
-		"s: \"<&>\"\n":                               `{"s":"<&>"}`,
-		"- 1\n- two\n":                               `[1,"two"]`,
+		"a: 0x1F\nb: 0o17\nc: +5\nd: 1_000\n":       `{"a":31,"b":15,"c":5,"d":1000}`,
+		"a: 9007199254740993\nb: 1.50\nc: 1e3\n":    `{"a":9007199254740993,"b":1.50,"c":1e3}`,
+		"200: x\ntrue: y\n~: z\n":                   `{"200":"x","true":"y","~":"z"}`,
+		"a: &x [1]\nb: *x\n":                        `{"a":[1],"b":[1]}`,
+		"a: 2024-01-01\nb: !!binary aGk=\nc: yes\n": `{"a":"2024-01-01","b":"aGk=","c":"yes"}`,
+		"a: ~\nb: null\nc: True\n":                  `{"a":null,"b":null,"c":true}`,
+		"s: \"<&>\"\n":                              `{"s":"<&>"}`,
+		"- 1\n- two\n":                              `[1,"two"]`,
 	} {
 		got, err := YAMLToJSON([]byte(in))
 		if err != nil || string(got) != want {
