@@ -17,7 +17,8 @@ func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductR
 		in = &portalv1.ProductInput{}
 	}
 	msgs := productFieldProblems(in)
-	if in.Name == nil || in.GetName() == "" {
+	if in.Name == nil { // an empty one is a field problem
+
 		msgs = append([]string{"Name is required"}, msgs...)
 	}
 	if len(msgs) > 0 {

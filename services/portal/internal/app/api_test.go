@@ -151,7 +151,7 @@ func TestProducts(t *testing.T) {
 		p.errorsOf(p.do("GET", "/portal-api/products"+q, ""), 400, "list "+q)
 	}
 
-	for _, req := range []string{"name missing", `{"Name":`, `{"Name":5}`, `[]`} {
+	for _, req := range []string{"name missing", `{"Name":`, `{"Name":5}`, `[]`, `{"Name":""}`, `{"Name":null}`} {
 		body := req
 		if req == "name missing" {
 			body = `{"DisplayName":"x"}`
