@@ -18,7 +18,6 @@ func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductR
 	}
 	msgs := productFieldProblems(in)
 	if in.Name == nil { // an empty one is a field problem
-
 		msgs = append([]string{"Name is required"}, msgs...)
 	}
 	if len(msgs) > 0 {
