@@ -32,7 +32,6 @@ var (
 	errUseOAS            = rest.Error(codes.FailedPrecondition, http.StatusBadRequest, "Use the OAS API endpoints for this API")
 	errNoExtension       = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "The payload should contain x-tyk-api-gateway")
 	errCategoriesCorrupt = rest.Error(codes.Internal, http.StatusInternalServerError, "Failed to marshal categories payload.")
-	errMalformedRequest  = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Malformed request data.")
 	errNoExport          = rest.Error(codes.FailedPrecondition, http.StatusBadRequest, "Could not retrieve API detail.")
 	errUserExists        = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "User email already exists")
 	errUserInvalid       = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "User object validation failed.")

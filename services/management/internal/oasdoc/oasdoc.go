@@ -107,8 +107,13 @@ func Validate(ctx context.Context, doc []byte) error {
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
-	d, err := loader.LoadFromData(doc)
-	if err != nil {
+	// The document is JSON already: decode it directly rather than through
+	// LoadFromData, which converts it to YAML and back first.
+	d := &openapi3.T{}
+	if err := d.UnmarshalJSON(doc); err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	if err := loader.ResolveRefsIn(d, nil); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
 	if err := d.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {

@@ -58,11 +58,7 @@ func TestDelete(t *testing.T) {
 func TestLookupAndMembers(t *testing.T) {
 	doc := []byte(`{"a":{"b":[1,2],"c":"\u00e9\"}"},"d":-1.5e3}`)
 	for path, want := range map[string]string{"a.b": `[1,2]`, "a.c": `"\u00e9\"}"`, "d": `-1.5e3`} {
-		var p []string
-		for _, k := range splitDots(path) {
-			p = append(p, k)
-		}
-		got, ok, err := Lookup(doc, p...)
+		got, ok, err := Lookup(doc, splitDots(path)...)
 		if !ok || err != nil || string(got) != want {
 			t.Errorf("Lookup %s = %s %v %v, want %s", path, got, ok, err, want)
 		}
