@@ -11,7 +11,7 @@ GOOGLEAPIS_FROM := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 OPENAPIV2_FROM := github.com/grpc-ecosystem/grpc-gateway/v2@v2.32.0
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Services whose part of ../shared/contract passes; `make contract` runs them.
-CONTRACT_SERVICES ?= studio portal
+CONTRACT_SERVICES ?= studio management portal
 CONTRACT := ../shared/contract/run
 
 .PHONY: help build run test lint generate checkgenerate bench contract clean
