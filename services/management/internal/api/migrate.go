@@ -90,13 +90,8 @@ func (s *Server) Migrate(ctx context.Context, req *managementv1.MigrateRequest) 
 		return nil, s.storeError(err, errInternal)
 	}
 	run := &migration{s: s, mode: req.GetMode(), override: req.GetOverrideStaged(), abort: req.GetAbortOnFailure(), seen: map[string]bool{}}
-	for chunk := range slices.Chunk(ids, migrateChunk) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if !run.round(chunk) {
-			break
-		}
+	if err := run.run(ctx, ids); err != nil {
+		return nil, err
 	}
 	rep := &run.report
 	s.log.Info("migration", "mode", run.mode, "requested", len(ids), "success", len(rep.success),
@@ -141,7 +136,7 @@ type migration struct {
 	mode     string
 	override bool
 	abort    bool
-	seen     map[string]bool // classic IDs already taken, so that a staged copy's ID and its API count once
+	seen     map[string]bool // classic IDs already taken, so that a staged copy's ID and its API count once (reader only)
 	report   migrationReport
 }
 
@@ -167,16 +162,45 @@ func (o outcome) decided() bool { return o.ok || o.skipKey != "" || o.failure !=
 func failed(msgs []string) outcome { return outcome{failure: msgs} }
 func skipped(key string) outcome   { return outcome{skipKey: key} }
 
-// round reads, converts and writes one chunk of IDs and reports them; it
-// returns false when the run stops on a failure.
-func (m *migration) round(ids []string) bool {
-	items := m.read(ids)
-	if m.mode != modePromote {
-		m.convert(items)
+// run migrates ids chunk by chunk. Reading and converting the next chunk
+// overlaps with writing the current one: the converter uses every core while
+// the writer waits on its transaction's fsync. That is safe because every
+// write re-checks what its conversion read.
+func (m *migration) run(ctx context.Context, ids []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	prepared := make(chan []*item, 1)
+	go func() {
+		defer close(prepared)
+		for chunk := range slices.Chunk(ids, migrateChunk) {
+			items := m.read(chunk)
+			if m.mode != modePromote {
+				m.convert(items)
+			}
+			select {
+			case prepared <- items:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for items := range prepared {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if m.mode != modeDryRun {
+			m.write(items)
+		}
+		if !m.reportRound(items) {
+			return nil // cancel stops the producer
+		}
 	}
-	if m.mode != modeDryRun {
-		m.write(items)
-	}
+	return ctx.Err()
+}
+
+// reportRound adds a written chunk to the report; it returns false when the
+// run stops on a failure.
+func (m *migration) reportRound(items []*item) bool {
 	for _, it := range items {
 		o := it.planned
 		if !o.decided() {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // ErrSyntax means the text is not the JSON the function expected.
@@ -48,8 +49,8 @@ func Members(obj []byte) ([]Member, error) {
 		if err != nil {
 			return nil, err
 		}
-		var key string
-		if err := json.Unmarshal(obj[i:keyEnd], &key); err != nil {
+		key, ok := String(obj[i:keyEnd])
+		if !ok {
 			return nil, ErrSyntax
 		}
 		j := skipSpace(obj, keyEnd)
@@ -103,25 +104,40 @@ func Lookup(doc []byte, path ...string) ([]byte, bool, error) {
 
 // locate finds the span of the value at path.
 func locate(doc []byte, path []string) (start, end int, ok bool, err error) {
-	start = skipSpace(doc, 0)
-	end, err = skipValue(doc, start)
-	if err != nil {
-		return 0, 0, false, err
+	if len(path) == 0 {
+		start = skipSpace(doc, 0)
+		end, err = skipValue(doc, start)
+		return start, end, err == nil, err
 	}
-	for _, key := range path {
-		m, found, err := Find(doc[start:end], key)
-		if err != nil || !found {
-			return 0, 0, false, err
+	start, end, depth, err := walk(doc, path)
+	return start, end, err == nil && depth == len(path), err
+}
+
+// walk follows path from the root as far as it exists, scanning each object
+// on the way once. It returns how many keys it followed and the span of the
+// value they lead to; the root's span runs to the end of doc.
+func walk(doc []byte, path []string) (start, end, depth int, err error) {
+	start, end = skipSpace(doc, 0), len(doc)
+	for ; depth < len(path); depth++ {
+		m, found, err := Find(doc[start:end], path[depth])
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		if !found {
+			break
 		}
 		start, end = start+m.ValueStart, start+m.ValueEnd
 	}
-	return start, end, true, nil
+	return start, end, depth, nil
 }
 
 // String decodes raw as a JSON string; ok is false for any other value.
 func String(raw []byte) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
+	}
+	if body := raw[1 : len(raw)-1]; raw[len(raw)-1] == '"' && bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) && noControl(body) {
+		return string(body), true // nothing to unescape
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
@@ -146,35 +162,19 @@ func Set(doc []byte, value []byte, path ...string) ([]byte, error) {
 	if len(path) == 0 {
 		return nil, errors.New("rawjson: empty path")
 	}
-	for depth := len(path); depth >= 1; depth-- {
-		start, end, ok, err := locate(doc, path[:depth])
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		if depth == len(path) {
-			return splice(doc, start, end, value), nil
-		}
-		// path[:depth] exists: add path[depth] to it, wrapping the rest in new objects.
-		member := value
-		for i := len(path) - 1; i > depth; i-- {
-			member = concat([]byte("{"), Quote(path[i]), []byte(":"), member, []byte("}"))
-		}
-		return addMember(doc, start, end, path[depth], member)
-	}
-	// Not even path[0] exists: add it to the root.
-	member := value
-	for i := len(path) - 1; i > 0; i-- {
-		member = concat([]byte("{"), Quote(path[i]), []byte(":"), member, []byte("}"))
-	}
-	start := skipSpace(doc, 0)
-	end, err := skipValue(doc, start)
+	start, end, depth, err := walk(doc, path)
 	if err != nil {
 		return nil, err
 	}
-	return addMember(doc, start, end, path[0], member)
+	if depth == len(path) {
+		return splice(doc, start, end, value), nil
+	}
+	// path[:depth] exists: add path[depth] to it, wrapping the rest in new objects.
+	member := value
+	for i := len(path) - 1; i > depth; i-- {
+		member = concat([]byte("{"), Quote(path[i]), []byte(":"), member, []byte("}"))
+	}
+	return addMember(doc, start, end, path[depth], member)
 }
 
 // addMember adds "key":value as the last member of the object at doc[start:end].
@@ -305,7 +305,7 @@ func skipValue(b []byte, i int) (int, error) {
 		return 0, ErrSyntax
 	default:
 		j := i
-		for j < len(b) && !bytes.ContainsRune([]byte(" \t\r\n,}]"), rune(b[j])) {
+		for j < len(b) && !endsScalar(b[j]) {
 			j++
 		}
 		if j == i {
@@ -313,4 +313,23 @@ func skipValue(b []byte, i int) (int, error) {
 		}
 		return j, nil
 	}
+}
+
+// endsScalar reports whether c ends a number, true, false or null.
+func endsScalar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', ',', '}', ']':
+		return true
+	}
+	return false
+}
+
+// noControl reports whether b holds no control character (which a JSON string may not).
+func noControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return true
 }
