@@ -17,6 +17,7 @@ require (
 
 require (
 	github.com/go-openapi/jsonpointer v1.0.1 // indirect
+	github.com/goccy/go-json v0.12.0 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/oasdiff/yaml v0.1.1 // indirect
 	github.com/oasdiff/yaml3 v0.0.14 // indirect

@@ -2,7 +2,7 @@ package migrate
 
 import (
 	"encoding/base64"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"regexp"
 	"slices"
 	"strconv"
