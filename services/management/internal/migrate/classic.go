@@ -147,13 +147,6 @@ type authConfig struct {
 	} `json:"signature"`
 }
 
-// isZero reports whether the auth block configures nothing.
-func (a authConfig) isZero() bool {
-	return a.Name == "" && !a.UseParam && a.ParamName == "" && !a.UseCookie && a.CookieName == "" && !a.DisableHeader &&
-		a.AuthHeaderName == "" && !a.UseCertificate && !a.ValidateSignature && a.Signature.Algorithm == "" &&
-		a.Signature.Header == "" && a.Signature.Secret == ""
-}
-
 type classicScopes struct {
 	JWT  scopeClaim `json:"jwt"`
 	OIDC scopeClaim `json:"oidc"`
