@@ -29,7 +29,8 @@ run: build ## run all three services on their defaults; Ctrl-C stops them
 test: ## go test -race over the whole workspace
 	go test -race -count=1 work
 
-lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## go vet, staticcheck and buf lint
+lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticcheck and buf lint
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'not gofmt-formatted'; exit 1; }
 	go vet work
 	staticcheck work
 	buf lint

@@ -4,8 +4,10 @@
 package boltstore
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -64,3 +66,22 @@ func Open(path string, version int, buckets ...[]byte) (*bolt.DB, error) {
 	}
 	return db, nil
 }
+
+// ErrIDsExhausted means a bucket has handed out every uint32 id.
+var ErrIDsExhausted = errors.New("no ids left")
+
+// NextID hands out b's next uint32 id (from 1). bbolt keeps the sequence
+// with the bucket, so an id is never handed out twice, deleted or not.
+func NextID(b *bolt.Bucket) (uint32, error) {
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	if seq > math.MaxUint32 {
+		return 0, ErrIDsExhausted
+	}
+	return uint32(seq), nil
+}
+
+// Key is the big-endian key of a uint32 id: keys sort as the ids do.
+func Key(id uint32) []byte { return binary.BigEndian.AppendUint32(nil, id) }

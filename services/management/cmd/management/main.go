@@ -4,31 +4,8 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/management/internal/app"
 )
 
-func main() {
-	cfg, err := config.Parse("management", os.Args[1:], os.Getenv, app.Defaults, os.Stderr)
-	if errors.Is(err, config.ErrHelp) {
-		return
-	}
-	if err != nil {
-		os.Stderr.WriteString("management: " + err.Error() + "\n")
-		os.Exit(2)
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("service", "management")
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Run(ctx, cfg, log); err != nil {
-		log.Error("management stopped", "err", err)
-		os.Exit(1)
-	}
-}
+func main() { server.Main("management", app.Defaults, app.Serve) }

@@ -55,7 +55,9 @@ var (
 	msgInternal = []string{"internal error"}
 )
 
-func migrateError(msg string) error { return rest.Error(codes.InvalidArgument, http.StatusBadRequest, msg) }
+func migrateError(msg string) error {
+	return rest.Error(codes.InvalidArgument, http.StatusBadRequest, msg)
+}
 
 // checkMigrateRequest applies the request rules, in the contract's order.
 func checkMigrateRequest(req *managementv1.MigrateRequest) error {

@@ -39,8 +39,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	json "github.com/goccy/go-json"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"strings"
 )
 

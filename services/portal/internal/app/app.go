@@ -22,15 +22,6 @@ import (
 // Defaults are the portal's built-in addresses and store file (CONTRACT §0).
 var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db"}
 
-// Run listens and serves until ctx ends.
-func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	l, err := server.Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
-	if err != nil {
-		return err
-	}
-	return Serve(ctx, log, l, cfg)
-}
-
 // Serve opens the store, ensures the bootstrap admin key and serves on l
 // until ctx ends; the store is closed after both servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -40,7 +39,7 @@ var (
 	// ErrAlreadyExists means a tag or category with that name exists.
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrIDsExhausted means every uint32 id has been handed out.
-	ErrIDsExhausted = errors.New("no ids left")
+	ErrIDsExhausted = boltstore.ErrIDsExhausted
 )
 
 // Store is the portal's bbolt store. Every write is one transaction, fsynced
@@ -118,23 +117,8 @@ type Credential struct {
 // LabelLookup tells, inside a write transaction, whether a tag or category exists.
 type LabelLookup func(kind LabelKind, id uint32) bool
 
-func key(id uint32) []byte { return binary.BigEndian.AppendUint32(nil, id) }
-
 func pageKey(product, page uint32) []byte {
-	return binary.BigEndian.AppendUint32(key(product), page)
-}
-
-// nextID hands out the bucket's next id; bbolt keeps the sequence with the
-// bucket, so an id is never handed out twice, deleted or not.
-func nextID(b *bolt.Bucket) (uint32, error) {
-	seq, err := b.NextSequence()
-	if err != nil {
-		return 0, err
-	}
-	if seq > math.MaxUint32 {
-		return 0, ErrIDsExhausted
-	}
-	return uint32(seq), nil
+	return binary.BigEndian.AppendUint32(boltstore.Key(product), page)
 }
 
 func put(b *bolt.Bucket, k []byte, v any) error {
@@ -180,12 +164,12 @@ func hasPrefix(k, prefix []byte) bool {
 func (s *Store) CreateProduct(_ context.Context, p Product) (Product, error) {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(productBucket)
-		id, err := nextID(b)
+		id, err := boltstore.NextID(b)
 		if err != nil {
 			return err
 		}
 		p.ID = id
-		return put(b, key(id), p)
+		return put(b, boltstore.Key(id), p)
 	})
 	return p, err
 }
@@ -195,7 +179,7 @@ func (s *Store) GetProduct(_ context.Context, id uint32) (Product, error) {
 	var p Product
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		p, err = decode[Product](tx.Bucket(productBucket).Get(key(id)), "product")
+		p, err = decode[Product](tx.Bucket(productBucket).Get(boltstore.Key(id)), "product")
 		return err
 	})
 	return p, err
@@ -221,14 +205,14 @@ func (s *Store) UpdateProduct(_ context.Context, id uint32, update func(*Product
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(productBucket)
 		var err error
-		if p, err = decode[Product](b.Get(key(id)), "product"); err != nil {
+		if p, err = decode[Product](b.Get(boltstore.Key(id)), "product"); err != nil {
 			return err
 		}
 		if err := update(&p); err != nil {
 			return err
 		}
 		p.ID = id
-		return put(b, key(id), p)
+		return put(b, boltstore.Key(id), p)
 	})
 	return p, err
 }
@@ -237,18 +221,18 @@ func (s *Store) UpdateProduct(_ context.Context, id uint32, update func(*Product
 func (s *Store) DeleteProduct(_ context.Context, id uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(productBucket)
-		if b.Get(key(id)) == nil {
+		if b.Get(boltstore.Key(id)) == nil {
 			return ErrNotFound
 		}
 		pages := tx.Bucket(pageBucket)
-		prefix := key(id)
+		prefix := boltstore.Key(id)
 		c := pages.Cursor()
 		for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, _ = c.Seek(prefix) {
 			if err := c.Delete(); err != nil {
 				return err
 			}
 		}
-		return b.Delete(key(id))
+		return b.Delete(boltstore.Key(id))
 	})
 }
 
@@ -258,14 +242,14 @@ func (s *Store) DeleteProduct(_ context.Context, id uint32) error {
 func (s *Store) CreatePage(_ context.Context, product uint32, fill func(*Page, LabelLookup) error) (Page, error) {
 	var p Page
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(productBucket).Get(key(product)) == nil {
+		if tx.Bucket(productBucket).Get(boltstore.Key(product)) == nil {
 			return ErrNotFound
 		}
 		if err := fill(&p, lookupIn(tx)); err != nil {
 			return err
 		}
 		b := tx.Bucket(pageBucket)
-		id, err := nextID(b)
+		id, err := boltstore.NextID(b)
 		if err != nil {
 			return err
 		}
@@ -296,11 +280,11 @@ func (s *Store) GetPage(_ context.Context, product, id uint32) (Page, error) {
 func (s *Store) ListPages(_ context.Context, product uint32, offset, limit int) ([]Page, error) {
 	out := []Page{}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(productBucket).Get(key(product)) == nil {
+		if tx.Bucket(productBucket).Get(boltstore.Key(product)) == nil {
 			return ErrNotFound
 		}
 		names := map[labelRef]string{}
-		return window(tx.Bucket(pageBucket).Cursor(), key(product), offset, limit, func(_, v []byte) error {
+		return window(tx.Bucket(pageBucket).Cursor(), boltstore.Key(product), offset, limit, func(_, v []byte) error {
 			p, err := decode[Page](v, "page")
 			if err != nil {
 				return err
@@ -356,7 +340,7 @@ type labelRef struct {
 
 func lookupIn(tx *bolt.Tx) LabelLookup {
 	return func(kind LabelKind, id uint32) bool {
-		return tx.Bucket(labelBuckets[kind][0]).Get(key(id)) != nil
+		return tx.Bucket(labelBuckets[kind][0]).Get(boltstore.Key(id)) != nil
 	}
 }
 
@@ -379,7 +363,7 @@ func names(tx *bolt.Tx, kind LabelKind, ids []uint32, cache map[labelRef]string)
 			out = append(out, n)
 			continue
 		}
-		raw := b.Get(key(id))
+		raw := b.Get(boltstore.Key(id))
 		if raw == nil {
 			continue
 		}
@@ -404,15 +388,15 @@ func (s *Store) CreateLabel(_ context.Context, kind LabelKind, name string) (Lab
 		if byName.Get([]byte(name)) != nil {
 			return ErrAlreadyExists
 		}
-		id, err := nextID(b)
+		id, err := boltstore.NextID(b)
 		if err != nil {
 			return err
 		}
 		l.ID = id
-		if err := byName.Put([]byte(name), key(id)); err != nil {
+		if err := byName.Put([]byte(name), boltstore.Key(id)); err != nil {
 			return err
 		}
-		return put(b, key(id), l)
+		return put(b, boltstore.Key(id), l)
 	})
 	return l, err
 }
@@ -435,14 +419,14 @@ func (s *Store) ListLabels(_ context.Context, kind LabelKind) ([]Label, error) {
 func (s *Store) DeleteLabel(_ context.Context, kind LabelKind, id uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, byName := tx.Bucket(labelBuckets[kind][0]), tx.Bucket(labelBuckets[kind][1])
-		l, err := decode[Label](b.Get(key(id)), "label")
+		l, err := decode[Label](b.Get(boltstore.Key(id)), "label")
 		if err != nil {
 			return err
 		}
 		if err := byName.Delete([]byte(l.Name)); err != nil {
 			return err
 		}
-		if err := b.Delete(key(id)); err != nil {
+		if err := b.Delete(boltstore.Key(id)); err != nil {
 			return err
 		}
 		return unlinkLabel(tx, kind, id)

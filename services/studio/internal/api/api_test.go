@@ -26,9 +26,15 @@ func TestStorageFailureIs500(t *testing.T) {
 	st.Close()
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"delete": func() error { _, err := srv.DeleteLlmSettings(ctx, &studiov1.DeleteLlmSettingsRequest{Id: "1"}); return err },
-		"get":    func() error { _, err := srv.GetLlmSettings(ctx, &studiov1.GetLlmSettingsRequest{Id: "1"}); return err },
-		"patch":  func() error { _, err := srv.UpdateLlmSettings(ctx, &studiov1.UpdateLlmSettingsRequest{Id: "1"}); return err },
+		"delete": func() error {
+			_, err := srv.DeleteLlmSettings(ctx, &studiov1.DeleteLlmSettingsRequest{Id: "1"})
+			return err
+		},
+		"get": func() error { _, err := srv.GetLlmSettings(ctx, &studiov1.GetLlmSettingsRequest{Id: "1"}); return err },
+		"patch": func() error {
+			_, err := srv.UpdateLlmSettings(ctx, &studiov1.UpdateLlmSettingsRequest{Id: "1"})
+			return err
+		},
 	}
 	for name, call := range calls {
 		st := status.Convert(call())

@@ -84,7 +84,7 @@ func validate(a *studiov1.LlmSettingsAttributes) error {
 		}
 	}
 	for _, f := range []struct {
-		name     string
+		name      string
 		v, lo, hi float64
 	}{{"temperature", a.Temperature, 0, 2}, {"top_p", a.TopP, 0, 1}} {
 		if !(f.v >= f.lo && f.v <= f.hi) { // NaN fails too

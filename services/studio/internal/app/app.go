@@ -24,15 +24,6 @@ import (
 // Defaults are the studio's built-in addresses and store file (CONTRACT §0).
 var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:8080", GRPCAddr: "127.0.0.1:9080", DBPath: "data/studio.db"}
 
-// Run listens and serves until ctx ends.
-func Run(ctx context.Context, cfg config.Config, log *slog.Logger) error {
-	l, err := server.Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
-	if err != nil {
-		return err
-	}
-	return Serve(ctx, log, l, cfg)
-}
-
 // Serve opens the store, ensures the bootstrap admin and serves on l until
 // ctx ends; the store is closed after both servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {

@@ -260,7 +260,9 @@ func TestRESTUsers(t *testing.T) {
 	var created struct {
 		Data struct {
 			ID         string
-			Attributes struct{ APIKey string `json:"api_key"` }
+			Attributes struct {
+				APIKey string `json:"api_key"`
+			}
 		}
 	}
 	if err := json.Unmarshal([]byte(r.body), &created); err != nil || r.status != 201 || created.Data.Attributes.APIKey == "" {

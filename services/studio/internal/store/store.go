@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/protobuf/proto"
@@ -33,7 +32,7 @@ var (
 	// ErrNotFound means no record has that id.
 	ErrNotFound = errors.New("not found")
 	// ErrIDsExhausted means every uint32 id has been handed out.
-	ErrIDsExhausted = errors.New("no ids left")
+	ErrIDsExhausted = boltstore.ErrIDsExhausted
 )
 
 // Store is the studio's bbolt store.
@@ -57,21 +56,6 @@ type LlmSettings struct {
 	Attrs *studiov1.LlmSettingsAttributes
 }
 
-func key(id uint32) []byte { return binary.BigEndian.AppendUint32(nil, id) }
-
-// nextID hands out the bucket's next id; bbolt's sequence is stored with the
-// bucket, so an id is never handed out twice, deleted or not.
-func nextID(b *bolt.Bucket) (uint32, error) {
-	seq, err := b.NextSequence()
-	if err != nil {
-		return 0, err
-	}
-	if seq > math.MaxUint32 {
-		return 0, ErrIDsExhausted
-	}
-	return uint32(seq), nil
-}
-
 // CreateLlmSettings stores attrs under a new id.
 func (s *Store) CreateLlmSettings(_ context.Context, attrs *studiov1.LlmSettingsAttributes) (uint32, error) {
 	val, err := proto.MarshalOptions{Deterministic: true}.Marshal(attrs)
@@ -81,10 +65,10 @@ func (s *Store) CreateLlmSettings(_ context.Context, attrs *studiov1.LlmSettings
 	var id uint32
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(llmBucket)
-		if id, err = nextID(b); err != nil {
+		if id, err = boltstore.NextID(b); err != nil {
 			return err
 		}
-		return b.Put(key(id), val)
+		return b.Put(boltstore.Key(id), val)
 	})
 	return id, err
 }
@@ -94,7 +78,7 @@ func (s *Store) GetLlmSettings(_ context.Context, id uint32) (*studiov1.LlmSetti
 	var attrs *studiov1.LlmSettingsAttributes
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		attrs, err = decodeLlm(tx.Bucket(llmBucket).Get(key(id)))
+		attrs, err = decodeLlm(tx.Bucket(llmBucket).Get(boltstore.Key(id)))
 		return err
 	})
 	return attrs, err
@@ -107,7 +91,7 @@ func (s *Store) UpdateLlmSettings(_ context.Context, id uint32, update func(*stu
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(llmBucket)
 		var err error
-		if attrs, err = decodeLlm(b.Get(key(id))); err != nil {
+		if attrs, err = decodeLlm(b.Get(boltstore.Key(id))); err != nil {
 			return err
 		}
 		if err := update(attrs); err != nil {
@@ -117,7 +101,7 @@ func (s *Store) UpdateLlmSettings(_ context.Context, id uint32, update func(*stu
 		if err != nil {
 			return err
 		}
-		return b.Put(key(id), val)
+		return b.Put(boltstore.Key(id), val)
 	})
 	return attrs, err
 }
@@ -126,10 +110,10 @@ func (s *Store) UpdateLlmSettings(_ context.Context, id uint32, update func(*stu
 func (s *Store) DeleteLlmSettings(_ context.Context, id uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(llmBucket)
-		if b.Get(key(id)) == nil {
+		if b.Get(boltstore.Key(id)) == nil {
 			return ErrNotFound
 		}
-		return b.Delete(key(id))
+		return b.Delete(boltstore.Key(id))
 	})
 }
 
@@ -187,7 +171,7 @@ func (s *Store) CreateUser(_ context.Context, u User) (User, error) {
 
 func putNewUser(tx *bolt.Tx, u *User) error {
 	b := tx.Bucket(userBucket)
-	id, err := nextID(b)
+	id, err := boltstore.NextID(b)
 	if err != nil {
 		return err
 	}
@@ -196,10 +180,10 @@ func putNewUser(tx *bolt.Tx, u *User) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Put(key(id), val); err != nil {
+	if err := b.Put(boltstore.Key(id), val); err != nil {
 		return err
 	}
-	return tx.Bucket(keyBucket).Put(u.KeyHash, key(id))
+	return tx.Bucket(keyBucket).Put(u.KeyHash, boltstore.Key(id))
 }
 
 // ListUsers returns every user in id order.
@@ -222,7 +206,7 @@ func (s *Store) ListUsers(_ context.Context) ([]User, error) {
 func (s *Store) DeleteUser(_ context.Context, id uint32) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(userBucket)
-		v := b.Get(key(id))
+		v := b.Get(boltstore.Key(id))
 		if v == nil {
 			return ErrNotFound
 		}
@@ -233,7 +217,7 @@ func (s *Store) DeleteUser(_ context.Context, id uint32) error {
 		if err := tx.Bucket(keyBucket).Delete(u.KeyHash); err != nil {
 			return err
 		}
-		return b.Delete(key(id))
+		return b.Delete(boltstore.Key(id))
 	})
 }
 

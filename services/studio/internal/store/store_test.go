@@ -59,7 +59,10 @@ func TestLlmSettingsLifecycle(t *testing.T) {
 	for name, err := range map[string]error{
 		"get":    func() error { _, err := s.GetLlmSettings(ctx, id); return err }(),
 		"delete": s.DeleteLlmSettings(ctx, id),
-		"update": func() error { _, err := s.UpdateLlmSettings(ctx, id, func(*studiov1.LlmSettingsAttributes) error { return nil }); return err }(),
+		"update": func() error {
+			_, err := s.UpdateLlmSettings(ctx, id, func(*studiov1.LlmSettingsAttributes) error { return nil })
+			return err
+		}(),
 	} {
 		if !errors.Is(err, ErrNotFound) {
 			t.Errorf("%s after delete: %v, want ErrNotFound", name, err)

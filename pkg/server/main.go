@@ -1,0 +1,50 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/gatehouse/gatehouse/pkg/config"
+)
+
+// ServeFunc opens what a service owns (its store, its bootstrap credential)
+// and serves on l until ctx ends.
+type ServeFunc func(ctx context.Context, log *slog.Logger, l *Listeners, cfg config.Config) error
+
+// Main is a service binary's whole main: settings from flags with the
+// environment as fallback, a structured logger on stderr, SIGINT and SIGTERM
+// for a graceful stop, exit status 0 after it, 1 on failure, 2 on bad flags.
+func Main(name string, defaults config.Defaults, serve ServeFunc) {
+	cfg, err := config.Parse(name, os.Args[1:], os.Getenv, defaults, os.Stderr)
+	if errors.Is(err, config.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(2)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("service", name)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, log, cfg, serve); err != nil {
+		log.Error(name+" stopped", "err", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// Run listens on cfg's addresses, naming them in the first log line, and
+// calls serve; the sockets are closed when it returns.
+func Run(ctx context.Context, log *slog.Logger, cfg config.Config, serve ServeFunc) error {
+	l, err := Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	return serve(ctx, log, l, cfg)
+}
