@@ -1,27 +1,23 @@
 package deploy
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
 	"debug/buildinfo"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/deploy/internal/binproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -39,7 +35,7 @@ import (
 
 // buildFlags must match the `go build` line of deploy/Dockerfile
 // (TestDockerfile checks that they do).
-var buildFlags = []string{"-trimpath", "-ldflags=-s -w"}
+var buildFlags = binproc.BuildFlags
 
 // repoRoot is the workspace root (go.work), one folder up.
 const repoRoot = ".."
@@ -50,34 +46,10 @@ var binDir string
 // builtBinaries builds every service whose cmd folder exists with one `go
 // build` (shared packages compile once) into binDir.
 var builtBinaries = sync.OnceValues(func() (map[string]string, error) {
-	dir := binDir
-	args := append([]string{"build"}, buildFlags...)
-	args = append(args, "-o", dir+string(filepath.Separator))
-	bins := map[string]string{}
-	for _, svc := range services {
-		if _, err := os.Stat(cmdDir(svc)); err == nil {
-			args = append(args, "./"+filepath.ToSlash(filepath.Join("services", svc, "cmd", svc)))
-			bins[svc] = filepath.Join(dir, svc)
-		}
-	}
-	if len(bins) == 0 {
-		return bins, nil
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = repoRoot
-	workspace, err := filepath.Abs(filepath.Join(repoRoot, "go.work"))
-	if err != nil {
-		return nil, err
-	}
-	// Workspace mode even when the caller runs with GOWORK=off.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK="+workspace)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("CGO_ENABLED=0 go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return bins, nil
+	return binproc.Build(repoRoot, binDir, services)
 })
 
-func cmdDir(svc string) string { return filepath.Join(repoRoot, "services", svc, "cmd", svc) }
+func cmdDir(svc string) string { return binproc.CmdDir(repoRoot, svc) }
 
 func TestBinaries(t *testing.T) {
 	if testing.Short() {
@@ -210,13 +182,7 @@ func distrolessEnv() []string {
 	}
 }
 
-func randomToken(t *testing.T) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return hex.EncodeToString(b)
-}
+func randomToken(t *testing.T) string { return binproc.RandomToken(t) }
 
 // podEnvironment turns the container env of the service's rendered
 // StatefulSet into a local one: listen addresses on 127.0.0.1:0, the volume
@@ -327,95 +293,24 @@ func resolveResource(t *testing.T, c corev1.Container, ref *corev1.ResourceField
 	return fmt.Sprint((q.Value() + divisor - 1) / divisor) // the kubelet rounds up
 }
 
-type process struct {
-	cmd      *exec.Cmd
-	lines    chan string
-	exited   chan struct{}
-	mu       sync.Mutex
-	output   strings.Builder
-	waitErr  error
-	httpAddr string
-	grpcAddr string
-}
-
-var (
-	httpAddrRE = regexp.MustCompile(`(?i)http\S*?(127\.0\.0\.1:\d+)`)
-	grpcAddrRE = regexp.MustCompile(`(?i)grpc\S*?(127\.0\.0\.1:\d+)`)
-)
+type process struct{ *binproc.Process }
 
 // start runs bin and waits for its first output line, which must name the
 // real HTTP and gRPC addresses.
-func start(t *testing.T, bin string, args, env []string, cred *syscall.Credential, dir string) *process {
+func start(t *testing.T, bin string, args, env []string, cred *syscall.Credential, dir string) process {
 	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: exec.Command(bin, args...), lines: make(chan string, 64), exited: make(chan struct{})}
-	p.cmd.Env = env
-	p.cmd.Dir = dir
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.output.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			select {
-			case p.lines <- sc.Text():
-			default:
-			}
-		}
-		r.Close()
-	}()
-	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-p.exited:
-		default:
-			p.cmd.Process.Kill()
-			<-p.exited
-		}
-		if t.Failed() {
-			t.Logf("output of %s:\n%s", filepath.Base(bin), p.out())
-		}
-	})
-
-	select {
-	case line := <-p.lines:
-		h, g := httpAddrRE.FindStringSubmatch(line), grpcAddrRE.FindStringSubmatch(line)
-		if h == nil || g == nil {
-			t.Fatalf("first output line does not name the HTTP and gRPC addresses (127.0.0.1:port): %q", line)
-		}
-		p.httpAddr, p.grpcAddr = h[1], g[1]
-	case <-p.exited:
-		t.Fatalf("exited before its first line: %v", p.waitErr)
-	case <-time.After(15 * time.Second):
-		t.Fatal("no output line within 15 s")
-	}
-	return p
-}
-
-func (p *process) out() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.output.String()
+	return process{binproc.Start(t, bin, args, env, cred, dir)}
 }
 
 // probeAndStop does what the kubelet does: GET /healthz on HTTP, the gRPC
 // health check on gRPC, then SIGTERM, after which the process must exit 0
 // well within terminationGracePeriodSeconds.
-func (p *process) probeAndStop(t *testing.T) {
+func (p process) probeAndStop(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.httpAddr+"/healthz", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.HTTPAddr+"/healthz", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,7 +323,7 @@ func (p *process) probeAndStop(t *testing.T) {
 		t.Errorf("GET /healthz: status %d, want 200", resp.StatusCode)
 	}
 
-	conn, err := grpc.NewClient("passthrough:///"+p.grpcAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("passthrough:///"+p.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,17 +336,6 @@ func (p *process) probeAndStop(t *testing.T) {
 		t.Errorf("grpc health: %v, want SERVING", hc.Status)
 	}
 
-	begin := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-p.exited:
-	case <-time.After((shutdownTimeoutSeconds + 5) * time.Second):
-		t.Fatalf("still running %d s after SIGTERM", shutdownTimeoutSeconds+5)
-	}
-	if p.waitErr != nil {
-		t.Errorf("after SIGTERM: %v, want exit status 0", p.waitErr)
-	}
-	t.Logf("stopped %v after SIGTERM", time.Since(begin).Round(time.Millisecond))
+	took := p.Stop(t, (shutdownTimeoutSeconds+5)*time.Second)
+	t.Logf("stopped %v after SIGTERM", took.Round(time.Millisecond))
 }
