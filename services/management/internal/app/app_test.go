@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -14,12 +13,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
-	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 const adminToken = "test-admin-token-0123456789abcdef"
@@ -40,45 +37,8 @@ func start(t testing.TB, db string) *instance {
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "management.db")
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := server.Listen(log, "127.0.0.1:0", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := config.Config{HTTPAddr: l.HTTP.Addr().String(), GRPCAddr: l.GRPC.Addr().String(), DBPath: db, BootstrapToken: adminToken}
-	go func() { done <- Serve(ctx, log, l, cfg) }()
-	conn, err := grpc.NewClient("passthrough:///"+cfg.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &instance{t: t, db: db, base: "http://" + cfg.HTTPAddr, conn: conn, client: managementv1.NewManagementServiceClient(conn)}
-	stopped := false
-	in.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
-	t.Cleanup(in.stop)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if r, err := http.Get(in.base + "/healthz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the service did not become healthy")
-		}
-	}
-	return in
+	in := servertest.Start(t, Serve, db, adminToken)
+	return &instance{t: t, db: db, base: in.Base, conn: in.Conn, client: managementv1.NewManagementServiceClient(in.Conn), stop: in.Stop}
 }
 
 type resp struct {

@@ -5,20 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
-	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 const token = "test-admin-key"
@@ -34,48 +30,8 @@ type portal struct {
 // start serves a portal on db until the test ends (or stop is called).
 func start(t testing.TB, db string) *portal {
 	t.Helper()
-	log := slog.New(slog.DiscardHandler)
-	l, err := server.Listen(log, "127.0.0.1:0", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := config.Config{HTTPAddr: l.HTTP.Addr().String(), GRPCAddr: l.GRPC.Addr().String(), DBPath: db, BootstrapToken: token}
-	go func() { done <- Serve(ctx, log, l, cfg) }()
-	conn, err := grpc.NewClient(l.GRPC.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &portal{t: t, base: "http://" + l.HTTP.Addr().String(), client: portalv1.NewPortalServiceClient(conn)}
-	stopped := false
-	p.stop = func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	}
-	t.Cleanup(p.stop)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, err := http.Get(p.base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the portal did not become healthy: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return p
+	in := servertest.Start(t, Serve, db, token)
+	return &portal{t: t, base: in.Base, client: portalv1.NewPortalServiceClient(in.Conn), stop: in.Stop}
 }
 
 func newPortal(t testing.TB) *portal {

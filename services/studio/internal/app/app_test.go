@@ -5,22 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
-	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/server"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 const token = "test-bootstrap-token-0123456789abcdef"
@@ -35,42 +30,8 @@ type service struct {
 // start runs the studio on 127.0.0.1:0 with a store at db.
 func start(tb testing.TB, db string) *service {
 	tb.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	l, err := server.Listen(log, "127.0.0.1:0", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	cfg := config.Config{DBPath: db, BootstrapToken: token}
-	go func() { done <- Serve(ctx, log, l, cfg) }()
-	conn, err := grpc.NewClient(l.GRPC.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	s := &service{base: "http://" + l.HTTP.Addr().String(), client: studiov1.NewStudioServiceClient(conn)}
-	var once bool
-	s.stop = func() {
-		if once {
-			return
-		}
-		once = true
-		conn.Close()
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("serve: %v", err)
-		}
-	}
-	tb.Cleanup(s.stop)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if r, err := http.Get(s.base + "/healthz"); err == nil && r.StatusCode == 200 {
-			r.Body.Close()
-			return s
-		}
-		if time.Now().After(deadline) {
-			tb.Fatal("the studio did not become healthy")
-		}
-	}
+	in := servertest.Start(tb, Serve, db, token)
+	return &service{base: in.Base, client: studiov1.NewStudioServiceClient(in.Conn), stop: in.Stop}
 }
 
 func startTemp(tb testing.TB) *service {
