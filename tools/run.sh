@@ -30,11 +30,25 @@ Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
   portal      http://${http[portal]}/portal-api grpc ${grpc[portal]}      admin key: $pt
 API descriptions: http://<addr>/openapi.json on each service.
 
-Try it:
-  curl -s -X POST http://${http[studio]}/api/v1/llm-settings -H "Authorization: Bearer $st" \\
-       -d '{"data":{"type":"llm-settings","attributes":{"model_name":"gpt-4o"}}}'
-  curl -s -i -X DELETE http://${http[studio]}/api/v1/llm-settings/1 -H "Authorization: Bearer $st"
-  curl -s "http://${http[management]}/api/apis?p=0" -H "Authorization: $mg"
-  curl -s http://${http[portal]}/portal-api/products -H "Authorization: $pt"
+Try it (paste into a shell; each block creates what it uses, so it works on any store):
+  S=http://${http[studio]}/api/v1 SK=$st M=http://${http[management]}/api MK=$mg P=http://${http[portal]}/portal-api PK=$pt
+  # studio: create LLM settings, then DELETE them (204, no body)
+  ID=\$(curl -s -X POST \$S/llm-settings -H "Authorization: Bearer \$SK" \\
+       -d '{"data":{"type":"llm-settings","attributes":{"model_name":"gpt-4o"}}}' | sed -E 's/.*"id":"([0-9]+)".*/\1/')
+  curl -s -i -X DELETE \$S/llm-settings/\$ID -H "Authorization: Bearer \$SK"
+  # management: a classic API, migrated to Tyk OAS; its categories (from #words in the name) and its export
+  API=\$(curl -s -X POST \$M/apis -H "Authorization: \$MK" -d '{"api_definition":{"name":"Orders #shop",
+       "proxy":{"listen_path":"/orders/","target_url":"http://127.0.0.1:9999/","strip_listen_path":true},
+       "version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}},"use_keyless":true,"active":true}}' \\
+       | sed -E 's/.*"ID":"([0-9a-f]+)".*/\1/')
+  curl -s -X POST \$M/apis/migrate -H "Authorization: \$MK" -d "{\"mode\":\"direct\",\"apiIDs\":[\"\$API\"]}"
+  curl -s \$M/apis/oas/\$API/categories -H "Authorization: \$MK"
+  curl -s -i \$M/apis/oas/\$API/export -H "Authorization: \$MK"
+  curl -s "\$M/apis?p=0" -H "Authorization: \$MK"
+  # portal: a product and a tutorial page, then PUT a new title (the other fields stay)
+  PROD=\$(curl -s -X POST \$P/products -H "Authorization: \$PK" -d '{"Name":"orders"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
+  DOC=\$(curl -s -X POST \$P/products/\$PROD/docs -H "Authorization: \$PK" \\
+       -d '{"Title":"Getting started","Content":"Hello"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
+  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" -d '{"Title":"Getting started with orders"}'
 EOT
 wait -n "${pids[@]}"
