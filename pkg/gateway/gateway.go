@@ -53,7 +53,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 		return nil, fmt.Errorf("read the OpenAPI description: %w", err)
 	}
 	f := &facade{opts: o, routes: routes}
-	jsonpb := compactJSON{&runtime.JSONPb{
+	jsonpb := CompactJSON{&runtime.JSONPb{
 		MarshalOptions:   o.Marshal,
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
 	}}
@@ -144,11 +144,14 @@ func outgoingHeader(key string) (string, bool) {
 	return name, ok && name != ""
 }
 
-// compactJSON writes protojson output without the random spaces protojson
-// inserts, so that responses are byte-stable.
-type compactJSON struct{ *runtime.JSONPb }
+// CompactJSON is grpc-gateway's protojson marshaler writing without the
+// random spaces protojson inserts, so that responses are byte-stable. A
+// service that brings its own marshaler (gateway.Options.MuxOptions) builds
+// on it.
+type CompactJSON struct{ *runtime.JSONPb }
 
-func (c compactJSON) Marshal(v any) ([]byte, error) {
+// Marshal writes v as compact JSON.
+func (c CompactJSON) Marshal(v any) ([]byte, error) {
 	b, err := c.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err

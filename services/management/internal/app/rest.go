@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 )
 
@@ -65,10 +65,10 @@ func forwardPath(_ context.Context, r *http.Request) metadata.MD {
 // response body leaves as the handler assembled it; every other message is
 // protojson, compact. A response_body wrapper around an HttpBody answers
 // with the HttpBody's content type.
-type marshaler struct{ pb *runtime.JSONPb }
+type marshaler struct{ pb gateway.CompactJSON }
 
 func newMarshaler(o protojson.MarshalOptions) *marshaler {
-	return &marshaler{pb: &runtime.JSONPb{MarshalOptions: o, UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true}}}
+	return &marshaler{pb: gateway.CompactJSON{JSONPb: &runtime.JSONPb{MarshalOptions: o, UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true}}}}
 }
 
 // responseBody is what grpc-gateway's response_body wrappers implement.
@@ -88,16 +88,7 @@ func (m *marshaler) Marshal(v any) ([]byte, error) {
 	if hb, ok := v.(*httpbody.HttpBody); ok {
 		return hb.GetData(), nil
 	}
-	b, err := m.pb.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(b))
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return m.pb.Marshal(v)
 }
 
 func (m *marshaler) Unmarshal(data []byte, v any) error {

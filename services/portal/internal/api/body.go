@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
 )
 
 // The REST facade reads request bodies with DecodeBody instead of protojson,
@@ -64,29 +65,15 @@ func RequestError(_ *http.Request, err error) (int, []string) {
 // Marshaler is the REST facade's marshaler: responses as compact protojson
 // (PascalCase names, every field present, integers as numbers since the
 // API has no 64-bit ones), requests through DecodeBody.
-type Marshaler struct{ *runtime.JSONPb }
+type Marshaler struct{ gateway.CompactJSON }
 
 // NewMarshaler returns the portal's REST marshaler.
 func NewMarshaler() *Marshaler {
-	return &Marshaler{&runtime.JSONPb{MarshalOptions: MarshalOptions}}
+	return &Marshaler{gateway.CompactJSON{JSONPb: &runtime.JSONPb{MarshalOptions: MarshalOptions}}}
 }
 
 // MarshalOptions are how responses are written.
 var MarshalOptions = protojson.MarshalOptions{EmitUnpopulated: true}
-
-// Marshal writes v without the random spaces protojson inserts.
-func (m *Marshaler) Marshal(v any) ([]byte, error) {
-	b, err := m.JSONPb.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(b))
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
 
 // Unmarshal reads a request body into v.
 func (m *Marshaler) Unmarshal(data []byte, v any) error { return DecodeBody(data, v) }
