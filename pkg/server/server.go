@@ -65,7 +65,8 @@ type Service struct {
 	Gateway gateway.Options
 }
 
-// Serve runs until ctx is cancelled or a server fails, then shuts down.
+// Serve runs until ctx is cancelled or a server fails, then shuts down; it
+// closes l.
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
 	defer l.Close()
 	grpcSrv, health := grpcserver.New(log, svc.Auth)

@@ -29,12 +29,10 @@ var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:8080", GRPCAddr: "127.0.0.1:
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
 	st, err := store.Open(cfg.DBPath)
 	if err != nil {
-		l.Close()
 		return err
 	}
 	defer st.Close()
 	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
-		l.Close()
 		return err
 	}
 	srv := api.New(st, log)
