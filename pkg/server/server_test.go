@@ -1,0 +1,101 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+)
+
+func TestListenNamesRealAddressesFirst(t *testing.T) {
+	var logs bytes.Buffer
+	l, err := Listen(slog.New(slog.NewTextHandler(&logs, nil)), "127.0.0.1:0", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	first, _, _ := strings.Cut(logs.String(), "\n")
+	for _, a := range []net.Addr{l.HTTP.Addr(), l.GRPC.Addr()} {
+		if strings.HasSuffix(a.String(), ":0") || !strings.Contains(first, a.String()) {
+			t.Errorf("first log line %q does not name the real address %s", first, a)
+		}
+	}
+	if _, err := Listen(slog.New(slog.DiscardHandler), l.HTTP.Addr().String(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--http-addr") {
+		t.Errorf("listening on a taken address: %v, want an error naming --http-addr", err)
+	}
+}
+
+func TestDialable(t *testing.T) {
+	for in, want := range map[string]string{"0.0.0.0:9000": "127.0.0.1:9000", "[::]:9000": "127.0.0.1:9000", "127.0.0.1:9000": "127.0.0.1:9000"} {
+		addr, _ := net.ResolveTCPAddr("tcp", in)
+		if got := dialable(addr); got != want {
+			t.Errorf("dialable(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestServeStopsGracefully starts a service with no routes of its own: the
+// facade answers /healthz and 404 in the service's shape; cancelling the
+// context makes Serve return nil and stop listening.
+func TestServeStopsGracefully(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	l, err := Listen(log, "127.0.0.1:0", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.HTTP.Addr().String()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, log, l, Service{
+			Name:     "gatehouse.test.v1.TestService",
+			Register: func(*grpc.Server) {},
+			Gateway: gateway.Options{
+				Register:  func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error { return nil },
+				OpenAPI:   []byte(`{"paths":{}}`),
+				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },
+			},
+		})
+	}()
+	var res *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if res, err = http.Get(base + "/healthz"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not serving: %v", err)
+		}
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("/healthz: %d", res.StatusCode)
+	}
+	res, _ = http.Get(base + "/nothing")
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 404 || string(body) != `["Not Found"]` {
+		t.Errorf("unknown path: %d %s, want 404 in the service's error shape", res.StatusCode, body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve after cancel: %v", err)
+		}
+	case <-time.After(ShutdownTimeout + 2*time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("still serving after Serve returned")
+	}
+}
