@@ -36,7 +36,7 @@ lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticchec
 	buf lint
 
 bench: ## run the benchmarks
-	go test -run '^$$' -bench . -benchmem work
+	go test -p 1 -run '^$$' -bench . -benchmem work
 
 contract: build ## run ../shared/contract for the services that implement their part
 	$(CONTRACT) -bin ./bin -only $(shell echo $(CONTRACT_SERVICES) | tr ' ' ',')
