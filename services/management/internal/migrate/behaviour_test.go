@@ -226,6 +226,15 @@ func TestNoSilentLoss(t *testing.T) {
 		}), []string{"paths.black_list", "/secret"}},
 		{"fractional rate limit", api(func(d map[string]any) { d["global_rate_limit"] = map[string]any{"rate": 1.5, "per": 1} }), []string{"global_rate_limit"}},
 		{"security_requirements", api(func(d map[string]any) { d["security_requirements"] = []any{[]any{"jwt"}} }), []string{"security_requirements"}},
+		{"jwt_jwks_uris", api(func(d map[string]any) {
+			d["jwt_jwks_uris"] = []any{map[string]any{"url": "https://idp.test/jwks.json"}}
+		}), []string{"jwt_jwks_uris"}},
+		{"error_overrides", api(func(d map[string]any) {
+			d["error_overrides"] = map[string]any{"403": []any{map[string]any{"response": map[string]any{"body": "no"}}}}
+		}), []string{"error_overrides"}},
+		{"global_enforce_timeout", api(func(d map[string]any) {
+			d["version_data"] = map[string]any{"not_versioned": true, "versions": map[string]any{"Default": map[string]any{"global_enforce_timeout": 30}}}
+		}), []string{"global_enforce_timeout", "Default"}},
 		{"ip list switched off beside one switched on", api(func(d map[string]any) {
 			d["enable_ip_whitelisting"], d["allowed_ips"], d["blacklisted_ips"] = true, []any{"10.0.0.1"}, []any{"10.0.0.2"}
 		}), []string{"blacklisted_ips"}},
@@ -360,4 +369,26 @@ func mustReadFile(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestNewerSettingsSwitchedOffAreInert: the settings refused when in use convert when they are switched off
+// or empty, since then they configure nothing.
+func TestNewerSettingsSwitchedOffAreInert(t *testing.T) {
+	for name, mutate := range map[string]func(map[string]any){
+		"error_overrides_disabled": func(d map[string]any) {
+			d["error_overrides"] = map[string]any{"403": []any{}}
+			d["error_overrides_disabled"] = true
+		},
+		"empty jwt_jwks_uris": func(d map[string]any) { d["jwt_jwks_uris"] = []any{} },
+		"global_enforce_timeout_disabled": func(d map[string]any) {
+			d["version_data"] = map[string]any{"not_versioned": true, "versions": map[string]any{"Default": map[string]any{
+				"global_enforce_timeout": 30, "global_enforce_timeout_disabled": true}}}
+		},
+	} {
+		def := classicDef("inert-1", "Inert", "/inert/")
+		mutate(def)
+		if _, err := convertDef(t, def, Options{}); err != nil {
+			t.Errorf("%s: %v, want a conversion", name, err)
+		}
+	}
 }

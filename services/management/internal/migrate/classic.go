@@ -1,5 +1,7 @@
 package migrate
 
+import "encoding/json"
+
 // The classic API definition as stored by the Dashboard (the "api_definition" object), reduced to the fields the
 // conversion reads. Unknown fields are ignored by encoding/json; the settings that have no Tyk OAS equivalent are
 // still decoded so that the conversion can refuse them instead of dropping them.
@@ -18,8 +20,12 @@ type classicAPI struct {
 	Protocol            string `json:"protocol"`
 	ListenPort          int    `json:"listen_port"`
 	EnableProxyProtocol bool   `json:"enable_proxy_protocol"`
-	JSONRPCVersion      string `json:"json_rpc_version"`
-	ApplicationProtocol string `json:"application_protocol"`
+	// Newer settings this migration does not convert; refuseUnsupported fails the API when they are in use.
+	JWTJWKSURIs            json.RawMessage `json:"jwt_jwks_uris"`
+	ErrorOverrides         json.RawMessage `json:"error_overrides"`
+	ErrorOverridesDisabled bool            `json:"error_overrides_disabled"`
+	JSONRPCVersion         string          `json:"json_rpc_version"`
+	ApplicationProtocol    string          `json:"application_protocol"`
 
 	Domain         string   `json:"domain"`
 	DomainDisabled bool     `json:"domain_disabled"`
@@ -393,6 +399,8 @@ type versionData struct {
 
 type versionInfo struct {
 	Name                          string            `json:"name"`
+	GlobalEnforceTimeout          json.RawMessage   `json:"global_enforce_timeout"`
+	GlobalEnforceTimeoutDisabled  bool              `json:"global_enforce_timeout_disabled"`
 	Expires                       string            `json:"expires"`
 	Paths                         legacyPaths       `json:"paths"`
 	UseExtendedPaths              bool              `json:"use_extended_paths"`

@@ -40,8 +40,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // Options tunes one conversion.

@@ -1,14 +1,16 @@
 package migrate
 
 import (
+	"bytes"
 	"encoding/base64"
-	json "github.com/goccy/go-json"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
 )
 
 // Pre-normalisation: bring a stored classic definition into the shape Tyk's own migration expects
@@ -122,6 +124,12 @@ func (c *converter) refuseUnsupported() {
 	if api.EnableProxyProtocol {
 		c.fail("enable_proxy_protocol: the PROXY protocol has no Tyk OAS equivalent")
 	}
+	if inUse(api.JWTJWKSURIs) {
+		c.fail("jwt_jwks_uris: JWKS URI lists are not converted by this migration; remove them and set securitySchemes.jwt.jwksURIs on the migrated API")
+	}
+	if inUse(api.ErrorOverrides) && !api.ErrorOverridesDisabled {
+		c.fail("error_overrides: error overrides are not converted by this migration; remove them and set errorOverrides on the migrated API")
+	}
 	if api.JSONRPCVersion != "" {
 		c.fail("json_rpc_version: JSON-RPC APIs have no Tyk OAS equivalent")
 	}
@@ -157,6 +165,15 @@ func (c *converter) refuseUnsupported() {
 	if api.VersionData.NotVersioned && len(api.VersionData.Versions) > 1 {
 		c.fail("version_data: not migratable - if not versioned, there should be just one version info in versions map")
 	}
+}
+
+// inUse reports whether a raw setting holds anything: not absent, null, false, 0, "" or empty.
+func inUse(raw json.RawMessage) bool {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "false", "0", `""`, "[]", "{}":
+		return false
+	}
+	return true
 }
 
 func isEmptyJSON(v any) bool {
@@ -225,6 +242,9 @@ func (c *converter) migrateScopes() {
 // methods, method_actions expanded into one entry per method plus mock responses, simple cache lists turned
 // into advanced cache entries, and base64 validate_json schemas decoded.
 func (c *converter) normaliseVersion(key string, v *versionInfo) {
+	if inUse(v.GlobalEnforceTimeout) && !v.GlobalEnforceTimeoutDisabled {
+		c.fail("version_data.versions[%q].global_enforce_timeout: the global enforced timeout is not converted by this migration; remove it and set upstream.enforceTimeout on the migrated API", key)
+	}
 	at := "version_data.versions[" + strconv.Quote(key) + "]"
 	ep := &v.ExtendedPaths
 	field := func(name string) string { return at + ".extended_paths." + name }
