@@ -226,6 +226,9 @@ func TestNoSilentLoss(t *testing.T) {
 		}), []string{"paths.black_list", "/secret"}},
 		{"fractional rate limit", api(func(d map[string]any) { d["global_rate_limit"] = map[string]any{"rate": 1.5, "per": 1} }), []string{"global_rate_limit"}},
 		{"security_requirements", api(func(d map[string]any) { d["security_requirements"] = []any{[]any{"jwt"}} }), []string{"security_requirements"}},
+		{"pinned domain without keys", api(func(d map[string]any) {
+			d["pinned_public_keys"] = map[string]any{"api.example.com": " , "}
+		}), []string{"pinned_public_keys", "api.example.com"}},
 		{"jwt_jwks_uris", api(func(d map[string]any) {
 			d["jwt_jwks_uris"] = []any{map[string]any{"url": "https://idp.test/jwks.json"}}
 		}), []string{"jwt_jwks_uris"}},

@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"fmt"
+	"net/http"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -71,6 +73,7 @@ type parameter struct {
 	Name     string      `json:"name"`
 	Required bool        `json:"required"`
 	Schema   paramSchema `json:"schema"`
+	regex    string      // the classic segment's regular expression, if it had one
 }
 
 type paramSchema struct {
@@ -387,7 +390,53 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 			op.IgnoreAuthentication = &xAllowance{Enabled: !e.Disabled || b.keyless}
 		}
 	}
+	b.keepRegexPathsClosed("white_list", ep.WhiteList, field("white_list"), true)
+	b.keepRegexPathsClosed("ignored", ep.Ignored, field("ignored"), false)
 	return b.ops
+}
+
+// keepRegexPathsClosed keeps an allow or ignore-authentication list as narrow as the classic one. Classic
+// matches an entry's path as a regular expression; Tyk OAS matches the path template by structure, so
+// /users/{customRegex1} admits /users/abc although the classic entry /users/[0-9]+ did not. A forwarded
+// allow entry (narrow) therefore gets its segments' expressions as anchored parameter patterns, enforced by
+// validateRequest with 403, the answer classic gives outside its allow list. An ignore-authentication entry
+// cannot be narrowed that way without refusing requests classic authenticates, so it fails the API. Mock
+// responses never reach the upstream and stay as Tyk converts them.
+func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f string, narrow bool) {
+	for _, e := range entries {
+		t := b.paths[e.Path]
+		if e.Disabled || t == nil || !slices.ContainsFunc(t.params, func(p parameter) bool { return p.regex != "" }) {
+			continue
+		}
+		op := b.get(f, e.Path, e.Method)
+		if op == nil || (op.MockResponse != nil && op.MockResponse.Enabled) {
+			continue
+		}
+		if !narrow {
+			b.c.fail("%s: %s %s: Tyk OAS matches path parameters by structure, not by regular expression, so skipping "+
+				"authentication here would skip it for paths the classic API authenticates; list the paths literally", f, e.Method, e.Path)
+			continue
+		}
+		switch {
+		case op.ValidateRequest == nil:
+			op.ValidateRequest = &xValidateRequest{Enabled: true, ErrorResponseCode: http.StatusForbidden}
+		case !op.ValidateRequest.Enabled:
+			b.c.fail("%s: %s %s: the path's regular expression can only be kept by validateRequest, which a disabled "+
+				"validate_json entry switches off here", f, e.Method, e.Path)
+			continue
+		}
+		item := b.doc.Paths[t.path]
+		for _, p := range t.params {
+			if p.regex == "" {
+				continue
+			}
+			for i := range item.Parameters {
+				if item.Parameters[i].Name == p.Name {
+					item.Parameters[i].Schema.Pattern = "^(?:" + p.regex + ")$"
+				}
+			}
+		}
+	}
 }
 
 // get returns the middleware of the operation for a classic path and method, creating the OpenAPI path
@@ -475,18 +524,18 @@ func templatePath(raw string) (*templated, error) {
 		}
 		var p parameter
 		if len(seg) >= 2 && seg[0] == '{' && seg[len(seg)-1] == '}' {
-			name, _, _ := strings.Cut(seg[1:len(seg)-1], ":")
+			name, regex, _ := strings.Cut(seg[1:len(seg)-1], ":")
 			if !literalSegment(name) {
 				n++
 				name = "customRegex" + strconv.Itoa(n)
 			}
-			p = parameter{In: "path", Name: name, Required: true, Schema: paramSchema{Type: "string"}}
+			p = parameter{In: "path", Name: name, Required: true, Schema: paramSchema{Type: "string"}, regex: regex}
 		} else {
 			if _, err := syntax.Parse(seg, syntax.Perl); err != nil {
 				return nil, fmt.Errorf("path segment %q is not a valid regular expression: %v", seg, err)
 			}
 			n++
-			p = parameter{In: "path", Name: "customRegex" + strconv.Itoa(n), Required: true, Schema: paramSchema{Type: "string", Pattern: seg}}
+			p = parameter{In: "path", Name: "customRegex" + strconv.Itoa(n), Required: true, Schema: paramSchema{Type: "string", Pattern: seg}, regex: seg}
 		}
 		for _, q := range params {
 			if q.Name == p.Name {

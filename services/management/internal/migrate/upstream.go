@@ -287,6 +287,10 @@ func (c *converter) certificatePinning() *xCertificatePinning {
 				keys = append(keys, k)
 			}
 		}
+		if len(keys) == 0 {
+			c.fail("pinned_public_keys: domain %q lists no public keys", d)
+			continue
+		}
 		out.DomainToPublicKeysMapping = append(out.DomainToPublicKeysMapping, xPinnedPublicKeys{Domain: d, PublicKeys: keys})
 	}
 	return out
