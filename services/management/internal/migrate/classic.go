@@ -215,7 +215,7 @@ type proxyConfig struct {
 	PreserveHostHeader          bool                   `json:"preserve_host_header"`
 	DisableStripSlash           bool                   `json:"disable_strip_slash"`
 	EnableLoadBalancing         bool                   `json:"enable_load_balancing"`
-	Targets                     []string               `json:"targets"`
+	Targets                     []string               `json:"target_list"`
 	CheckHostAgainstUptimeTests bool                   `json:"check_host_against_uptime_tests"`
 	ServiceDiscovery            serviceDiscoveryConfig `json:"service_discovery"`
 	Transport                   struct {
@@ -303,7 +303,7 @@ type upstreamAuth struct {
 			Password      string           `json:"password"`
 			Header        authSourceConfig `json:"header"`
 			ExtraMetadata []string         `json:"extra_metadata"`
-		} `json:"password_authentication"`
+		} `json:"password"`
 	} `json:"oauth"`
 }
 

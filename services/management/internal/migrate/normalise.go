@@ -189,8 +189,10 @@ func isEmptyJSON(v any) bool {
 }
 
 // migrateAuthConfigs copies the deprecated auth block into auth_configs where token or JWT authentication
-// uses it (as DecodeFromDB does, and also for the implicit auth token), drops the auth configs of methods
-// that are not enabled, and names each remaining config after its key.
+// uses it (as DecodeFromDB does, and also for the implicit auth token), gives every other enabled method
+// without an entry the gateway's default (credentials in the Authorization header; Tyk's Fill would drop the
+// method, weakening a multi-auth API), drops the auth configs of methods that are not enabled, and names each
+// remaining config after its key.
 func (c *converter) migrateAuthConfigs() {
 	api := c.api
 	if api.AuthConfigs == nil {
@@ -206,9 +208,13 @@ func (c *converter) migrateAuthConfigs() {
 		oidcType:          api.UseOpenID,
 		coprocessType:     api.CustomPluginAuthEnabled && api.CustomMiddleware.Driver != "goplugin",
 	}
-	for _, t := range []string{authTokenType, jwtType} {
-		if _, ok := api.AuthConfigs[t]; !ok && inUse[t] {
-			api.AuthConfigs[t] = api.Auth
+	for t, used := range inUse {
+		if _, ok := api.AuthConfigs[t]; !ok && used {
+			if t == authTokenType || t == jwtType {
+				api.AuthConfigs[t] = api.Auth
+			} else {
+				api.AuthConfigs[t] = authConfig{}
+			}
 		}
 	}
 	for name, ac := range api.AuthConfigs {
@@ -274,6 +280,9 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 	for i := range ep.MockResponse {
 		m := &ep.MockResponse[i]
 		c.endpoint(field("mock_response"), &m.Path, &m.Method)
+	}
+	if !v.UseExtendedPaths && !c.api.UseKeyless {
+		c.refuseInertAuthSkips(field, ep)
 	}
 
 	// MigrateCachePlugin: simple cache entries become GET, HEAD and OPTIONS advanced entries. Like Tyk,
@@ -373,6 +382,27 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 		}
 		if len(e.Schema) == 0 {
 			c.fail("%s: %s %s: the entry has no schema", field("validate_json"), e.Method, e.Path)
+		}
+	}
+}
+
+// refuseInertAuthSkips fails the entries of an inert extended_paths (use_extended_paths false: the gateway
+// reads only the legacy path lists) that would skip authentication in Tyk OAS: ignored entries and mock
+// responses. Classic authenticates those endpoints; every other inert entry converts as Tyk converts it.
+func (c *converter) refuseInertAuthSkips(field func(string) string, ep *extendedPaths) {
+	const why = "use_extended_paths is false, so classic ignores this entry and authenticates the endpoint, " +
+		"while Tyk OAS would skip authentication there; set use_extended_paths to true or remove the entry"
+	for _, e := range ep.Ignored {
+		if !e.Disabled {
+			c.fail("%s: %s %s: %s", field("ignored"), e.Method, e.Path, why)
+		}
+	}
+	for _, m := range ep.MockResponse {
+		if f := m.origin; !m.Disabled {
+			if f == "" {
+				f = field("mock_response")
+			}
+			c.fail("%s: %s %s: %s", f, m.Method, m.Path, why)
 		}
 	}
 }

@@ -137,10 +137,10 @@ type xURLRewriteTrigger struct {
 }
 
 type xURLRewriteRule struct {
-	In      string `json:"in"`
-	Name    string `json:"name,omitempty"`
-	Pattern string `json:"pattern"`
-	Negate  bool   `json:"negate,omitempty"`
+	In      string  `json:"in"`
+	Name    *string `json:"name,omitempty"` // every rule but requestBody names its header, parameter or key, even ""
+	Pattern string  `json:"pattern"`
+	Negate  bool    `json:"negate,omitempty"`
 }
 
 type xCachePlugin struct {
@@ -600,7 +600,7 @@ func (c *converter) urlRewrite(field string, e urlRewriteMeta) *xURLRewrite {
 		} {
 			for _, name := range sortedKeys(group.m) {
 				r := group.m[name]
-				t.Rules = append(t.Rules, xURLRewriteRule{In: group.in, Name: name, Pattern: r.MatchPattern, Negate: r.Reverse})
+				t.Rules = append(t.Rules, xURLRewriteRule{In: group.in, Name: &name, Pattern: r.MatchPattern, Negate: r.Reverse})
 			}
 		}
 		if p := o.PayloadMatches; p.MatchPattern != "" {

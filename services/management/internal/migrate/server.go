@@ -98,7 +98,8 @@ func (c *converter) server(t *target) xServer {
 		}
 		s.GatewayTags = &xGatewayTags{Enabled: !api.TagsDisabled, Tags: ordered}
 	}
-	if api.Domain != "" {
+	if api.Domain != "" || len(api.Certificates) > 0 {
+		// The gateway serves an API's certificates with or without a custom domain; an empty name keeps that.
 		s.CustomDomain = &xCustomDomain{Enabled: !api.DomainDisabled, Name: api.Domain, Certificates: api.Certificates}
 	}
 	if api.EnableDetailedRecording {
