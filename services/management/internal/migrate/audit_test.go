@@ -227,3 +227,38 @@ func TestAuditNeverMoreOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditVersionedExpiration: a versioned Tyk OAS API expires per version, so the classic API-level
+// expiration must not be replaced by a later (or absent) version expiry, which would keep the API open longer.
+func TestAuditVersionedExpiration(t *testing.T) {
+	versioned := func(exp string, v1, v2 string) map[string]any {
+		def := classicDef("audit-5", "Audit", "/audit/")
+		def["expiration"] = exp
+		def["definition"] = map[string]any{"location": "header", "key": "x-api-version"}
+		def["version_data"] = map[string]any{"not_versioned": false, "default_version": "v1", "versions": map[string]any{
+			"v1": map[string]any{"expires": v1}, "v2": map[string]any{"expires": v2}}}
+		return def
+	}
+	for _, c := range []struct {
+		name       string
+		def        map[string]any
+		failsNamed string // "" when the conversion must succeed
+	}{
+		{"base version expires later", versioned("2030-01-01 00:00", "2031-01-01 00:00", "2029-01-01 00:00"), "v1"},
+		{"child version never expires", versioned("2030-01-01 00:00", "2030-01-01 00:00", ""), "v2"},
+		{"every version expires by then", versioned("2030-01-01 00:00", "2030-01-01 00:00", "2029-06-30 12:00"), ""},
+		{"no API-level expiration", versioned("", "2031-01-01 00:00", ""), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.failsNamed != "" {
+				expectFailure(t, c.def, "expiration", "2030-01-01 00:00", strconv.Quote(c.failsNamed))
+				return
+			}
+			res, err := convertDef(t, c.def, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectValidDocument(t, "base", res.Base.JSON)
+		})
+	}
+}
