@@ -7,6 +7,7 @@
 package managementv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	httpbody "google.golang.org/genproto/googleapis/api/httpbody"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -2467,11 +2468,191 @@ func (x *MigrateResponse) GetReport() *httpbody.HttpBody {
 	return nil
 }
 
+// ErrorResponse is the REST error body of every route but migrate,
+// `{"Status":"Error","Message":<text>,"Meta":null}`. It documents the REST
+// facade only: gRPC callers receive the text as the status message.
+type ErrorResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "Error".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message says what went wrong.
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorResponse) Reset() {
+	*x = ErrorResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorResponse) ProtoMessage() {}
+
+func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
+func (*ErrorResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ErrorResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ErrorResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ErrorResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// MigrateErrorResponse is the REST error body of POST /api/apis/migrate,
+// `{"ID":"","Message":<text>,"Meta":null,"Status":"Error"}`.
+type MigrateErrorResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is "".
+	Id string `protobuf:"bytes,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// message says what went wrong.
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	// status is "Error".
+	Status        string `protobuf:"bytes,4,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateErrorResponse) Reset() {
+	*x = MigrateErrorResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateErrorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateErrorResponse) ProtoMessage() {}
+
+func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateErrorResponse.ProtoReflect.Descriptor instead.
+func (*MigrateErrorResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *MigrateErrorResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *MigrateErrorResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *MigrateErrorResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+func (x *MigrateErrorResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// RawBody documents, for the REST facade, a body carried as
+// google.api.HttpBody: the HTTP body itself, passed through byte for byte
+// (buf.gen.yaml points the HttpBody schema here through
+// proto/openapi.yaml, since google/api/httpbody.proto cannot be annotated).
+type RawBody struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RawBody) Reset() {
+	*x = RawBody{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RawBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RawBody) ProtoMessage() {}
+
+func (x *RawBody) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RawBody.ProtoReflect.Descriptor instead.
+func (*RawBody) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
+}
+
 var File_gatehouse_management_v1_management_proto protoreflect.FileDescriptor
 
 const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\n" +
-	"(gatehouse/management/v1/management.proto\x12\x17gatehouse.management.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x19google/api/httpbody.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xb4\x01\n" +
+	"(gatehouse/management/v1/management.proto\x12\x17gatehouse.management.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x19google/api/httpbody.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xb4\x01\n" +
 	"\tUserInput\x12\x1e\n" +
 	"\n" +
 	"first_name\x18\x01 \x01(\tR\n" +
@@ -2626,33 +2807,209 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x10abort_on_failure\x18\x04 \x01(\bR\x0eabortOnFailure\x12'\n" +
 	"\x0foverride_staged\x18\x05 \x01(\bR\x0eoverrideStaged\"?\n" +
 	"\x0fMigrateResponse\x12,\n" +
-	"\x06report\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x06report2\xfa\x15\n" +
-	"\x11ManagementService\x12\x7f\n" +
+	"\x06report\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x06report\"m\n" +
+	"\rErrorResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"\x84\x01\n" +
+	"\x14MigrateErrorResponse\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02ID\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06Status\"\xce\x02\n" +
+	"\aRawBody:\xc2\x02\x92A\xbe\x02\n" +
+	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\x81J\n" +
+	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
-	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\x18\x82\xd3\xe4\x93\x02\x12:\x04user\"\n" +
-	"/api/users\x12v\n" +
-	"\tListUsers\x12).gatehouse.management.v1.ListUsersRequest\x1a*.gatehouse.management.v1.ListUsersResponse\"\x12\x82\xd3\xe4\x93\x02\f\x12\n" +
-	"/api/users\x12\x80\x01\n" +
-	"\aGetUser\x12'.gatehouse.management.v1.GetUserRequest\x1a(.gatehouse.management.v1.GetUserResponse\"\"\x82\xd3\xe4\x93\x02\x1cb\x04user\x12\x14/api/users/{user_id}\x12\x89\x01\n" +
+	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
+	"\x03200\x12\xa9\x01\n" +
+	"v`{\"Status\":\"OK\",\"Message\":\"User created\",\"Meta\":<id>,\"ID\":<id>,\"access_key\":<secret>}`; the secret is shown only here.\x12/\n" +
+	"-\x1a+.gatehouse.management.v1.CreateUserResponseJ\x96\x01\n" +
+	"\x03400\x12\x8e\x01\n" +
+	"`Duplicate email: Message `User email already exists`; no email: `User object validation failed.`\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x12:\x04user\"\n" +
+	"/api/users\x12\xcf\x02\n" +
+	"\tListUsers\x12).gatehouse.management.v1.ListUsersRequest\x1a*.gatehouse.management.v1.ListUsersResponse\"\xea\x01\x92A\xd4\x01Je\n" +
+	"\x03200\x12^\n" +
+	",One page of users (10 a page), without keys.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.ListUsersResponseJk\n" +
+	"\x03400\x12d\n" +
+	"6`p` is not an integer: Message `p must be an integer`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\f\x12\n" +
+	"/api/users\x12\xab\x02\n" +
+	"\aGetUser\x12'.gatehouse.management.v1.GetUserRequest\x1a(.gatehouse.management.v1.GetUserResponse\"\xcc\x01\x92A\xa6\x01JF\n" +
+	"\x03200\x12?\n" +
+	"\x1aThe user, without its key.\x12!\n" +
+	"\x1f\x1a\x1d.gatehouse.management.v1.UserJ\\\n" +
+	"\x03404\x12U\n" +
+	"'No such user: Message `User not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1cb\x04user\x12\x14/api/users/{user_id}\x12\xb3\x03\n" +
 	"\n" +
-	"UpdateUser\x12*.gatehouse.management.v1.UpdateUserRequest\x1a+.gatehouse.management.v1.UpdateUserResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x04user\x1a\x14/api/users/{user_id}\x12\x83\x01\n" +
+	"UpdateUser\x12*.gatehouse.management.v1.UpdateUserRequest\x1a+.gatehouse.management.v1.UpdateUserResponse\"\xcb\x02\x92A\xa5\x02JQ\n" +
+	"\x03200\x12J\n" +
+	"\x17Message `User updated`.\x12/\n" +
+	"-\x1a+.gatehouse.management.v1.UpdateUserResponseJr\n" +
+	"\x03400\x12k\n" +
+	"=The body is malformed, or the email is taken by another user.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\\\n" +
+	"\x03404\x12U\n" +
+	"'No such user: Message `User not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1c:\x04user\x1a\x14/api/users/{user_id}\x12\xd8\x02\n" +
 	"\n" +
-	"DeleteUser\x12*.gatehouse.management.v1.DeleteUserRequest\x1a+.gatehouse.management.v1.DeleteUserResponse\"\x1c\x82\xd3\xe4\x93\x02\x16*\x14/api/users/{user_id}\x12\x9b\x01\n" +
-	"\fResetUserKey\x12,.gatehouse.management.v1.ResetUserKeyRequest\x1a-.gatehouse.management.v1.ResetUserKeyResponse\".\x82\xd3\xe4\x93\x02(\"&/api/users/{user_id}/actions/key/reset\x12{\n" +
-	"\tCreateAPI\x12).gatehouse.management.v1.CreateAPIRequest\x1a*.gatehouse.management.v1.CreateAPIResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x04body\"\t/api/apis\x12x\n" +
-	"\bListAPIs\x12(.gatehouse.management.v1.ListAPIsRequest\x1a).gatehouse.management.v1.ListAPIsResponse\"\x17\x82\xd3\xe4\x93\x02\x11b\x04body\x12\t/api/apis\x12{\n" +
-	"\x06GetAPI\x12&.gatehouse.management.v1.GetAPIRequest\x1a'.gatehouse.management.v1.GetAPIResponse\" \x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\x84\x01\n" +
-	"\tUpdateAPI\x12).gatehouse.management.v1.UpdateAPIRequest\x1a*.gatehouse.management.v1.UpdateAPIResponse\" \x82\xd3\xe4\x93\x02\x1a:\x04body\x1a\x12/api/apis/{api_id}\x12~\n" +
-	"\tDeleteAPI\x12).gatehouse.management.v1.DeleteAPIRequest\x1a*.gatehouse.management.v1.DeleteAPIResponse\"\x1a\x82\xd3\xe4\x93\x02\x14*\x12/api/apis/{api_id}\x12\x88\x01\n" +
-	"\fCreateOASAPI\x12,.gatehouse.management.v1.CreateOASAPIRequest\x1a-.gatehouse.management.v1.CreateOASAPIResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\x88\x01\n" +
-	"\tGetOASAPI\x12).gatehouse.management.v1.GetOASAPIRequest\x1a*.gatehouse.management.v1.GetOASAPIResponse\"$\x82\xd3\xe4\x93\x02\x1eb\x04body\x12\x16/api/apis/oas/{api_id}\x12\x91\x01\n" +
-	"\fUpdateOASAPI\x12,.gatehouse.management.v1.UpdateOASAPIRequest\x1a-.gatehouse.management.v1.UpdateOASAPIResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x04body\x1a\x16/api/apis/oas/{api_id}\x12\x8b\x01\n" +
-	"\fDeleteOASAPI\x12,.gatehouse.management.v1.DeleteOASAPIRequest\x1a-.gatehouse.management.v1.DeleteOASAPIResponse\"\x1e\x82\xd3\xe4\x93\x02\x18*\x16/api/apis/oas/{api_id}\x12\x8f\x01\n" +
-	"\x0eListCategories\x12..gatehouse.management.v1.ListCategoriesRequest\x1a/.gatehouse.management.v1.ListCategoriesResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/api/apis/categories\x12\xa2\x01\n" +
-	"\x10GetAPICategories\x120.gatehouse.management.v1.GetAPICategoriesRequest\x1a1.gatehouse.management.v1.GetAPICategoriesResponse\")\x82\xd3\xe4\x93\x02#\x12!/api/apis/oas/{api_id}/categories\x12\xae\x01\n" +
-	"\x13UpdateAPICategories\x123.gatehouse.management.v1.UpdateAPICategoriesRequest\x1a4.gatehouse.management.v1.UpdateAPICategoriesResponse\",\x82\xd3\xe4\x93\x02&:\x01*\x1a!/api/apis/oas/{api_id}/categories\x12\x98\x01\n" +
-	"\fExportOASAPI\x12,.gatehouse.management.v1.ExportOASAPIRequest\x1a-.gatehouse.management.v1.ExportOASAPIResponse\"+\x82\xd3\xe4\x93\x02%b\x04file\x12\x1d/api/apis/oas/{api_id}/export\x12\x82\x01\n" +
-	"\aMigrate\x12'.gatehouse.management.v1.MigrateRequest\x1a(.gatehouse.management.v1.MigrateResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*b\x06report\"\x11/api/apis/migrateBLZJgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1;managementv1b\x06proto3"
+	"DeleteUser\x12*.gatehouse.management.v1.DeleteUserRequest\x1a+.gatehouse.management.v1.DeleteUserResponse\"\xf0\x01\x92A\xd0\x01Jp\n" +
+	"\x03200\x12i\n" +
+	"6Message `User deleted`; the key stops working at once.\x12/\n" +
+	"-\x1a+.gatehouse.management.v1.DeleteUserResponseJ\\\n" +
+	"\x03404\x12U\n" +
+	"'No such user: Message `User not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x16*\x14/api/users/{user_id}\x12\xef\x02\n" +
+	"\fResetUserKey\x12,.gatehouse.management.v1.ResetUserKeyRequest\x1a-.gatehouse.management.v1.ResetUserKeyResponse\"\x81\x02\x92A\xcf\x01Jo\n" +
+	"\x03200\x12h\n" +
+	"3Message `User key reset` with the new `access_key`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.ResetUserKeyResponseJ\\\n" +
+	"\x03404\x12U\n" +
+	"'No such user: Message `User not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(\"&/api/users/{user_id}/actions/key/reset\x12\x86\x04\n" +
+	"\tCreateAPI\x12).gatehouse.management.v1.CreateAPIRequest\x1a*.gatehouse.management.v1.CreateAPIResponse\"\xa1\x03\x92A\x86\x03Jq\n" +
+	"\x03200\x12j\n" +
+	"8Message `API created`; Meta is the db id, ID the api_id.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.CreateAPIResponseJ\x98\x01\n" +
+	"\x03400\x12\x90\x01\n" +
+	"bNot JSON or no `api_definition`: Message `Malformed API data`; empty name: `API name is required`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJv\n" +
+	"\x03409\x12o\n" +
+	"AAn API has the same api_id: Message `Found API with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x11:\x04body\"\t/api/apis\x12\xfc\x03\n" +
+	"\bListAPIs\x12(.gatehouse.management.v1.ListAPIsRequest\x1a).gatehouse.management.v1.ListAPIsResponse\"\x9a\x03\x92A\xff\x02J\x8f\x02\n" +
+	"\x03200\x12\x87\x02\n" +
+	"=Every API, classic and Tyk OAS, one page of 10 (p <= 0: all).\x12\xc5\x01\n" +
+	"\xc2\x012\xbb\x01`{\"apis\":[{\"api_definition\":{..},\"categories\":[..]}],\"pages\":n}`; an OAS item's api_definition carries at least api_id, id, name and is_oas: true, and the item carries `\"oas\":<document>`.\x9a\x02\x01\x06Jk\n" +
+	"\x03400\x12d\n" +
+	"6`p` is not an integer: Message `p must be an integer`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x11b\x04body\x12\t/api/apis\x12\xcd\x02\n" +
+	"\x06GetAPI\x12&.gatehouse.management.v1.GetAPIRequest\x1a'.gatehouse.management.v1.GetAPIResponse\"\xf1\x01\x92A\xcd\x01Jo\n" +
+	"\x03200\x12h\n" +
+	"%The classic API definition as stored.\x12?\n" +
+	"=27`{\"api_definition\":{..}}`, every field as it was given.\x9a\x02\x01\x06JZ\n" +
+	"\x03404\x12S\n" +
+	"%No such API: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\xd1\x03\n" +
+	"\tUpdateAPI\x12).gatehouse.management.v1.UpdateAPIRequest\x1a*.gatehouse.management.v1.UpdateAPIResponse\"\xec\x02\x92A\xc8\x02JO\n" +
+	"\x03200\x12H\n" +
+	"\x16Message `API updated`.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.UpdateAPIResponseJ\x98\x01\n" +
+	"\x03400\x12\x90\x01\n" +
+	"bMalformed data, an empty name, or a Tyk OAS API: Message `Use the OAS API endpoints for this API`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJZ\n" +
+	"\x03404\x12S\n" +
+	"%No such API: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1a:\x04body\x1a\x12/api/apis/{api_id}\x12\xb0\x02\n" +
+	"\tDeleteAPI\x12).gatehouse.management.v1.DeleteAPIRequest\x1a*.gatehouse.management.v1.DeleteAPIResponse\"\xcb\x01\x92A\xad\x01JO\n" +
+	"\x03200\x12H\n" +
+	"\x16Message `API deleted`.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.DeleteAPIResponseJZ\n" +
+	"\x03404\x12S\n" +
+	"%No such API: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14*\x12/api/apis/{api_id}\x12\xd5\x04\n" +
+	"\fCreateOASAPI\x12,.gatehouse.management.v1.CreateOASAPIRequest\x1a-.gatehouse.management.v1.CreateOASAPIResponse\"\xe7\x03\x92A\xc8\x032\x10application/json2\x12application/x-yamlJt\n" +
+	"\x03200\x12m\n" +
+	"8Message `API created`; Meta is the db id, ID the API ID.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.CreateOASAPIResponseJ\xb5\x01\n" +
+	"\x03400\x12\xad\x01\n" +
+	"\x7fNo extension: Message `The payload should contain x-tyk-api-gateway`; an invalid document: the Message names the first problem.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJr\n" +
+	"\x03409\x12k\n" +
+	"=An API has the same ID: Message `Found API with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\xd2\x03\n" +
+	"\tGetOASAPI\x12).gatehouse.management.v1.GetOASAPIRequest\x1a*.gatehouse.management.v1.GetOASAPIResponse\"\xed\x02\x92A\xc5\x02:\x10application/json:\x12application/x-yamlJ\x98\x01\n" +
+	"\x03200\x12\x90\x01\n" +
+	"?The document as stored; YAML when `Accept: application/x-yaml`.\x12M\n" +
+	"K2EA Tyk OAS document: OpenAPI 3.0 with the x-tyk-api-gateway extension.\x9a\x02\x01\x06J\x81\x01\n" +
+	"\x03404\x12z\n" +
+	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1eb\x04body\x12\x16/api/apis/oas/{api_id}\x12\xa7\x04\n" +
+	"\fUpdateOASAPI\x12,.gatehouse.management.v1.UpdateOASAPIRequest\x1a-.gatehouse.management.v1.UpdateOASAPIResponse\"\xb9\x03\x92A\x91\x032\x10application/json2\x12application/x-yamlJr\n" +
+	"\x03200\x12k\n" +
+	"6Message `API updated.`; categories and db id are kept.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.UpdateOASAPIResponseJq\n" +
+	"\x03400\x12j\n" +
+	"<An invalid document, or its info.id differs from `{api_id}`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x81\x01\n" +
+	"\x03404\x12z\n" +
+	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x04body\x1a\x16/api/apis/oas/{api_id}\x12\x8d\x03\n" +
+	"\fDeleteOASAPI\x12,.gatehouse.management.v1.DeleteOASAPIRequest\x1a-.gatehouse.management.v1.DeleteOASAPIResponse\"\x9f\x02\x92A\xfd\x01Jw\n" +
+	"\x03200\x12p\n" +
+	";Message `API deleted.`; child versions are deleted with it.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.DeleteOASAPIResponseJ\x81\x01\n" +
+	"\x03404\x12z\n" +
+	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x18*\x16/api/apis/oas/{api_id}\x12\x91\x02\n" +
+	"\x0eListCategories\x12..gatehouse.management.v1.ListCategoriesRequest\x1a/.gatehouse.management.v1.ListCategoriesResponse\"\x9d\x01\x92A~J|\n" +
+	"\x03200\x12u\n" +
+	">Every category in use with its number of APIs, sorted by name.\x123\n" +
+	"1\x1a/.gatehouse.management.v1.ListCategoriesResponse\x82\xd3\xe4\x93\x02\x16\x12\x14/api/apis/categories\x12\xa7\x04\n" +
+	"\x10GetAPICategories\x120.gatehouse.management.v1.GetAPICategoriesRequest\x1a1.gatehouse.management.v1.GetAPICategoriesResponse\"\xad\x03\x92A\x80\x03Ju\n" +
+	"\x03200\x12n\n" +
+	"5The API's categories in stored order, `[]` when none.\x125\n" +
+	"3\x1a1.gatehouse.management.v1.GetAPICategoriesResponseJ\x81\x01\n" +
+	"\x03404\x12z\n" +
+	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x82\x01\n" +
+	"\x03500\x12{\n" +
+	"MStored categories unreadable: Message `Failed to marshal categories payload.`\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02#\x12!/api/apis/oas/{api_id}/categories\x12\xff\x03\n" +
+	"\x13UpdateAPICategories\x123.gatehouse.management.v1.UpdateAPICategoriesRequest\x1a4.gatehouse.management.v1.UpdateAPICategoriesResponse\"\xfc\x02\x92A\xcc\x02Jd\n" +
+	"\x03200\x12]\n" +
+	"!Message `API categories updated.`\x128\n" +
+	"6\x1a4.gatehouse.management.v1.UpdateAPICategoriesResponseJ`\n" +
+	"\x03400\x12Y\n" +
+	"+Bad JSON: Message `Malformed request data.`\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x81\x01\n" +
+	"\x03404\x12z\n" +
+	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02&:\x01*\x1a!/api/apis/oas/{api_id}/categories\x12\xd4\x05\n" +
+	"\fExportOASAPI\x12,.gatehouse.management.v1.ExportOASAPIRequest\x1a-.gatehouse.management.v1.ExportOASAPIResponse\"\xe6\x04\x92A\xb7\x04:\x18application/octet-streamJ\x85\x03\n" +
+	"\x03200\x12\xfd\x02\n" +
+	"\x98\x01The document as a file: JSON indented with two spaces, or YAML when the request's Content-Type is application/x-yaml (also application/yaml, text/yaml).\x12X\n" +
+	"V2GThe Tyk OAS document (mode=public: without the root x-tyk-api-gateway).\x9a\x02\x01\a\xa2\x02\x06binary\x1a\x85\x01\n" +
+	"\x13Content-Disposition\x12n\n" +
+	"d`attachment; filename=\"TykOasApiDef-<apiId>.json\"` (`oas-<apiId>` in public mode; `.yaml` for YAML).\x12\x06stringJ\x92\x01\n" +
+	"\x03400\x12\x8a\x01\n" +
+	"\\No Tyk OAS API with that ID (classic IDs included): Message `Could not retrieve API detail.`\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02%b\x04file\x12\x1d/api/apis/oas/{api_id}/export\x12\xb7\a\n" +
+	"\aMigrate\x12'.gatehouse.management.v1.MigrateRequest\x1a(.gatehouse.management.v1.MigrateResponse\"\xd8\x06\x92A\xb0\x06J\xbe\x02\n" +
+	"\x03200\x12\xb6\x02\n" +
+	"<The migration report; always 200 when the request was valid.\x12\xf5\x01\n" +
+	"\xf2\x012\xeb\x01`{\"success\":{\"count\",\"apiIDs\",\"stagedAPIs\",\"definitions\"},\"failure\":{\"count\",\"errors\":[{\"apiID\",\"message\":[..]}]},\"skipped\":{\"count\",\"apis\":[{\"apiID\",\"message\",\"key\"}]},\"abortedOnFailure\"}`; every list present, counts equal to lengths.\x9a\x02\x01\x06J\xa4\x01\n" +
+	"\x03400\x12\x9c\x01\n" +
+	"gMalformed body, missing or unknown mode, or apiIDs and all both or neither set; the Message says which.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.MigrateErrorResponseJ\x91\x01\n" +
+	"\x03401\x12\x89\x01\n" +
+	"TThe Authorization header is missing or the key is unknown: Message `Not authorised`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.MigrateErrorResponseJd\n" +
+	"\x03403\x12]\n" +
+	"(The user lacks write permission on apis.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.MigrateErrorResponseJL\n" +
+	"\x03500\x12E\n" +
+	"\x10Storage failure.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.MigrateErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x01*b\x06report\"\x11/api/apis/migrateB\xaf\t\x92A\xdf\b\x12\x8c\x04\n" +
+	"\x18Gatehouse management API\x12\xeb\x03The Tyk Dashboard style management interface: users and their permissions, classic and Tyk OAS API definitions, API categories, OAS export and the classic to OAS migration. Permissions follow the Tyk Dashboard: `/api/apis...` routes need the `apis` area, `/api/users...` routes the `users` area; GET needs read, every other method write. Error bodies are `{\"Status\":\"Error\",\"Message\":<text>,\"Meta\":null}` (`POST /api/apis/migrate`: `{\"ID\":\"\",\"Message\":<text>,\"Meta\":null,\"Status\":\"Error\"}`).2\x02v12\x10application/json:\x10application/jsonR\x8a\x01\n" +
+	"\x03401\x12\x82\x01\n" +
+	"TThe Authorization header is missing or the key is unknown: Message `Not authorised`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseR\x9a\x01\n" +
+	"\x03403\x12\x92\x01\n" +
+	"dThe user lacks the permission: Message `access denied: You do not have permission to access <path>`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseRE\n" +
+	"\x03500\x12>\n" +
+	"\x10Storage failure.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseZ\xa6\x01\n" +
+	"\xa3\x01\n" +
+	"\n" +
+	"bearerAuth\x12\x94\x01\b\x02\x12\x7fThe Tyk Dashboard API Access Credentials: a user's access key, sent as `Authorization: <key>` or `Authorization: Bearer <key>`.\x1a\rAuthorization \x02b\x10\n" +
+	"\x0e\n" +
+	"\n" +
+	"bearerAuth\x12\x00ZJgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1;managementv1b\x06proto3"
 
 var (
 	file_gatehouse_management_v1_management_proto_rawDescOnce sync.Once
@@ -2666,7 +3023,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -2711,81 +3068,86 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*ExportOASAPIResponse)(nil),        // 40: gatehouse.management.v1.ExportOASAPIResponse
 	(*MigrateRequest)(nil),              // 41: gatehouse.management.v1.MigrateRequest
 	(*MigrateResponse)(nil),             // 42: gatehouse.management.v1.MigrateResponse
-	nil,                                 // 43: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 44: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 45: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 46: google.api.HttpBody
+	(*ErrorResponse)(nil),               // 43: gatehouse.management.v1.ErrorResponse
+	(*MigrateErrorResponse)(nil),        // 44: gatehouse.management.v1.MigrateErrorResponse
+	(*RawBody)(nil),                     // 45: gatehouse.management.v1.RawBody
+	nil,                                 // 46: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 47: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 48: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 49: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	44, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	43, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	47, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	46, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,  // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,  // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,  // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,  // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	45, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	45, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	45, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
-	46, // 9: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	46, // 10: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	46, // 11: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	46, // 12: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	45, // 13: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	45, // 14: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	46, // 15: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	46, // 16: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	46, // 17: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	45, // 18: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	45, // 19: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	48, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	48, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	48, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	49, // 9: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	49, // 10: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	49, // 11: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	49, // 12: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	48, // 13: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	48, // 14: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	49, // 15: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	49, // 16: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	49, // 17: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	48, // 18: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	48, // 19: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
 	33, // 20: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	45, // 21: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	46, // 22: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	46, // 23: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	2,  // 24: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,  // 25: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,  // 26: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,  // 27: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10, // 28: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12, // 29: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14, // 30: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	16, // 31: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	18, // 32: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	20, // 33: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	22, // 34: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	24, // 35: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	26, // 36: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	28, // 37: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	30, // 38: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	32, // 39: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	35, // 40: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	37, // 41: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	39, // 42: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	41, // 43: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	3,  // 44: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,  // 45: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,  // 46: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,  // 47: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11, // 48: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13, // 49: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	15, // 50: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	17, // 51: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	19, // 52: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	21, // 53: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	23, // 54: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	25, // 55: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	27, // 56: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	29, // 57: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	31, // 58: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	34, // 59: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	36, // 60: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	38, // 61: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	40, // 62: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	42, // 63: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	44, // [44:64] is the sub-list for method output_type
-	24, // [24:44] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	48, // 21: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	49, // 22: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	49, // 23: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	48, // 24: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	48, // 25: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	2,  // 26: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,  // 27: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,  // 28: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,  // 29: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10, // 30: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12, // 31: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14, // 32: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	16, // 33: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	18, // 34: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	20, // 35: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	22, // 36: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	24, // 37: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	26, // 38: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	28, // 39: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	30, // 40: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	32, // 41: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	35, // 42: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	37, // 43: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	39, // 44: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	41, // 45: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	3,  // 46: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,  // 47: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,  // 48: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,  // 49: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11, // 50: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13, // 51: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	15, // 52: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	17, // 53: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	19, // 54: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	21, // 55: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	23, // 56: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	25, // 57: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	27, // 58: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	29, // 59: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	31, // 60: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	34, // 61: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	36, // 62: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	38, // 63: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	40, // 64: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	42, // 65: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	46, // [46:66] is the sub-list for method output_type
+	26, // [26:46] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -2799,7 +3161,7 @@ func file_gatehouse_management_v1_management_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

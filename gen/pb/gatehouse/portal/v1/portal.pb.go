@@ -7,6 +7,7 @@
 package portalv1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -1632,7 +1633,8 @@ func (x *TutorialPageHidden) GetPreviewContent() string {
 }
 
 // IdList is a list of category or tag IDs (decimal text) whose presence in a
-// request is visible; on REST it is written as a plain JSON array of strings.
+// request is visible; on REST it is written as a plain JSON array of strings,
+// which its OpenAPI schema says by referring to the schema of ids.
 type IdList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ids are the IDs, in the order to keep; duplicates count once.
@@ -2357,11 +2359,59 @@ func (x *DeleteTutorialPageResponse) GetStatus() string {
 	return ""
 }
 
+// ErrorResponse is every REST error body of the portal,
+// `{"errors":[<sentence>, ...]}`. It documents the REST facade only: gRPC
+// callers receive the sentences as the status message.
+type ErrorResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// errors holds one sentence per problem.
+	Errors        []string `protobuf:"bytes,1,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorResponse) Reset() {
+	*x = ErrorResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorResponse) ProtoMessage() {}
+
+func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
+func (*ErrorResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ErrorResponse) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
 var File_gatehouse_portal_v1_portal_proto protoreflect.FileDescriptor
 
 const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\n" +
-	" gatehouse/portal/v1/portal.proto\x12\x13gatehouse.portal.v1\x1a\x1cgoogle/api/annotations.proto\"\xde\x01\n" +
+	" gatehouse/portal/v1/portal.proto\x12\x13gatehouse.portal.v1\x1a\x1cgoogle/api/annotations.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xde\x01\n" +
 	"\aProduct\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04Name\x12!\n" +
@@ -2467,9 +2517,10 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"updated_at\x18\f \x01(\tR\tUpdatedAt\"h\n" +
 	"\x12TutorialPageHidden\x12)\n" +
 	"\x10markdown_content\x18\x01 \x01(\tR\x0fMarkdownContent\x12'\n" +
-	"\x0fpreview_content\x18\x02 \x01(\tR\x0ePreviewContent\"\x1a\n" +
-	"\x06IdList\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids\"\x89\x04\n" +
+	"\x0fpreview_content\x18\x02 \x01(\tR\x0ePreviewContent\"\xcd\x01\n" +
+	"\x06IdList\x12+\n" +
+	"\x03ids\x18\x01 \x03(\tB\x19\x92A\x16J\t[\"1\",\"2\"]\x8a\x01\b^[0-9]+$R\x03ids:\x95\x01\x92A\x91\x01\n" +
+	"\x8e\x01\x1a%#/definitions/v1IdList/properties/ids2eIDs of existing records, written as a plain JSON array of strings; the list replaces the page's list.\"\x89\x04\n" +
 	"\x11TutorialPageInput\x12\x1d\n" +
 	"\acontent\x18\x01 \x01(\tH\x00R\aContent\x88\x01\x01\x12.\n" +
 	"\x10markdown_enabled\x18\x02 \x01(\bH\x01R\x0fMarkdownEnabled\x88\x01\x01\x12\x1b\n" +
@@ -2532,26 +2583,168 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"product_id\x12\x16\n" +
 	"\x06doc_id\x18\x02 \x01(\tR\x06doc_id\"4\n" +
 	"\x1aDeleteTutorialPageResponse\x12\x16\n" +
-	"\x06status\x18\x01 \x01(\tR\x06status2\xca\x13\n" +
-	"\rPortalService\x12\x96\x01\n" +
-	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\".\x82\xd3\xe4\x93\x02(:\aproductb\aproduct\"\x14/portal-api/products\x12\x8b\x01\n" +
-	"\fListProducts\x12(.gatehouse.portal.v1.ListProductsRequest\x1a).gatehouse.portal.v1.ListProductsResponse\"&\x82\xd3\xe4\x93\x02 b\bproducts\x12\x14/portal-api/products\x12\x91\x01\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\"'\n" +
+	"\rErrorResponse\x12\x16\n" +
+	"\x06errors\x18\x01 \x03(\tR\x06errors2\xfb7\n" +
+	"\rPortalService\x12\xa6\x03\n" +
+	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
+	"\x03201\x127\n" +
+	"\x13The stored product.\x12 \n" +
+	"\x1e\x1a\x1c.gatehouse.portal.v1.ProductJ\xc8\x01\n" +
+	"\x03422\x12\xc0\x01\n" +
+	"\x95\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Name` is required.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02(:\aproductb\aproduct\"\x14/portal-api/products\x12\xe7\x02\n" +
+	"\fListProducts\x12(.gatehouse.portal.v1.ListProductsRequest\x1a).gatehouse.portal.v1.ListProductsResponse\"\x81\x02\x92A\xd7\x01Js\n" +
+	"\x03200\x12l\n" +
+	",One page of products, in ascending ID order.\x12<\n" +
+	":\x1a8#/definitions/v1ListProductsResponse/properties/productsJ`\n" +
+	"\x03400\x12Y\n" +
+	"/`page` or `per_page` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02 b\bproducts\x12\x14/portal-api/products\x12\xee\x02\n" +
 	"\n" +
-	"GetProduct\x12&.gatehouse.portal.v1.GetProductRequest\x1a'.gatehouse.portal.v1.GetProductResponse\"2\x82\xd3\xe4\x93\x02,b\aproduct\x12!/portal-api/products/{product_id}\x12\xa3\x01\n" +
-	"\rUpdateProduct\x12).gatehouse.portal.v1.UpdateProductRequest\x1a*.gatehouse.portal.v1.UpdateProductResponse\";\x82\xd3\xe4\x93\x025:\aproductb\aproduct\x1a!/portal-api/products/{product_id}\x12\x91\x01\n" +
-	"\rDeleteProduct\x12).gatehouse.portal.v1.DeleteProductRequest\x1a*.gatehouse.portal.v1.DeleteProductResponse\")\x82\xd3\xe4\x93\x02#*!/portal-api/products/{product_id}\x12~\n" +
-	"\tCreateTag\x12%.gatehouse.portal.v1.CreateTagRequest\x1a&.gatehouse.portal.v1.CreateTagResponse\"\"\x82\xd3\xe4\x93\x02\x1c:\x03tagb\x03tag\"\x10/portal-api/tags\x12w\n" +
-	"\bListTags\x12$.gatehouse.portal.v1.ListTagsRequest\x1a%.gatehouse.portal.v1.ListTagsResponse\"\x1e\x82\xd3\xe4\x93\x02\x18b\x04tags\x12\x10/portal-api/tags\x12}\n" +
-	"\tDeleteTag\x12%.gatehouse.portal.v1.DeleteTagRequest\x1a&.gatehouse.portal.v1.DeleteTagResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/portal-api/tags/{tag_id}\x12\x9d\x01\n" +
-	"\x0eCreateCategory\x12*.gatehouse.portal.v1.CreateCategoryRequest\x1a+.gatehouse.portal.v1.CreateCategoryResponse\"2\x82\xd3\xe4\x93\x02,:\bcategoryb\bcategory\"\x16/portal-api/categories\x12\x95\x01\n" +
-	"\x0eListCategories\x12*.gatehouse.portal.v1.ListCategoriesRequest\x1a+.gatehouse.portal.v1.ListCategoriesResponse\"*\x82\xd3\xe4\x93\x02$b\n" +
-	"categories\x12\x16/portal-api/categories\x12\x97\x01\n" +
-	"\x0eDeleteCategory\x12*.gatehouse.portal.v1.DeleteCategoryRequest\x1a+.gatehouse.portal.v1.DeleteCategoryResponse\",\x82\xd3\xe4\x93\x02&*$/portal-api/categories/{category_id}\x12\xb1\x01\n" +
-	"\x12CreateTutorialPage\x12..gatehouse.portal.v1.CreateTutorialPageRequest\x1a/.gatehouse.portal.v1.CreateTutorialPageResponse\":\x82\xd3\xe4\x93\x024:\x04pageb\x04page\"&/portal-api/products/{product_id}/docs\x12\xa9\x01\n" +
-	"\x11ListTutorialPages\x12-.gatehouse.portal.v1.ListTutorialPagesRequest\x1a..gatehouse.portal.v1.ListTutorialPagesResponse\"5\x82\xd3\xe4\x93\x02/b\x05pages\x12&/portal-api/products/{product_id}/docs\x12\xab\x01\n" +
-	"\x0fGetTutorialPage\x12+.gatehouse.portal.v1.GetTutorialPageRequest\x1a,.gatehouse.portal.v1.GetTutorialPageResponse\"=\x82\xd3\xe4\x93\x027b\x04page\x12//portal-api/products/{product_id}/docs/{doc_id}\x12\xba\x01\n" +
-	"\x12UpdateTutorialPage\x12..gatehouse.portal.v1.UpdateTutorialPageRequest\x1a/.gatehouse.portal.v1.UpdateTutorialPageResponse\"C\x82\xd3\xe4\x93\x02=:\x04pageb\x04page\x1a//portal-api/products/{product_id}/docs/{doc_id}\x12\xae\x01\n" +
-	"\x12DeleteTutorialPage\x12..gatehouse.portal.v1.DeleteTutorialPageRequest\x1a/.gatehouse.portal.v1.DeleteTutorialPageResponse\"7\x82\xd3\xe4\x93\x021*//portal-api/products/{product_id}/docs/{doc_id}BDZBgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1;portalv1b\x06proto3"
+	"GetProduct\x12&.gatehouse.portal.v1.GetProductRequest\x1a'.gatehouse.portal.v1.GetProductResponse\"\x8e\x02\x92A\xd8\x01J7\n" +
+	"\x03200\x120\n" +
+	"\fThe product.\x12 \n" +
+	"\x1e\x1a\x1c.gatehouse.portal.v1.ProductJZ\n" +
+	"\x03400\x12S\n" +
+	")`{product_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02,b\aproduct\x12!/portal-api/products/{product_id}\x12\xc2\x04\n" +
+	"\rUpdateProduct\x12).gatehouse.portal.v1.UpdateProductRequest\x1a*.gatehouse.portal.v1.UpdateProductResponse\"\xd9\x03\x92A\x9a\x03JB\n" +
+	"\x03200\x12;\n" +
+	"\x17The product as changed.\x12 \n" +
+	"\x1e\x1a\x1c.gatehouse.portal.v1.ProductJZ\n" +
+	"\x03400\x12S\n" +
+	")`{product_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\xb4\x01\n" +
+	"\x03422\x12\xac\x01\n" +
+	"\x81\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x025:\aproductb\aproduct\x1a!/portal-api/products/{product_id}\x12\xae\x03\n" +
+	"\rDeleteProduct\x12).gatehouse.portal.v1.DeleteProductRequest\x1a*.gatehouse.portal.v1.DeleteProductResponse\"\xc5\x02\x92A\x98\x02Jw\n" +
+	"\x03200\x12p\n" +
+	">Deleted, with the product's tutorial pages: `{\"status\":\"ok\"}`.\x12.\n" +
+	",\x1a*.gatehouse.portal.v1.DeleteProductResponseJZ\n" +
+	"\x03400\x12S\n" +
+	")`{product_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02#*!/portal-api/products/{product_id}\x12\xb3\x02\n" +
+	"\tCreateTag\x12%.gatehouse.portal.v1.CreateTagRequest\x1a&.gatehouse.portal.v1.CreateTagResponse\"\xd6\x01\x92A\xb0\x01J6\n" +
+	"\x03201\x12/\n" +
+	"\x0fThe stored tag.\x12\x1c\n" +
+	"\x1a\x1a\x18.gatehouse.portal.v1.TagJv\n" +
+	"\x03422\x12o\n" +
+	"EThe body is malformed, `Name` is blank, or another tag has that name.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1c:\x03tagb\x03tag\"\x10/portal-api/tags\x12\xdd\x01\n" +
+	"\bListTags\x12$.gatehouse.portal.v1.ListTagsRequest\x1a%.gatehouse.portal.v1.ListTagsResponse\"\x83\x01\x92AbJ`\n" +
+	"\x03200\x12Y\n" +
+	"!Every tag, in ascending ID order.\x124\n" +
+	"2\x1a0#/definitions/v1ListTagsResponse/properties/tags\x82\xd3\xe4\x93\x02\x18b\x04tags\x12\x10/portal-api/tags\x12\x88\x03\n" +
+	"\tDeleteTag\x12%.gatehouse.portal.v1.DeleteTagRequest\x1a&.gatehouse.portal.v1.DeleteTagResponse\"\xab\x02\x92A\x86\x02Jm\n" +
+	"\x03200\x12f\n" +
+	"8Deleted, and removed from every page: `{\"status\":\"ok\"}`.\x12*\n" +
+	"(\x1a&.gatehouse.portal.v1.DeleteTagResponseJV\n" +
+	"\x03400\x12O\n" +
+	"%`{tag_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ=\n" +
+	"\x03404\x126\n" +
+	"\fNo such tag.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1b*\x19/portal-api/tags/{tag_id}\x12\xe1\x02\n" +
+	"\x0eCreateCategory\x12*.gatehouse.portal.v1.CreateCategoryRequest\x1a+.gatehouse.portal.v1.CreateCategoryResponse\"\xf5\x01\x92A\xbf\x01J@\n" +
+	"\x03201\x129\n" +
+	"\x14The stored category.\x12!\n" +
+	"\x1f\x1a\x1d.gatehouse.portal.v1.CategoryJ{\n" +
+	"\x03422\x12t\n" +
+	"JThe body is malformed, `Name` is blank, or another category has that name.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02,:\bcategoryb\bcategory\"\x16/portal-api/categories\x12\x8c\x02\n" +
+	"\x0eListCategories\x12*.gatehouse.portal.v1.ListCategoriesRequest\x1a+.gatehouse.portal.v1.ListCategoriesResponse\"\xa0\x01\x92AsJq\n" +
+	"\x03200\x12j\n" +
+	"&Every category, in ascending ID order.\x12@\n" +
+	">\x1a<#/definitions/v1ListCategoriesResponse/properties/categories\x82\xd3\xe4\x93\x02$b\n" +
+	"categories\x12\x16/portal-api/categories\x12\xb1\x03\n" +
+	"\x0eDeleteCategory\x12*.gatehouse.portal.v1.DeleteCategoryRequest\x1a+.gatehouse.portal.v1.DeleteCategoryResponse\"\xc5\x02\x92A\x95\x02Jr\n" +
+	"\x03200\x12k\n" +
+	"8Deleted, and removed from every page: `{\"status\":\"ok\"}`.\x12/\n" +
+	"-\x1a+.gatehouse.portal.v1.DeleteCategoryResponseJ[\n" +
+	"\x03400\x12T\n" +
+	"*`{category_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJB\n" +
+	"\x03404\x12;\n" +
+	"\x11No such category.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02&*$/portal-api/categories/{category_id}\x12\xc0\x05\n" +
+	"\x12CreateTutorialPage\x12..gatehouse.portal.v1.CreateTutorialPageRequest\x1a/.gatehouse.portal.v1.CreateTutorialPageResponse\"\xc8\x04\x92A\x8a\x04J@\n" +
+	"\x03201\x129\n" +
+	"\x10The stored page.\x12%\n" +
+	"#\x1a!.gatehouse.portal.v1.TutorialPageJZ\n" +
+	"\x03400\x12S\n" +
+	")`{product_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\xa6\x02\n" +
+	"\x03422\x12\x9e\x02\n" +
+	"\xf3\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Title` is required; `Status` must be published, draft or review; `Categories` and `Tags` must name existing IDs.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x024:\x04pageb\x04page\"&/portal-api/products/{product_id}/docs\x12\x90\x04\n" +
+	"\x11ListTutorialPages\x12-.gatehouse.portal.v1.ListTutorialPagesRequest\x1a..gatehouse.portal.v1.ListTutorialPagesResponse\"\x9b\x03\x92A\xe2\x02J\x8a\x01\n" +
+	"\x03200\x12\x82\x01\n" +
+	"@One page of the product's tutorial pages, in ascending ID order.\x12>\n" +
+	"<\x1a:#/definitions/v1ListTutorialPagesResponse/properties/pagesJ\x8f\x01\n" +
+	"\x03400\x12\x87\x01\n" +
+	"]`{product_id}` is not a positive integer. Or: `page` or `per_page` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02/b\x05pages\x12&/portal-api/products/{product_id}/docs\x12\xc2\x03\n" +
+	"\x0fGetTutorialPage\x12+.gatehouse.portal.v1.GetTutorialPageRequest\x1a,.gatehouse.portal.v1.GetTutorialPageResponse\"\xd3\x02\x92A\x92\x02J9\n" +
+	"\x03200\x122\n" +
+	"\tThe page.\x12%\n" +
+	"#\x1a!.gatehouse.portal.v1.TutorialPageJh\n" +
+	"\x03400\x12a\n" +
+	"7`{product_id}` or `{doc_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJk\n" +
+	"\x03404\x12d\n" +
+	":No such product, or no such tutorial page of that product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x027b\x04page\x12//portal-api/products/{product_id}/docs/{doc_id}\x12\xa4\x06\n" +
+	"\x12UpdateTutorialPage\x12..gatehouse.portal.v1.UpdateTutorialPageRequest\x1a/.gatehouse.portal.v1.UpdateTutorialPageResponse\"\xac\x05\x92A\xe5\x04Jx\n" +
+	"\x03200\x12q\n" +
+	"HThe page as changed; `UpdatedAt` becomes now, `CreatedAt` never changes.\x12%\n" +
+	"#\x1a!.gatehouse.portal.v1.TutorialPageJh\n" +
+	"\x03400\x12a\n" +
+	"7`{product_id}` or `{doc_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJk\n" +
+	"\x03404\x12d\n" +
+	":No such product, or no such tutorial page of that product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x91\x02\n" +
+	"\x03422\x12\x89\x02\n" +
+	"\xde\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Status` must be published, draft or review; `Categories` and `Tags` must name existing IDs.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02=:\x04pageb\x04page\x1a//portal-api/products/{product_id}/docs/{doc_id}\x12\xe5\x03\n" +
+	"\x12DeleteTutorialPage\x12..gatehouse.portal.v1.DeleteTutorialPageRequest\x1a/.gatehouse.portal.v1.DeleteTutorialPageResponse\"\xed\x02\x92A\xb2\x02JY\n" +
+	"\x03200\x12R\n" +
+	"\x1bDeleted: `{\"status\":\"ok\"}`.\x123\n" +
+	"1\x1a/.gatehouse.portal.v1.DeleteTutorialPageResponseJh\n" +
+	"\x03400\x12a\n" +
+	"7`{product_id}` or `{doc_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJk\n" +
+	"\x03404\x12d\n" +
+	":No such product, or no such tutorial page of that product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x021*//portal-api/products/{product_id}/docs/{doc_id}B\xd2\x06\x92A\x8a\x06\x12\xd2\x02\n" +
+	"\x1eGatehouse developer portal API\x12\xab\x02API products of the developer portal, their tutorial pages, and the tags and categories pages are filed under. JSON names are PascalCase as the Tyk developer portal spells them; times are UTC `YYYY-MM-DD HH:MM`. Every route needs an admin API key. Every error body is `{\"errors\":[<sentence>, ...]}`.2\x02v12\x10application/json:\x10application/jsonR\x8d\x01\n" +
+	"\x03401\x12\x85\x01\n" +
+	"[The Authorization header is missing or the key is unknown: `{\"errors\":[\"Not authorised\"]}`.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseRA\n" +
+	"\x03500\x12:\n" +
+	"\x10Storage failure.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseZ\xa6\x01\n" +
+	"\xa3\x01\n" +
+	"\rAdminAPIToken\x12\x91\x01\b\x02\x12|An admin API key exactly as issued, with no scheme word: `Authorization: <key>`. `Bearer <key>` is not the key and gets 401.\x1a\rAuthorization \x02b\x13\n" +
+	"\x11\n" +
+	"\rAdminAPIToken\x12\x00ZBgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1;portalv1b\x06proto3"
 
 var (
 	file_gatehouse_portal_v1_portal_proto_rawDescOnce sync.Once
@@ -2565,7 +2758,7 @@ func file_gatehouse_portal_v1_portal_proto_rawDescGZIP() []byte {
 	return file_gatehouse_portal_v1_portal_proto_rawDescData
 }
 
-var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*Product)(nil),                    // 0: gatehouse.portal.v1.Product
 	(*ProductInput)(nil),               // 1: gatehouse.portal.v1.ProductInput
@@ -2609,6 +2802,7 @@ var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*UpdateTutorialPageResponse)(nil), // 39: gatehouse.portal.v1.UpdateTutorialPageResponse
 	(*DeleteTutorialPageRequest)(nil),  // 40: gatehouse.portal.v1.DeleteTutorialPageRequest
 	(*DeleteTutorialPageResponse)(nil), // 41: gatehouse.portal.v1.DeleteTutorialPageResponse
+	(*ErrorResponse)(nil),              // 42: gatehouse.portal.v1.ErrorResponse
 }
 var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	1,  // 0: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
@@ -2686,7 +2880,7 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_portal_v1_portal_proto_rawDesc), len(file_gatehouse_portal_v1_portal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

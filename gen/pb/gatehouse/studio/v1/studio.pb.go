@@ -7,6 +7,7 @@
 package studiov1
 
 import (
+	_ "github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2/options"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -27,29 +28,29 @@ const (
 type LlmSettingsAttributes struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// model_name names the model; never empty.
-	ModelName string `protobuf:"bytes,1,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
+	ModelName string `protobuf:"bytes,1,opt,name=model_name,proto3" json:"model_name,omitempty"`
 	// max_length is the maximum output length, at least 0.
-	MaxLength int32 `protobuf:"varint,2,opt,name=max_length,json=maxLength,proto3" json:"max_length,omitempty"`
+	MaxLength int32 `protobuf:"varint,2,opt,name=max_length,proto3" json:"max_length,omitempty"`
 	// max_tokens is the maximum number of tokens, at least 0.
-	MaxTokens int32 `protobuf:"varint,3,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"`
+	MaxTokens int32 `protobuf:"varint,3,opt,name=max_tokens,proto3" json:"max_tokens,omitempty"`
 	// min_length is the minimum output length, at least 0.
-	MinLength int32 `protobuf:"varint,4,opt,name=min_length,json=minLength,proto3" json:"min_length,omitempty"`
+	MinLength int32 `protobuf:"varint,4,opt,name=min_length,proto3" json:"min_length,omitempty"`
 	// seed seeds sampling, at least 0.
 	Seed int32 `protobuf:"varint,5,opt,name=seed,proto3" json:"seed,omitempty"`
 	// top_k limits sampling to the k likeliest tokens, at least 0.
-	TopK int32 `protobuf:"varint,6,opt,name=top_k,json=topK,proto3" json:"top_k,omitempty"`
+	TopK int32 `protobuf:"varint,6,opt,name=top_k,proto3" json:"top_k,omitempty"`
 	// temperature is between 0 and 2.
 	Temperature float64 `protobuf:"fixed64,7,opt,name=temperature,proto3" json:"temperature,omitempty"`
 	// top_p is between 0 and 1.
-	TopP float64 `protobuf:"fixed64,8,opt,name=top_p,json=topP,proto3" json:"top_p,omitempty"`
+	TopP float64 `protobuf:"fixed64,8,opt,name=top_p,proto3" json:"top_p,omitempty"`
 	// repetition_penalty is at least 0.
-	RepetitionPenalty float64 `protobuf:"fixed64,9,opt,name=repetition_penalty,json=repetitionPenalty,proto3" json:"repetition_penalty,omitempty"`
+	RepetitionPenalty float64 `protobuf:"fixed64,9,opt,name=repetition_penalty,proto3" json:"repetition_penalty,omitempty"`
 	// stop_words end the generation.
-	StopWords []string `protobuf:"bytes,10,rep,name=stop_words,json=stopWords,proto3" json:"stop_words,omitempty"`
+	StopWords []string `protobuf:"bytes,10,rep,name=stop_words,proto3" json:"stop_words,omitempty"`
 	// metadata is a free JSON object.
 	Metadata *structpb.Struct `protobuf:"bytes,11,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	// system_prompt is sent before every conversation.
-	SystemPrompt  string `protobuf:"bytes,12,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
+	SystemPrompt  string `protobuf:"bytes,12,opt,name=system_prompt,proto3" json:"system_prompt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -532,7 +533,7 @@ type ListLlmSettingsRequest struct {
 	// page is the page number, from 1 (default 1).
 	Page string `protobuf:"bytes,1,opt,name=page,proto3" json:"page,omitempty"`
 	// page_size is clamped to 1-100 (default 10).
-	PageSize      string `protobuf:"bytes,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageSize      string `protobuf:"bytes,2,opt,name=page_size,proto3" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1353,30 +1354,138 @@ func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
 	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{22}
 }
 
+// ErrorDetail is one problem in a REST error body.
+type ErrorDetail struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// title is the HTTP status text, such as "Not Found".
+	Title string `protobuf:"bytes,1,opt,name=title,proto3" json:"title,omitempty"`
+	// detail is a sentence describing the problem.
+	Detail        string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorDetail) Reset() {
+	*x = ErrorDetail{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorDetail) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorDetail) ProtoMessage() {}
+
+func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
+func (*ErrorDetail) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ErrorDetail) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ErrorDetail) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// ErrorResponse is every REST error body of the studio,
+// `{"errors":[{"title":..,"detail":..}]}`. It documents the REST facade only:
+// gRPC callers receive the detail as the status message.
+type ErrorResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// errors holds one problem.
+	Errors        []*ErrorDetail `protobuf:"bytes,1,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ErrorResponse) Reset() {
+	*x = ErrorResponse{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ErrorResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ErrorResponse) ProtoMessage() {}
+
+func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
+func (*ErrorResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *ErrorResponse) GetErrors() []*ErrorDetail {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
 var File_gatehouse_studio_v1_studio_proto protoreflect.FileDescriptor
 
 const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\n" +
-	" gatehouse/studio/v1/studio.proto\x12\x13gatehouse.studio.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x9b\x03\n" +
-	"\x15LlmSettingsAttributes\x12\x1d\n" +
+	" gatehouse/studio/v1/studio.proto\x12\x13gatehouse.studio.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xa4\x03\n" +
+	"\x15LlmSettingsAttributes\x12\x1e\n" +
 	"\n" +
-	"model_name\x18\x01 \x01(\tR\tmodelName\x12\x1d\n" +
+	"model_name\x18\x01 \x01(\tR\n" +
+	"model_name\x12\x1e\n" +
 	"\n" +
-	"max_length\x18\x02 \x01(\x05R\tmaxLength\x12\x1d\n" +
+	"max_length\x18\x02 \x01(\x05R\n" +
+	"max_length\x12\x1e\n" +
 	"\n" +
-	"max_tokens\x18\x03 \x01(\x05R\tmaxTokens\x12\x1d\n" +
+	"max_tokens\x18\x03 \x01(\x05R\n" +
+	"max_tokens\x12\x1e\n" +
 	"\n" +
-	"min_length\x18\x04 \x01(\x05R\tminLength\x12\x12\n" +
-	"\x04seed\x18\x05 \x01(\x05R\x04seed\x12\x13\n" +
-	"\x05top_k\x18\x06 \x01(\x05R\x04topK\x12 \n" +
-	"\vtemperature\x18\a \x01(\x01R\vtemperature\x12\x13\n" +
-	"\x05top_p\x18\b \x01(\x01R\x04topP\x12-\n" +
-	"\x12repetition_penalty\x18\t \x01(\x01R\x11repetitionPenalty\x12\x1d\n" +
+	"min_length\x18\x04 \x01(\x05R\n" +
+	"min_length\x12\x12\n" +
+	"\x04seed\x18\x05 \x01(\x05R\x04seed\x12\x14\n" +
+	"\x05top_k\x18\x06 \x01(\x05R\x05top_k\x12 \n" +
+	"\vtemperature\x18\a \x01(\x01R\vtemperature\x12\x14\n" +
+	"\x05top_p\x18\b \x01(\x01R\x05top_p\x12.\n" +
+	"\x12repetition_penalty\x18\t \x01(\x01R\x12repetition_penalty\x12\x1e\n" +
 	"\n" +
 	"stop_words\x18\n" +
-	" \x03(\tR\tstopWords\x123\n" +
-	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12#\n" +
-	"\rsystem_prompt\x18\f \x01(\tR\fsystemPrompt\"\x81\x05\n" +
+	" \x03(\tR\n" +
+	"stop_words\x123\n" +
+	"\bmetadata\x18\v \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12$\n" +
+	"\rsystem_prompt\x18\f \x01(\tR\rsystem_prompt\"\x81\x05\n" +
 	"\x12LlmSettingsChanges\x12#\n" +
 	"\n" +
 	"model_name\x18\x01 \x01(\tH\x00R\n" +
@@ -1425,10 +1534,10 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\x18CreateLlmSettingsRequest\x129\n" +
 	"\x04data\x18\x01 \x01(\v2%.gatehouse.studio.v1.LlmSettingsInputR\x04data\"Q\n" +
 	"\x19CreateLlmSettingsResponse\x124\n" +
-	"\x04data\x18\x01 \x01(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"I\n" +
+	"\x04data\x18\x01 \x01(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"J\n" +
 	"\x16ListLlmSettingsRequest\x12\x12\n" +
-	"\x04page\x18\x01 \x01(\tR\x04page\x12\x1b\n" +
-	"\tpage_size\x18\x02 \x01(\tR\bpageSize\"O\n" +
+	"\x04page\x18\x01 \x01(\tR\x04page\x12\x1c\n" +
+	"\tpage_size\x18\x02 \x01(\tR\tpage_size\"O\n" +
 	"\x17ListLlmSettingsResponse\x124\n" +
 	"\x04data\x18\x01 \x03(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"'\n" +
 	"\x15GetLlmSettingsRequest\x12\x0e\n" +
@@ -1470,18 +1579,100 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\v2\x19.gatehouse.studio.v1.UserR\x04data\"#\n" +
 	"\x11DeleteUserRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteUserResponse2\xdb\b\n" +
-	"\rStudioService\x12\x93\x01\n" +
-	"\x11CreateLlmSettings\x12-.gatehouse.studio.v1.CreateLlmSettingsRequest\x1a..gatehouse.studio.v1.CreateLlmSettingsResponse\"\x1f\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/v1/llm-settings\x12\x8a\x01\n" +
-	"\x0fListLlmSettings\x12+.gatehouse.studio.v1.ListLlmSettingsRequest\x1a,.gatehouse.studio.v1.ListLlmSettingsResponse\"\x1c\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/llm-settings\x12\x8c\x01\n" +
-	"\x0eGetLlmSettings\x12*.gatehouse.studio.v1.GetLlmSettingsRequest\x1a+.gatehouse.studio.v1.GetLlmSettingsResponse\"!\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/v1/llm-settings/{id}\x12\x98\x01\n" +
-	"\x11UpdateLlmSettings\x12-.gatehouse.studio.v1.UpdateLlmSettingsRequest\x1a..gatehouse.studio.v1.UpdateLlmSettingsResponse\"$\x82\xd3\xe4\x93\x02\x1e:\x01*2\x19/api/v1/llm-settings/{id}\x12\x95\x01\n" +
-	"\x11DeleteLlmSettings\x12-.gatehouse.studio.v1.DeleteLlmSettingsRequest\x1a..gatehouse.studio.v1.DeleteLlmSettingsResponse\"!\x82\xd3\xe4\x93\x02\x1b*\x19/api/v1/llm-settings/{id}\x12w\n" +
+	"\x12DeleteUserResponse\";\n" +
+	"\vErrorDetail\x12\x14\n" +
+	"\x05title\x18\x01 \x01(\tR\x05title\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\"I\n" +
+	"\rErrorResponse\x128\n" +
+	"\x06errors\x18\x01 \x03(\v2 .gatehouse.studio.v1.ErrorDetailR\x06errors2\xed\x1a\n" +
+	"\rStudioService\x12\xbc\x03\n" +
+	"\x11CreateLlmSettings\x12-.gatehouse.studio.v1.CreateLlmSettingsRequest\x1a..gatehouse.studio.v1.CreateLlmSettingsResponse\"\xc7\x02\x92A\xa4\x02J\x9b\x01\n" +
+	"\x03201\x12\x93\x01\n" +
+	"\x12The stored record.\x122\n" +
+	"0\x1a..gatehouse.studio.v1.CreateLlmSettingsResponse\x1aI\n" +
+	"\bLocation\x12=\n" +
+	"3The new record's path, `/api/v1/llm-settings/<id>`.\x12\x06stringJ\x83\x01\n" +
+	"\x03400\x12|\n" +
+	"RThe body is not valid JSON or an attribute is invalid; the detail names the field.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x19:\x01*\"\x14/api/v1/llm-settings\x12\xe8\x03\n" +
+	"\x0fListLlmSettings\x12+.gatehouse.studio.v1.ListLlmSettingsRequest\x1a,.gatehouse.studio.v1.ListLlmSettingsResponse\"\xf9\x02\x92A\xd9\x02J\xdf\x01\n" +
+	"\x03200\x12\xd7\x01\n" +
+	"+One page of records, in ascending id order.\x120\n" +
+	".\x1a,.gatehouse.studio.v1.ListLlmSettingsResponse\x1a2\n" +
+	"\rX-Total-Count\x12!\n" +
+	"\x16The number of records.\x12\ainteger\x1aB\n" +
+	"\rX-Total-Pages\x121\n" +
+	"&The number of pages of this page size.\x12\aintegerJu\n" +
+	"\x03400\x12n\n" +
+	"D`page` is 0, negative or not a number: detail `Invalid page number`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x16\x12\x14/api/v1/llm-settings\x12\xe2\x03\n" +
+	"\x0eGetLlmSettings\x12*.gatehouse.studio.v1.GetLlmSettingsRequest\x1a+.gatehouse.studio.v1.GetLlmSettingsResponse\"\xf6\x02\x92A\xd1\x02JE\n" +
+	"\x03200\x12>\n" +
+	"\vThe record.\x12/\n" +
+	"-\x1a+.gatehouse.studio.v1.GetLlmSettingsResponseJ\x88\x01\n" +
+	"\x03400\x12\x80\x01\n" +
+	"V`{id}` is not a decimal number from 1 to 4294967295: detail `Invalid LLM Settings ID`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseJ}\n" +
+	"\x03404\x12v\n" +
+	"LNo such record (never created, or deleted): detail `LLM Settings not found`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1b\x12\x19/api/v1/llm-settings/{id}\x12\xd5\x04\n" +
+	"\x11UpdateLlmSettings\x12-.gatehouse.studio.v1.UpdateLlmSettingsRequest\x1a..gatehouse.studio.v1.UpdateLlmSettingsResponse\"\xe0\x03\x92A\xb8\x03JS\n" +
+	"\x03200\x12L\n" +
+	"\x16The record as changed.\x122\n" +
+	"0\x1a..gatehouse.studio.v1.UpdateLlmSettingsResponseJ\xe1\x01\n" +
+	"\x03400\x12\xd9\x01\n" +
+	"\xae\x01`{id}` is not a decimal number from 1 to 4294967295: detail `Invalid LLM Settings ID`; or the body is not valid JSON, or an attribute is invalid (the detail names the field).\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseJ}\n" +
+	"\x03404\x12v\n" +
+	"LNo such record (never created, or deleted): detail `LLM Settings not found`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x01*2\x19/api/v1/llm-settings/{id}\x12\xd8\x03\n" +
+	"\x11DeleteLlmSettings\x12-.gatehouse.studio.v1.DeleteLlmSettingsRequest\x1a..gatehouse.studio.v1.DeleteLlmSettingsResponse\"\xe3\x02\x92A\xbe\x02J2\n" +
+	"\x03204\x12+\n" +
+	")Deleted; no body. The id is never reused.J\x88\x01\n" +
+	"\x03400\x12\x80\x01\n" +
+	"V`{id}` is not a decimal number from 1 to 4294967295: detail `Invalid LLM Settings ID`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseJ}\n" +
+	"\x03404\x12v\n" +
+	"LNo such record (never created, or deleted): detail `LLM Settings not found`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1b*\x19/api/v1/llm-settings/{id}\x12\xcb\x02\n" +
 	"\n" +
-	"CreateUser\x12&.gatehouse.studio.v1.CreateUserRequest\x1a'.gatehouse.studio.v1.CreateUserResponse\"\x18\x82\xd3\xe4\x93\x02\x12:\x01*\"\r/api/v1/users\x12q\n" +
-	"\tListUsers\x12%.gatehouse.studio.v1.ListUsersRequest\x1a&.gatehouse.studio.v1.ListUsersResponse\"\x15\x82\xd3\xe4\x93\x02\x0f\x12\r/api/v1/users\x12y\n" +
+	"CreateUser\x12&.gatehouse.studio.v1.CreateUserRequest\x1a'.gatehouse.studio.v1.CreateUserResponse\"\xeb\x01\x92A\xcf\x01Jj\n" +
+	"\x03201\x12c\n" +
+	"4The stored user with its `api_key`, shown only here.\x12+\n" +
+	")\x1a'.gatehouse.studio.v1.CreateUserResponseJa\n" +
+	"\x03400\x12Z\n" +
+	"0The body is not valid JSON, or `email` is empty.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x12:\x01*\"\r/api/v1/users\x12\xc4\x01\n" +
+	"\tListUsers\x12%.gatehouse.studio.v1.ListUsersRequest\x1a&.gatehouse.studio.v1.ListUsersResponse\"h\x92APJN\n" +
+	"\x03200\x12G\n" +
+	"\x19Every user, without keys.\x12*\n" +
+	"(\x1a&.gatehouse.studio.v1.ListUsersResponse\x82\xd3\xe4\x93\x02\x0f\x12\r/api/v1/users\x12\x84\x03\n" +
 	"\n" +
-	"DeleteUser\x12&.gatehouse.studio.v1.DeleteUserRequest\x1a'.gatehouse.studio.v1.DeleteUserResponse\"\x1a\x82\xd3\xe4\x93\x02\x14*\x12/api/v1/users/{id}BDZBgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1;studiov1b\x06proto3"
+	"DeleteUser\x12&.gatehouse.studio.v1.DeleteUserRequest\x1a'.gatehouse.studio.v1.DeleteUserResponse\"\xa4\x02\x92A\x86\x02J@\n" +
+	"\x03204\x129\n" +
+	"7Deleted; no body. The user's key stops working at once.Ji\n" +
+	"\x03400\x12b\n" +
+	"8`{id}` is not a valid user ID: detail `Invalid user ID`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseJW\n" +
+	"\x03404\x12P\n" +
+	"&No such user: detail `User not found`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14*\x12/api/v1/users/{id}B\x96\a\x92A\xce\x06\x12\x99\x02\n" +
+	"\x14Gatehouse studio API\x12\xfc\x01LLM settings records of the AI studio, in the JSON:API style envelope of Tyk AI Studio, and the studio users whose API keys reach them. Every route needs an admin key. Every error body is `{\"errors\":[{\"title\":<HTTP status text>,\"detail\":<sentence>}]}`.2\x02v12\x10application/json:\x10application/jsonR\x9f\x01\n" +
+	"\x03401\x12\x97\x01\n" +
+	"mThe Authorization header is missing or malformed, or the key is unknown: detail `missing or invalid API key`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseRs\n" +
+	"\x03403\x12l\n" +
+	"BThe key is valid but not an admin's: detail `admin role required`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseRZ\n" +
+	"\x03500\x12S\n" +
+	")Storage failure: detail `internal error`.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponseZ\x86\x01\n" +
+	"\x83\x01\n" +
+	"\n" +
+	"BearerAuth\x12u\b\x02\x12`An admin user's API key, sent as `Authorization: Bearer <key>` (the scheme is case-insensitive).\x1a\rAuthorization \x02b\x10\n" +
+	"\x0e\n" +
+	"\n" +
+	"BearerAuth\x12\x00ZBgithub.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1;studiov1b\x06proto3"
 
 var (
 	file_gatehouse_studio_v1_studio_proto_rawDescOnce sync.Once
@@ -1495,7 +1686,7 @@ func file_gatehouse_studio_v1_studio_proto_rawDescGZIP() []byte {
 	return file_gatehouse_studio_v1_studio_proto_rawDescData
 }
 
-var file_gatehouse_studio_v1_studio_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_gatehouse_studio_v1_studio_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_gatehouse_studio_v1_studio_proto_goTypes = []any{
 	(*LlmSettingsAttributes)(nil),     // 0: gatehouse.studio.v1.LlmSettingsAttributes
 	(*LlmSettingsChanges)(nil),        // 1: gatehouse.studio.v1.LlmSettingsChanges
@@ -1520,13 +1711,15 @@ var file_gatehouse_studio_v1_studio_proto_goTypes = []any{
 	(*ListUsersResponse)(nil),         // 20: gatehouse.studio.v1.ListUsersResponse
 	(*DeleteUserRequest)(nil),         // 21: gatehouse.studio.v1.DeleteUserRequest
 	(*DeleteUserResponse)(nil),        // 22: gatehouse.studio.v1.DeleteUserResponse
-	(*structpb.Struct)(nil),           // 23: google.protobuf.Struct
-	(*structpb.ListValue)(nil),        // 24: google.protobuf.ListValue
+	(*ErrorDetail)(nil),               // 23: gatehouse.studio.v1.ErrorDetail
+	(*ErrorResponse)(nil),             // 24: gatehouse.studio.v1.ErrorResponse
+	(*structpb.Struct)(nil),           // 25: google.protobuf.Struct
+	(*structpb.ListValue)(nil),        // 26: google.protobuf.ListValue
 }
 var file_gatehouse_studio_v1_studio_proto_depIdxs = []int32{
-	23, // 0: gatehouse.studio.v1.LlmSettingsAttributes.metadata:type_name -> google.protobuf.Struct
-	24, // 1: gatehouse.studio.v1.LlmSettingsChanges.stop_words:type_name -> google.protobuf.ListValue
-	23, // 2: gatehouse.studio.v1.LlmSettingsChanges.metadata:type_name -> google.protobuf.Struct
+	25, // 0: gatehouse.studio.v1.LlmSettingsAttributes.metadata:type_name -> google.protobuf.Struct
+	26, // 1: gatehouse.studio.v1.LlmSettingsChanges.stop_words:type_name -> google.protobuf.ListValue
+	25, // 2: gatehouse.studio.v1.LlmSettingsChanges.metadata:type_name -> google.protobuf.Struct
 	0,  // 3: gatehouse.studio.v1.LlmSettings.attributes:type_name -> gatehouse.studio.v1.LlmSettingsAttributes
 	1,  // 4: gatehouse.studio.v1.LlmSettingsInput.attributes:type_name -> gatehouse.studio.v1.LlmSettingsChanges
 	3,  // 5: gatehouse.studio.v1.CreateLlmSettingsRequest.data:type_name -> gatehouse.studio.v1.LlmSettingsInput
@@ -1540,27 +1733,28 @@ var file_gatehouse_studio_v1_studio_proto_depIdxs = []int32{
 	16, // 13: gatehouse.studio.v1.CreateUserRequest.data:type_name -> gatehouse.studio.v1.UserInput
 	15, // 14: gatehouse.studio.v1.CreateUserResponse.data:type_name -> gatehouse.studio.v1.User
 	15, // 15: gatehouse.studio.v1.ListUsersResponse.data:type_name -> gatehouse.studio.v1.User
-	4,  // 16: gatehouse.studio.v1.StudioService.CreateLlmSettings:input_type -> gatehouse.studio.v1.CreateLlmSettingsRequest
-	6,  // 17: gatehouse.studio.v1.StudioService.ListLlmSettings:input_type -> gatehouse.studio.v1.ListLlmSettingsRequest
-	8,  // 18: gatehouse.studio.v1.StudioService.GetLlmSettings:input_type -> gatehouse.studio.v1.GetLlmSettingsRequest
-	10, // 19: gatehouse.studio.v1.StudioService.UpdateLlmSettings:input_type -> gatehouse.studio.v1.UpdateLlmSettingsRequest
-	12, // 20: gatehouse.studio.v1.StudioService.DeleteLlmSettings:input_type -> gatehouse.studio.v1.DeleteLlmSettingsRequest
-	17, // 21: gatehouse.studio.v1.StudioService.CreateUser:input_type -> gatehouse.studio.v1.CreateUserRequest
-	19, // 22: gatehouse.studio.v1.StudioService.ListUsers:input_type -> gatehouse.studio.v1.ListUsersRequest
-	21, // 23: gatehouse.studio.v1.StudioService.DeleteUser:input_type -> gatehouse.studio.v1.DeleteUserRequest
-	5,  // 24: gatehouse.studio.v1.StudioService.CreateLlmSettings:output_type -> gatehouse.studio.v1.CreateLlmSettingsResponse
-	7,  // 25: gatehouse.studio.v1.StudioService.ListLlmSettings:output_type -> gatehouse.studio.v1.ListLlmSettingsResponse
-	9,  // 26: gatehouse.studio.v1.StudioService.GetLlmSettings:output_type -> gatehouse.studio.v1.GetLlmSettingsResponse
-	11, // 27: gatehouse.studio.v1.StudioService.UpdateLlmSettings:output_type -> gatehouse.studio.v1.UpdateLlmSettingsResponse
-	13, // 28: gatehouse.studio.v1.StudioService.DeleteLlmSettings:output_type -> gatehouse.studio.v1.DeleteLlmSettingsResponse
-	18, // 29: gatehouse.studio.v1.StudioService.CreateUser:output_type -> gatehouse.studio.v1.CreateUserResponse
-	20, // 30: gatehouse.studio.v1.StudioService.ListUsers:output_type -> gatehouse.studio.v1.ListUsersResponse
-	22, // 31: gatehouse.studio.v1.StudioService.DeleteUser:output_type -> gatehouse.studio.v1.DeleteUserResponse
-	24, // [24:32] is the sub-list for method output_type
-	16, // [16:24] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	23, // 16: gatehouse.studio.v1.ErrorResponse.errors:type_name -> gatehouse.studio.v1.ErrorDetail
+	4,  // 17: gatehouse.studio.v1.StudioService.CreateLlmSettings:input_type -> gatehouse.studio.v1.CreateLlmSettingsRequest
+	6,  // 18: gatehouse.studio.v1.StudioService.ListLlmSettings:input_type -> gatehouse.studio.v1.ListLlmSettingsRequest
+	8,  // 19: gatehouse.studio.v1.StudioService.GetLlmSettings:input_type -> gatehouse.studio.v1.GetLlmSettingsRequest
+	10, // 20: gatehouse.studio.v1.StudioService.UpdateLlmSettings:input_type -> gatehouse.studio.v1.UpdateLlmSettingsRequest
+	12, // 21: gatehouse.studio.v1.StudioService.DeleteLlmSettings:input_type -> gatehouse.studio.v1.DeleteLlmSettingsRequest
+	17, // 22: gatehouse.studio.v1.StudioService.CreateUser:input_type -> gatehouse.studio.v1.CreateUserRequest
+	19, // 23: gatehouse.studio.v1.StudioService.ListUsers:input_type -> gatehouse.studio.v1.ListUsersRequest
+	21, // 24: gatehouse.studio.v1.StudioService.DeleteUser:input_type -> gatehouse.studio.v1.DeleteUserRequest
+	5,  // 25: gatehouse.studio.v1.StudioService.CreateLlmSettings:output_type -> gatehouse.studio.v1.CreateLlmSettingsResponse
+	7,  // 26: gatehouse.studio.v1.StudioService.ListLlmSettings:output_type -> gatehouse.studio.v1.ListLlmSettingsResponse
+	9,  // 27: gatehouse.studio.v1.StudioService.GetLlmSettings:output_type -> gatehouse.studio.v1.GetLlmSettingsResponse
+	11, // 28: gatehouse.studio.v1.StudioService.UpdateLlmSettings:output_type -> gatehouse.studio.v1.UpdateLlmSettingsResponse
+	13, // 29: gatehouse.studio.v1.StudioService.DeleteLlmSettings:output_type -> gatehouse.studio.v1.DeleteLlmSettingsResponse
+	18, // 30: gatehouse.studio.v1.StudioService.CreateUser:output_type -> gatehouse.studio.v1.CreateUserResponse
+	20, // 31: gatehouse.studio.v1.StudioService.ListUsers:output_type -> gatehouse.studio.v1.ListUsersResponse
+	22, // 32: gatehouse.studio.v1.StudioService.DeleteUser:output_type -> gatehouse.studio.v1.DeleteUserResponse
+	25, // [25:33] is the sub-list for method output_type
+	17, // [17:25] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_studio_v1_studio_proto_init() }
@@ -1576,7 +1770,7 @@ func file_gatehouse_studio_v1_studio_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_studio_v1_studio_proto_rawDesc), len(file_gatehouse_studio_v1_studio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
