@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 var pageKeys = []string{"ID", "Content", "MarkdownEnabled", "Status", "Title", "Lede", "Type", "Path", "Categories", "Tags", "CreatedAt", "UpdatedAt"}
@@ -548,8 +549,8 @@ func TestRestartKeepsData(t *testing.T) {
 func TestOpenAPIDescribesIDListsAsArrays(t *testing.T) {
 	p := newPortal(t)
 	doc := p.expect(p.do("GET", "/openapi.json", "", withAuth{}), 200, "openapi").(map[string]any)
-	def := doc["definitions"].(map[string]any)["v1IdList"].(map[string]any)
-	if def["type"] != "array" || def["items"].(map[string]any)["type"] != "string" {
+	def := servertest.OpenAPI(t, p.base).Schema("#/definitions/v1IdList")
+	if items, _ := def["items"].(map[string]any); def["type"] != "array" || items["type"] != "string" {
 		t.Errorf("v1IdList: %v", def)
 	}
 	if _, ok := doc["paths"].(map[string]any)["/portal-api/products/{product_id}/docs/{doc_id}"]; !ok {

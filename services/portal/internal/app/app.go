@@ -10,6 +10,7 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/gatehouse/gatehouse/gen/openapi"
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
@@ -33,10 +34,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
 		return err
 	}
-	doc, err := openAPI()
-	if err != nil {
-		return err
-	}
 	srv := api.New(st, log)
 	marshaler := api.NewMarshaler()
 	// The facade's mux, known once Register runs (before any request), so
@@ -54,7 +51,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 				mux = m
 				return portalv1.RegisterPortalServiceHandler(ctx, m, conn)
 			},
-			OpenAPI:      doc,
+			OpenAPI:      openapi.Portal,
 			Marshal:      api.MarshalOptions,
 			ErrorBody:    errorBody,
 			RequestError: api.RequestError,
