@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"regexp/syntax"
 	"slices"
 	"strconv"
@@ -196,7 +197,23 @@ type opBuilder struct {
 	doc     *oasDocument
 	ops     map[string]*xOperation
 	keyless bool
-	paths   map[string]*templated // raw classic path → its OpenAPI form; nil when it cannot be templated
+	paths   map[string]*templated     // raw classic path → its OpenAPI form; nil when it cannot be templated
+	pending []contribution            // settings from classic entries, not yet merged into ops
+	setBy   map[setting]*contribution // the classic entry that set a setting of an operation
+}
+
+// contribution is what one classic endpoint entry (list field, path, method) sets on its operation.
+type contribution struct {
+	opID, field, rawPath, method string
+	set                          *xOperation
+}
+
+func (c *contribution) String() string { return c.field + ": " + c.method + " " + c.rawPath }
+
+// setting names one setting (an xOperation field) of one operation.
+type setting struct {
+	opID  string
+	field int
 }
 
 // templated is a classic path in OpenAPI form.
@@ -207,7 +224,7 @@ type templated struct {
 
 // operations fills doc.Paths and returns the operations' middleware, in Tyk's filler order.
 func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperation {
-	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}}
+	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}, setBy: map[setting]*contribution{}}
 	ep := &t.version.ExtendedPaths
 	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
 	field := func(name string) string { return prefix + name }
@@ -381,6 +398,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 			continue
 		}
 		op.MockResponse = &xMockResponse{Enabled: !e.Disabled, Code: e.Code, Body: e.Body, Headers: headersOf(e.Headers)}
+		op = b.op(f, e.Path, e.Method)
 		oas := *b.doc.Paths[b.paths[e.Path].path].operation(e.Method)
 		delete(oas.Responses, "default")
 		oas.Responses[strconv.Itoa(e.Code)] = response{}
@@ -392,6 +410,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 	}
 	b.keepRegexPathsClosed("white_list", ep.WhiteList, field("white_list"), true)
 	b.keepRegexPathsClosed("ignored", ep.Ignored, field("ignored"), false)
+	b.merge()
 	return b.ops
 }
 
@@ -408,7 +427,7 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 		if e.Disabled || t == nil || !slices.ContainsFunc(t.params, func(p parameter) bool { return p.regex != "" }) {
 			continue
 		}
-		op := b.get(f, e.Path, e.Method)
+		op := b.op(f, e.Path, e.Method)
 		if op == nil || (op.MockResponse != nil && op.MockResponse.Enabled) {
 			continue
 		}
@@ -439,12 +458,75 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 	}
 }
 
-// get returns the middleware of the operation for a classic path and method, creating the OpenAPI path
-// item and operation on first use. An operation that already exists keeps its operationId. It returns nil
-// when the path cannot be expressed in OpenAPI (the problem is recorded once per path).
+// get returns a fresh record for the settings that one classic entry (list field, path, method) puts on
+// its operation, creating the OpenAPI path item and operation on first use; the settings are merged into
+// the operation later (merge). It returns nil when the path cannot be expressed in OpenAPI (the problem is
+// recorded once per path).
 func (b *opBuilder) get(field, rawPath, method string) *xOperation {
+	id, ok := b.slot(field, rawPath, method)
+	if !ok {
+		return nil
+	}
+	set := &xOperation{}
+	b.pending = append(b.pending, contribution{opID: id, field: field, rawPath: rawPath, method: method, set: set})
+	return set
+}
+
+// op returns the operation for a classic path and method with every setting so far merged into it, for
+// the steps that depend on what other entries set.
+func (b *opBuilder) op(field, rawPath, method string) *xOperation {
+	id, ok := b.slot(field, rawPath, method)
+	if !ok {
+		return nil
+	}
+	b.merge()
+	return b.operation(id)
+}
+
+func (b *opBuilder) operation(id string) *xOperation {
+	op := b.ops[id]
+	if op == nil {
+		op = &xOperation{}
+		b.ops[id] = op
+	}
+	return op
+}
+
+// merge moves the pending settings into their operations. Several classic entries can land on one Tyk OAS
+// operation, which keeps one value per setting. An entry repeated for the same classic path and method
+// replaces the earlier one, as Tyk's conversion does (its fixture cache/1 expects it). Different classic
+// paths that template alike (/a/[0-9]+ and /a/[a-z]+ both become /a/{customRegex1}) and set a setting
+// differently fail the API, instead of one silently replacing the other; equal settings merge.
+func (b *opBuilder) merge() {
+	for i := range b.pending {
+		p := &b.pending[i]
+		op := b.operation(p.opID)
+		dst, src := reflect.ValueOf(op).Elem(), reflect.ValueOf(p.set).Elem()
+		for i := range src.NumField() {
+			v := src.Field(i)
+			if v.IsNil() {
+				continue
+			}
+			key := setting{p.opID, i}
+			if prev := b.setBy[key]; prev != nil && prev.rawPath != p.rawPath {
+				if !reflect.DeepEqual(dst.Field(i).Interface(), v.Interface()) {
+					name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
+					b.c.fail("%s: its %s differs from the one %s sets, and both become the Tyk OAS operation %s", p, name, prev, p.opID)
+				}
+				continue
+			}
+			dst.Field(i).Set(v)
+			b.setBy[key] = p
+		}
+	}
+	b.pending = nil // contributions stay referenced from setBy
+}
+
+// slot creates, on first use, the OpenAPI path item and operation of a classic path and method, and returns
+// the operationId. An operation that already exists keeps its operationId.
+func (b *opBuilder) slot(field, rawPath, method string) (string, bool) {
 	if !strings.HasPrefix(rawPath, "/") || !validMethod(method) {
-		return nil // refused by normalisation, which has reported it
+		return "", false // refused by normalisation, which has reported it
 	}
 	t, seen := b.paths[rawPath]
 	if !seen {
@@ -457,7 +539,7 @@ func (b *opBuilder) get(field, rawPath, method string) *xOperation {
 		b.paths[rawPath] = t
 	}
 	if t == nil {
-		return nil
+		return "", false
 	}
 	item := b.doc.Paths[t.path]
 	if item == nil {
@@ -468,13 +550,7 @@ func (b *opBuilder) get(field, rawPath, method string) *xOperation {
 	if *slot == nil {
 		*slot = &operation{OperationID: strings.TrimPrefix(rawPath, "/") + method, Responses: map[string]response{"default": {}}}
 	}
-	id := (*slot).OperationID
-	op := b.ops[id]
-	if op == nil {
-		op = &xOperation{}
-		b.ops[id] = op
-	}
-	return op
+	return (*slot).OperationID, true
 }
 
 // oasOperation returns the request body slot of an operation get has created.

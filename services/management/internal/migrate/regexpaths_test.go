@@ -88,3 +88,30 @@ func TestRegexPathsThatCannotStayClosedFail(t *testing.T) {
 		t.Run(name, func(t *testing.T) { expectFailure(t, defWithPaths(t, c.paths), c.words...) })
 	}
 }
+
+// TestCollidingPathsFailWhenTheyDisagree: classic paths that become one Tyk OAS operation may not set one
+// setting differently; equal settings merge, and a repeat of the same classic path replaces the earlier
+// entry as Tyk does.
+func TestCollidingPathsFailWhenTheyDisagree(t *testing.T) {
+	expectFailure(t, defWithPaths(t, `{"url_rewrites":[
+		{"path":"/a/[0-9]+","method":"GET","match_pattern":"/a/(.*)","rewrite_to":"/numbers/$1"},
+		{"path":"/a/[a-z]+","method":"GET","match_pattern":"/a/(.*)","rewrite_to":"/letters/$1"}]}`),
+		"url_rewrites", "/a/[0-9]+", "/a/[a-z]+", "urlRewrite")
+
+	for name, paths := range map[string]string{
+		"equal settings":  `{"track_endpoints":[{"path":"/a/{id}","method":"PUT"},{"path":"/a/{id:[0-9]+}","method":"PUT"}]}`,
+		"same path twice": `{"hard_timeouts":[{"path":"/t","method":"GET","timeout":5},{"path":"/t","method":"GET","timeout":9}]}`,
+	} {
+		res, err := convertDef(t, defWithPaths(t, paths), Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if name == "same path twice" {
+			var doc any
+			json.Unmarshal(res.Base.JSON, &doc)
+			if v := lookupPath(doc, "x-tyk-api-gateway", "middleware", "operations", "tGET", "enforceTimeout", "value"); v != float64(9) {
+				t.Errorf("same path twice: enforceTimeout.value = %v, want the later entry's 9", v)
+			}
+		}
+	}
+}
