@@ -200,6 +200,8 @@ type opBuilder struct {
 	paths   map[string]*templated     // raw classic path → its OpenAPI form; nil when it cannot be templated
 	pending []contribution            // settings from classic entries, not yet merged into ops
 	setBy   map[setting]*contribution // the classic entry that set a setting of an operation
+	// bodySetBy is the classic path whose validate_json set an operation's request body.
+	bodySetBy map[*operation]string
 }
 
 // contribution is what one classic endpoint entry (list field, path, method) sets on its operation.
@@ -224,7 +226,7 @@ type templated struct {
 
 // operations fills doc.Paths and returns the operations' middleware, in Tyk's filler order.
 func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperation {
-	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}, setBy: map[setting]*contribution{}}
+	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}, setBy: map[setting]*contribution{}, bodySetBy: map[*operation]string{}}
 	ep := &t.version.ExtendedPaths
 	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
 	field := func(name string) string { return prefix + name }
@@ -318,7 +320,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 				}
 			}
 			op.ValidateRequest = &xValidateRequest{Enabled: !e.Disabled, ErrorResponseCode: e.ErrorResponseCode}
-			*b.oasOperation(e.Path, e.Method) = requestBody{Content: map[string]mediaType{"application/json": {Schema: schema}}}
+			b.setRequestBody(field("validate_json"), e.Path, e.Method, requestBody{Content: map[string]mediaType{"application/json": {Schema: schema}}})
 		}
 	}
 	for _, e := range ep.Virtual {
@@ -553,13 +555,17 @@ func (b *opBuilder) slot(field, rawPath, method string) (string, bool) {
 	return (*slot).OperationID, true
 }
 
-// oasOperation returns the request body slot of an operation get has created.
-func (b *opBuilder) oasOperation(rawPath, method string) *requestBody {
+// setRequestBody sets the request body of an operation get has created. Classic paths that become one
+// Tyk OAS operation with different request schemas fail the API, as merge does for the middleware.
+func (b *opBuilder) setRequestBody(field, rawPath, method string, body requestBody) {
 	op := *b.doc.Paths[b.paths[rawPath].path].operation(method)
-	if op.RequestBody == nil {
-		op.RequestBody = &requestBody{}
+	if prev, ok := b.bodySetBy[op]; ok && prev != rawPath && !reflect.DeepEqual(*op.RequestBody, body) {
+		b.c.fail("%s: %s %s: its request schema differs from the one for %s %s, and both become the Tyk OAS operation %s",
+			field, method, rawPath, method, prev, op.OperationID)
+		return
 	}
-	return op.RequestBody
+	b.bodySetBy[op] = rawPath
+	op.RequestBody = &body
 }
 
 // literalSegment reports whether a path segment is literal text: ^[a-zA-Z0-9._-]+$.

@@ -98,6 +98,11 @@ func TestCollidingPathsFailWhenTheyDisagree(t *testing.T) {
 		{"path":"/a/[a-z]+","method":"GET","match_pattern":"/a/(.*)","rewrite_to":"/letters/$1"}]}`),
 		"url_rewrites", "/a/[0-9]+", "/a/[a-z]+", "urlRewrite")
 
+	expectFailure(t, defWithPaths(t, `{"validate_json":[
+		{"path":"/v/[0-9]+","method":"POST","schema":{"type":"object","required":["a"]}},
+		{"path":"/v/[a-z]+","method":"POST","schema":{"type":"object","required":["b"]}}]}`),
+		"validate_json", "/v/[0-9]+", "/v/[a-z]+", "request schema")
+
 	for name, paths := range map[string]string{
 		"equal settings":  `{"track_endpoints":[{"path":"/a/{id}","method":"PUT"},{"path":"/a/{id:[0-9]+}","method":"PUT"}]}`,
 		"same path twice": `{"hard_timeouts":[{"path":"/t","method":"GET","timeout":5},{"path":"/t","method":"GET","timeout":9}]}`,
