@@ -24,10 +24,12 @@ import (
 // MaxRecvMsgSize admits the REST facade's largest body (16 MiB) with room for framing.
 const MaxRecvMsgSize = 17 << 20
 
-// AuthFunc checks the caller of fullMethod from the incoming metadata and
-// returns the context the handler runs with (carrying the caller), or a
-// status error (Unauthenticated, PermissionDenied).
-type AuthFunc func(ctx context.Context, fullMethod string) (context.Context, error)
+// AuthFunc checks the caller of fullMethod from the incoming metadata — and,
+// for authorization, may look at the decoded request — and returns the
+// context the handler runs with (carrying the caller), or a status error
+// (Unauthenticated, PermissionDenied). It runs before the handler, so before
+// any lookup.
+type AuthFunc func(ctx context.Context, fullMethod string, req any) (context.Context, error)
 
 // New returns a server with the interceptors in place and health and
 // reflection registered; health reports SERVING until the caller changes it.
@@ -100,7 +102,7 @@ func authenticate(auth AuthFunc) grpc.UnaryServerInterceptor {
 		if auth == nil || strings.HasPrefix(info.FullMethod, "/grpc.") {
 			return next(ctx, req)
 		}
-		ctx, err := auth(ctx, info.FullMethod)
+		ctx, err := auth(ctx, info.FullMethod, req)
 		if err != nil {
 			return nil, err
 		}

@@ -108,7 +108,7 @@ func TestErrorsReachTheFacadeWithTheirHTTPStatus(t *testing.T) {
 
 func TestAuthRunsForServiceMethodsOnly(t *testing.T) {
 	denied := status.Error(codes.Unauthenticated, "who are you")
-	conn, _ := serve(t, func(ctx context.Context, method string) (context.Context, error) { return nil, denied })
+	conn, _ := serve(t, func(context.Context, string, any) (context.Context, error) { return nil, denied })
 	if st := status.Convert(call(conn, "OK")); st.Code() != codes.Unauthenticated || st.Message() != "who are you" {
 		t.Errorf("a service method without credentials: %v %q, want Unauthenticated", st.Code(), st.Message())
 	}

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -63,10 +60,10 @@ func Caller(ctx context.Context) (store.User, bool) {
 	return u, ok
 }
 
-// Authenticate finds the caller from `authorization` metadata — the bare
-// key or `Bearer <key>` — and puts it in the context; 401 otherwise. It is
-// the grpcserver auth hook: it runs before any handler, on REST and gRPC.
-func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+// Authenticate is the grpcserver auth hook, run before any handler on REST
+// and gRPC: it finds the caller from `authorization` metadata — the bare key
+// or `Bearer <key>` — (401 otherwise), then authorizes the call.
+func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (context.Context, error) {
 	vals := incomingAll(ctx, "authorization")
 	if len(vals) != 1 {
 		return nil, errUnauthorized
@@ -85,7 +82,9 @@ func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, e
 	case err != nil:
 		return nil, s.storeError(err, errUnauthorized)
 	}
-	return context.WithValue(ctx, callerKey{}, u), nil
+	ctx = context.WithValue(ctx, callerKey{}, u)
+	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	return ctx, authorize(ctx, method, req)
 }
 
 // authorize decides whether the caller may make this call, before the
@@ -132,34 +131,4 @@ func requestPath(ctx context.Context, template string, req any) string {
 		template = strings.ReplaceAll(template, "{user_id}", url.PathEscape(r.GetUserId()))
 	}
 	return template
-}
-
-// Register adds the service to g with every method guarded by authorize,
-// which runs after the server's interceptors (so after Authenticate) and
-// before the handler.
-func (s *Server) Register(g *grpc.Server) {
-	g.RegisterService(guarded(&managementv1.ManagementService_ServiceDesc), s)
-}
-
-func guarded(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
-	d := *desc
-	d.Methods = slices.Clone(desc.Methods)
-	for i, m := range d.Methods {
-		name, handle := m.MethodName, m.Handler
-		d.Methods[i].Handler = func(srv any, ctx context.Context, dec func(any) error, next grpc.UnaryServerInterceptor) (any, error) {
-			return handle(srv, ctx, dec, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-				inner := func(ctx context.Context, req any) (any, error) {
-					if err := authorize(ctx, name, req); err != nil {
-						return nil, err
-					}
-					return h(ctx, req)
-				}
-				if next == nil {
-					return inner(ctx, req)
-				}
-				return next(ctx, req, info, inner)
-			})
-		}
-	}
-	return &d
 }

@@ -39,7 +39,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	return server.Serve(ctx, log, l, server.Service{
 		Name:     managementv1.ManagementService_ServiceDesc.ServiceName,
 		Auth:     srv.Authenticate,
-		Register: srv.Register,
+		Register: func(g *grpc.Server) { managementv1.RegisterManagementServiceServer(g, srv) },
 		Gateway: gateway.Options{
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 				return managementv1.RegisterManagementServiceHandler(ctx, mux, conn)

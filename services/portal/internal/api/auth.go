@@ -17,7 +17,7 @@ var errUnauthorized = rest.Error(codes.Unauthenticated, http.StatusUnauthorized,
 // Authenticate admits admin API keys. The key is the whole `authorization`
 // value, exactly as issued, as in Tyk's portal: no scheme word, no trimming,
 // so `Bearer <key>` is another (unknown) key.
-func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+func (s *Server) Authenticate(ctx context.Context, _ string, _ any) (context.Context, error) {
 	if err := s.checkKey(ctx, metadata.ValueFromIncomingContext(ctx, "authorization")); err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ var (
 
 // Authenticate admits admin users only: `authorization: Bearer <key>`, the
 // scheme in any case, exactly one space, no other words.
-func (s *Server) Authenticate(ctx context.Context, _ string) (context.Context, error) {
+func (s *Server) Authenticate(ctx context.Context, _ string, _ any) (context.Context, error) {
 	key, ok := bearerKey(metadata.ValueFromIncomingContext(ctx, "authorization"))
 	if !ok {
 		return nil, errUnauthorized
