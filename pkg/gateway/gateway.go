@@ -41,6 +41,11 @@ type Options struct {
 	// JSON, wrong types): its HTTP status and messages. When nil, 400 with the
 	// decoder's message.
 	RequestError func(r *http.Request, err error) (int, []string)
+	// Authenticate, when set, checks a routed request's credentials before
+	// the facade reads its body, so a caller without them is refused (401)
+	// before learning anything about its body. The gRPC auth hook still
+	// checks every call.
+	Authenticate func(r *http.Request) error
 	// MuxOptions are extra grpc-gateway options, such as marshalers for more
 	// content types; they are applied after the ones set here.
 	MuxOptions []runtime.ServeMuxOption
@@ -57,6 +62,10 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 		MarshalOptions:   o.Marshal,
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
 	}}
+	var own []runtime.ServeMuxOption
+	if o.Authenticate != nil {
+		own = append(own, runtime.WithMiddlewares(f.authenticate))
+	}
 	muxOpts := append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: jsonpb}),
 		runtime.WithErrorHandler(f.handleError),
@@ -65,7 +74,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithDisablePathLengthFallback(),
-	}, o.MuxOptions...)
+	}, append(own, o.MuxOptions...)...)
 	f.mux = runtime.NewServeMux(muxOpts...)
 	if err := o.Register(ctx, f.mux, conn); err != nil {
 		return nil, fmt.Errorf("register the REST handlers: %w", err)
@@ -100,6 +109,17 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Method = http.MethodGet
 	}
 	f.mux.ServeHTTP(w, r)
+}
+
+// authenticate runs Options.Authenticate first of the middlewares.
+func (f *facade) authenticate(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if err := f.opts.Authenticate(r); err != nil {
+			f.handleError(r.Context(), nil, nil, w, r, err)
+			return
+		}
+		next(w, r, params)
+	}
 }
 
 // writeError writes the service's error body.

@@ -64,27 +64,44 @@ func Caller(ctx context.Context) (store.User, bool) {
 // and gRPC: it finds the caller from `authorization` metadata — the bare key
 // or `Bearer <key>` — (401 otherwise), then authorizes the call.
 func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (context.Context, error) {
-	vals := incomingAll(ctx, "authorization")
+	u, err := s.caller(ctx, incomingAll(ctx, "authorization"))
+	if err != nil {
+		return nil, err
+	}
+	ctx = context.WithValue(ctx, callerKey{}, u)
+	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	return ctx, authorize(ctx, method, req)
+}
+
+// AuthenticateREST refuses a REST request without a valid key before the
+// facade reads its body (gateway.Options.Authenticate); the hook above then
+// checks the call again and authorizes it.
+func (s *Server) AuthenticateREST(r *http.Request) error {
+	_, err := s.caller(r.Context(), r.Header.Values("Authorization"))
+	return err
+}
+
+// caller finds the user of an Authorization value: the bare key or
+// `Bearer <key>`; 401 otherwise.
+func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) {
 	if len(vals) != 1 {
-		return nil, errUnauthorized
+		return store.User{}, errUnauthorized
 	}
 	key := strings.TrimSpace(vals[0])
 	if scheme, rest, ok := strings.Cut(key, " "); ok && strings.EqualFold(scheme, "Bearer") {
 		key = strings.TrimSpace(rest)
 	}
 	if key == "" {
-		return nil, errUnauthorized
+		return store.User{}, errUnauthorized
 	}
 	u, err := s.store.UserByKeyHash(ctx, credential.Hash(key))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, errUnauthorized
+		return store.User{}, errUnauthorized
 	case err != nil:
-		return nil, s.storeError(err, errUnauthorized)
+		return store.User{}, s.storeError(err, errUnauthorized)
 	}
-	ctx = context.WithValue(ctx, callerKey{}, u)
-	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	return ctx, authorize(ctx, method, req)
+	return u, nil
 }
 
 // authorize decides whether the caller may make this call, before the

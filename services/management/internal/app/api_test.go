@@ -26,6 +26,10 @@ func TestAuth(t *testing.T) {
 		}
 		expect(t, "migrate as "+key, in.do("POST", "/api/apis/migrate", key, `{"mode":"dryRun","all":true}`), 401,
 			`{"ID":"","Message":"Not authorised","Meta":null,"Status":"Error"}`)
+		// a malformed body does not get past the missing key
+		expect(t, "malformed migrate as "+key, in.do("POST", "/api/apis/migrate", key, `{"mode":5}`), 401,
+			`{"ID":"","Message":"Not authorised","Meta":null,"Status":"Error"}`)
+		expect(t, "malformed user as "+key, in.do("POST", "/api/users", key, `{"email_address":`), 401, mgmtErr("Not authorised"))
 	}
 	for _, key := range []string{adminToken, "Bearer " + adminToken, "bearer " + adminToken} {
 		expect(t, "GET /api/apis as "+key, in.do("GET", "/api/apis?p=1", key, nil), 200, "")

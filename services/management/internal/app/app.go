@@ -48,6 +48,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			Marshal:      marshal,
 			ErrorBody:    errorBody,
 			RequestError: requestError,
+			Authenticate: srv.AuthenticateREST,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),

@@ -38,21 +38,21 @@ func (s *Server) checkKey(ctx context.Context, values []string) error {
 	return nil
 }
 
-// Precheck is the REST facade's middleware. The facade reads a request's
-// body before the gRPC call, so without it a caller with no key would learn
-// that its body is malformed (422) instead of being refused (401), and a bad
-// path ID would lose to a bad body. It answers, in this order: 401 for a
-// missing or unknown key, 400 for a path ID that is not a positive integer.
-// The gRPC server checks both again; these are the same functions, so REST
-// and gRPC answer alike. fail writes an error through the facade's error
-// handler.
+// AuthenticateREST checks a REST request's key before the facade reads its
+// body (gateway.Options.Authenticate), with the same function as the gRPC
+// hook, so REST and gRPC answer alike.
+func (s *Server) AuthenticateREST(r *http.Request) error {
+	return s.checkKey(r.Context(), r.Header.Values("Authorization"))
+}
+
+// Precheck is the REST facade's middleware after authentication. The facade
+// reads a request's body before the gRPC call, so without it a bad path ID
+// would lose to a bad body: it answers 400 for a path ID that is not a
+// positive integer. The gRPC server checks again with the same function.
+// fail writes an error through the facade's error handler.
 func (s *Server) Precheck(fail func(w http.ResponseWriter, r *http.Request, err error)) runtime.Middleware {
 	return func(next runtime.HandlerFunc) runtime.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-			if err := s.checkKey(r.Context(), r.Header.Values("Authorization")); err != nil {
-				fail(w, r, err)
-				return
-			}
 			for _, k := range pathIDs {
 				if v, ok := params[k.param]; ok {
 					if _, ok, _ := parseID(v); !ok {

@@ -55,6 +55,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			Marshal:      api.MarshalOptions,
 			ErrorBody:    errorBody,
 			RequestError: api.RequestError,
+			Authenticate: srv.AuthenticateREST,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 				runtime.WithMiddlewares(srv.Precheck(fail)),

@@ -22,21 +22,32 @@ var (
 // Authenticate admits admin users only: `authorization: Bearer <key>`, the
 // scheme in any case, exactly one space, no other words.
 func (s *Server) Authenticate(ctx context.Context, _ string, _ any) (context.Context, error) {
-	key, ok := bearerKey(metadata.ValueFromIncomingContext(ctx, "authorization"))
+	return ctx, s.checkAdmin(ctx, metadata.ValueFromIncomingContext(ctx, "authorization"))
+}
+
+// AuthenticateREST applies the same check to a REST request before the facade
+// reads its body (gateway.Options.Authenticate), so a caller without a key is
+// refused before learning anything about its body.
+func (s *Server) AuthenticateREST(r *http.Request) error {
+	return s.checkAdmin(r.Context(), r.Header.Values("Authorization"))
+}
+
+func (s *Server) checkAdmin(ctx context.Context, authorization []string) error {
+	key, ok := bearerKey(authorization)
 	if !ok {
-		return nil, errUnauthorized
+		return errUnauthorized
 	}
 	hash := credential.Hash(key)
 	u, err := s.store.UserByKeyHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && !credential.Equal(u.KeyHash, hash)):
-		return nil, errUnauthorized
+		return errUnauthorized
 	case err != nil:
-		return nil, s.storeError(err, errUnauthorized)
+		return s.storeError(err, errUnauthorized)
 	case !u.IsAdmin:
-		return nil, errNotAdmin
+		return errNotAdmin
 	}
-	return ctx, nil
+	return nil
 }
 
 func bearerKey(values []string) (string, bool) {

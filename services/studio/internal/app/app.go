@@ -44,9 +44,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
 				return studiov1.RegisterStudioServiceHandler(ctx, mux, conn)
 			},
-			OpenAPI:   openapi.Studio,
-			Marshal:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
-			ErrorBody: errorBody,
+			OpenAPI:      openapi.Studio,
+			Marshal:      protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+			ErrorBody:    errorBody,
+			Authenticate: srv.AuthenticateREST,
 		},
 	})
 }

@@ -149,6 +149,8 @@ func TestRESTErrors(t *testing.T) {
 		{"wrong type", "POST", "/api/v1/llm-settings", llm(`{"model_name":"m","max_tokens":"many"}`), nil, 400, "~max_tokens"},
 		{"stop_words", "POST", "/api/v1/llm-settings", llm(`{"model_name":"m","stop_words":[1]}`), nil, 400, "~stop_words"},
 		{"not json", "POST", "/api/v1/llm-settings", `{"data":`, nil, 400, `~"title":"Bad Request"`},
+		{"not json, no key", "POST", "/api/v1/llm-settings", `{"data":`, []string{""}, 401, unauthorized},
+		{"not json, not admin", "PATCH", "/api/v1/llm-settings/1", `{"data":`, []string{"Bearer nope"}, 401, unauthorized},
 		{"page zero", "GET", "/api/v1/llm-settings?page=0", "", nil, 400, errBody(400, "Invalid page number")},
 		{"page text", "GET", "/api/v1/llm-settings?page=x", "", nil, 400, errBody(400, "Invalid page number")},
 		{"unknown path", "GET", "/api/v1/nothing", "", nil, 404, errBody(404, "Not Found")},
