@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/deploy/internal/binproc"
+	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"

@@ -17,6 +17,7 @@ require (
 require (
 	github.com/blang/semver/v4 v4.0.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/gatehouse/gatehouse/pkg v0.0.0
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-openapi/jsonpointer v1.0.1 // indirect
@@ -59,3 +60,5 @@ require (
 )
 
 replace github.com/gatehouse/gatehouse/gen => ../gen
+
+replace github.com/gatehouse/gatehouse/pkg => ../pkg

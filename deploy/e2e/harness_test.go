@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/deploy/internal/binproc"
+	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"

@@ -1,23 +1,20 @@
 package app
 
 import (
-	"bufio"
 	"bytes"
 
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -178,62 +175,26 @@ func TestMigrateOverGRPC(t *testing.T) {
 	}
 }
 
-// buildBinary builds the management binary once per test binary run.
+// buildBinary builds the management binary as deploy/Dockerfile does.
 func buildBinary(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "management")
-	out, err := exec.Command("go", "build", "-o", bin, "../../cmd/management").CombinedOutput()
-	if err != nil {
-		tb.Fatalf("go build: %v\n%s", err, out)
+	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), tb.TempDir(), []string{"management"})
+	if err != nil || bins["management"] == "" {
+		tb.Fatalf("build the management binary: %v", err)
 	}
-	return bin
+	return bins["management"]
 }
 
-var listenLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`)
-
-// process is the management binary running on loopback.
-type process struct {
-	cmd  *exec.Cmd
-	base string
-}
-
-func startBinary(tb testing.TB, bin, db string) *process {
+// startBinary runs the management binary on loopback with the store at db.
+func startBinary(tb testing.TB, bin, db string) *binproc.Process {
 	tb.Helper()
-	cmd := exec.Command(bin, "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db, "--bootstrap-token", adminToken)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	if !lines.Scan() {
-		tb.Fatalf("the binary printed nothing")
-	}
-	m := listenLine.FindStringSubmatch(lines.Text())
-	if m == nil {
-		tb.Fatalf("first line names no address: %s", lines.Text())
-	}
-	go func() {
-		for lines.Scan() {
-		}
-	}()
-	p := &process{cmd: cmd, base: "http://" + m[1]}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if r, err := http.Get(p.base + "/healthz"); err == nil {
-			r.Body.Close()
-			return p
-		}
-		if time.Now().After(deadline) {
-			tb.Fatal("the binary did not become healthy")
-		}
-	}
+	return binproc.Start(tb, bin, []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db,
+		"--bootstrap-token", adminToken}, os.Environ(), nil, "")
 }
 
-func (p *process) post(body string) (*http.Response, error) {
-	req, _ := http.NewRequest("POST", p.base+"/api/apis/migrate", strings.NewReader(body))
+// postMigrate sends a migration request to a running binary.
+func postMigrate(p *binproc.Process, body string) (*http.Response, error) {
+	req, _ := http.NewRequest("POST", "http://"+p.HTTPAddr+"/api/apis/migrate", strings.NewReader(body))
 	req.Header.Set("Authorization", adminToken)
 	return http.DefaultClient.Do(req)
 }
@@ -246,10 +207,10 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and migrates thousands of APIs")
 	}
-	const n = 4000
+	const n = 6000
 	bin := buildBinary(t)
-	for _, after := range []time.Duration{150 * time.Millisecond, 600 * time.Millisecond} {
-		t.Run(after.String(), func(t *testing.T) {
+	for _, when := range []string{"early", "after-first-chunk"} {
+		t.Run(when, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "management.db")
 			ids := seedClassic(t, db, n)
 			before := map[string][]byte{}
@@ -264,10 +225,9 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 			st.Close()
 
 			p := startBinary(t, bin, db)
-			go p.post(`{"mode":"direct","all":true}`)
-			time.Sleep(after)
-			p.cmd.Process.Signal(syscall.SIGKILL)
-			p.cmd.Wait()
+			go postMigrate(p, `{"mode":"direct","all":true}`)
+			waitForKillPoint(t, p, ids[0], when)
+			p.Cmd.Process.Kill() // binproc waits for the process at cleanup
 
 			st, err := store.Open(db)
 			if err != nil {
@@ -308,11 +268,11 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("killed after %v: %d of %d APIs were migrated, every API whole", after, migrated, n)
+			t.Logf("killed %s: %d of %d APIs were migrated, every API whole", when, migrated, n)
 			// the rest migrates after the restart
 			st.Close()
 			p = startBinary(t, bin, db)
-			res, err := p.post(`{"mode":"direct","all":true}`)
+			res, err := postMigrate(p, `{"mode":"direct","all":true}`)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -324,6 +284,28 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitForKillPoint returns when the migration has reached the point to kill
+// it at: early, 50 ms after the request; after-first-chunk, as soon as the
+// first API (in the first chunk) reads back as Tyk OAS, while later chunks
+// are still being converted and written.
+func waitForKillPoint(t *testing.T, p *binproc.Process, first, when string) {
+	if when == "early" {
+		time.Sleep(50 * time.Millisecond)
+		return
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", "http://"+p.HTTPAddr+"/api/apis/oas/"+first, nil)
+		req.Header.Set("Authorization", adminToken)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+	}
+	t.Fatal("the first chunk never committed")
 }
 
 // BenchmarkMigrateDirect10k migrates 10,000 classic APIs (4 KB, two versions
@@ -347,7 +329,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		}
 		p := startBinary(b, bin, db)
 		b.StartTimer()
-		res, err := p.post(`{"mode":"direct","all":true}`)
+		res, err := postMigrate(p, `{"mode":"direct","all":true}`)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -358,9 +340,8 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		if rep.Success.Count != n {
 			b.Fatalf("migrated %d of %d: %+v", rep.Success.Count, n, rep.Failure)
 		}
-		peakKB = max(peakKB, peakRSS(b, p.cmd.Process.Pid))
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		p.cmd.Wait()
+		peakKB = max(peakKB, peakRSS(b, p.Cmd.Process.Pid))
+		p.Stop(b, 15*time.Second)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peakKB)/1024, "peak-MB")

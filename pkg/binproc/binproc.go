@@ -1,8 +1,8 @@
 // Package binproc builds the Gatehouse service binaries the way
 // deploy/Dockerfile builds them and runs them as an operator would: start
 // with flags or an environment, read the real addresses from the first output
-// line, stop with SIGTERM. The binary tests of package deploy and the
-// end-to-end journey in deploy/e2e share it.
+// line, stop with SIGTERM. The binary tests and end-to-end journey in
+// deploy/ and the management service's crash test share it.
 package binproc
 
 import (
