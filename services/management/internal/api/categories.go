@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -49,8 +50,8 @@ func (s *Server) GetAPICategories(ctx context.Context, req *managementv1.GetAPIC
 func checkLabels(labels []string) error {
 	for i, l := range labels {
 		l = strings.TrimSpace(l)
-		if len(l) > store.MaxCategoryLen {
-			return badRequest(fmt.Sprintf("categories[%d] is longer than %d bytes", i, store.MaxCategoryLen))
+		if len(l) > category.MaxLen {
+			return badRequest(fmt.Sprintf("categories[%d] is longer than %d bytes", i, category.MaxLen))
 		}
 		if strings.ContainsFunc(l, unicode.IsControl) {
 			return badRequest(fmt.Sprintf("categories[%d] holds a control character", i))
@@ -71,7 +72,7 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 		if a.Kind != store.OAS {
 			return errAPINotFound
 		}
-		a.Categories = store.NormalizeCategories(req.GetCategories())
+		a.Categories = category.Normalize(req.GetCategories())
 		return tx.PutAPI(a)
 	})
 	if err != nil {

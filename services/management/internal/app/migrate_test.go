@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,4 +362,50 @@ func peakRSS(tb testing.TB, pid int) int {
 		}
 	}
 	return 0
+}
+
+// TestMigrateKeepsCategories: a classic API shows the same categories in the
+// classic listing before a migration as its OAS API shows after it, for the
+// cases where two rules used to disagree (repeats, a bare '#', over-long words).
+func TestMigrateKeepsCategories(t *testing.T) {
+	in := start(t, "")
+	for i, name := range []string{
+		"Orders #retail #internal",
+		"Orders #retail #retail ##double # #",
+		"Orders #" + strings.Repeat("x", 1025) + " #ok\t#tab",
+		"Orders",
+	} {
+		def := fmt.Sprintf(`{"api_definition":{"name":%s,"use_keyless":true,"proxy":{"listen_path":"/cat-%d/","target_url":"http://upstream.test"},"version_data":{"not_versioned":true,"default_version":"Default","versions":{"Default":{"name":"Default"}}}}}`, quote(name), i)
+		id := in.admin("POST", "/api/apis", def).json(t)["ID"].(string)
+		var list struct {
+			APIs []struct {
+				Def struct {
+					APIID string `json:"api_id"`
+				} `json:"api_definition"`
+				Categories []string
+			} `json:"apis"`
+		}
+		if r := in.admin("GET", "/api/apis?p=-1", nil); json.Unmarshal(r.body, &list) != nil {
+			t.Fatalf("list: %d %s", r.status, r.body)
+		}
+		var before []string
+		for _, a := range list.APIs {
+			if a.Def.APIID == id {
+				before = a.Categories
+			}
+		}
+		if before == nil {
+			t.Fatalf("%q: the classic listing has no categories array for %s", name, id)
+		}
+		if rep := in.migrate(t, migrateBody("direct", id)); rep.Success.Count != 1 {
+			t.Fatalf("%q: migrate: %+v", name, rep)
+		}
+		var after struct{ Categories []string }
+		if r := in.admin("GET", "/api/apis/oas/"+id+"/categories", nil); json.Unmarshal(r.body, &after) != nil {
+			t.Fatalf("%q: categories after: %d %s", name, r.status, r.body)
+		}
+		if !slices.Equal(before, after.Categories) {
+			t.Errorf("%q: categories before migration %q, after %q", name, before, after.Categories)
+		}
+	}
 }

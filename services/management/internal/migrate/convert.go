@@ -43,6 +43,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/category"
 )
 
 // Options tunes one conversion.
@@ -176,7 +178,7 @@ func Convert(classic []byte, opts Options) (*Result, error) {
 		return nil, c.failure()
 	}
 
-	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: categories(api.Name)}
+	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name)}
 	var buf bytes.Buffer
 	for i, d := range docs {
 		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath, JSON: encode(&buf, d)}
@@ -200,17 +202,6 @@ func encode(buf *bytes.Buffer, d *oasDocument) []byte {
 		panic("migrate: encoding a document: " + err.Error())
 	}
 	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-}
-
-// categories returns the #word tokens of a classic API name without their '#', in name order.
-func categories(name string) []string {
-	var out []string
-	for _, f := range strings.Fields(name) {
-		if len(f) > 1 && f[0] == '#' {
-			out = append(out, f[1:])
-		}
-	}
-	return out
 }
 
 // converter carries one conversion: the classic input and the problems found so far.

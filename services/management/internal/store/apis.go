@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"sort"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
@@ -151,7 +150,7 @@ func (t *Tx) PutAPI(a API) error {
 			return fmt.Errorf("%w: api %q: %v", ErrInvalid, a.ID, err)
 		}
 		a.Name, _ = rawjson.String(raw)
-		a.Categories = ClassicCategories(a.Name)
+		a.Categories = category.FromName(a.Name)
 	case OAS:
 		doc, err := oasdoc.SetDBID(a.Doc, a.DBID)
 		if err != nil {
@@ -159,7 +158,7 @@ func (t *Tx) PutAPI(a API) error {
 		}
 		a.Doc = doc
 		a.Name = oasdoc.Name(doc)
-		a.Categories = NormalizeCategories(a.Categories)
+		a.Categories = category.Normalize(a.Categories)
 	}
 	if err := t.unindex(a.ID); err != nil {
 		return err
@@ -326,34 +325,6 @@ func addCount(b *bolt.Bucket, name string, delta int64) error {
 		return b.Delete([]byte(name))
 	}
 	return b.Put([]byte(name), binary.BigEndian.AppendUint64(nil, n))
-}
-
-// MaxCategoryLen bounds one category label, in bytes.
-const MaxCategoryLen = 1024
-
-// NormalizeCategories trims labels and drops blanks and duplicates (the
-// first occurrence wins); the result is never nil.
-func NormalizeCategories(in []string) []string {
-	out := make([]string, 0, len(in))
-	for _, c := range in {
-		c = strings.TrimSpace(c)
-		if c != "" && !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// ClassicCategories are the #word tokens of a classic API's name, without
-// the #, in name order, each once (as in Tyk).
-func ClassicCategories(name string) []string {
-	var out []string
-	for _, f := range strings.Fields(name) {
-		if c, ok := strings.CutPrefix(f, "#"); ok && c != "" && len(c) <= MaxCategoryLen && !slices.Contains(out, c) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // CategoryCount is one category in use.
