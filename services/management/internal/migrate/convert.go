@@ -57,6 +57,10 @@ type Options struct {
 	// "/tyk-staging/orders/"). Child IDs become "staging-" + ChildID(classic api_id, version), so removing the
 	// prefixes again gives exactly the documents of a direct conversion.
 	Staging bool
+	// VersionDBID, when set, gives each child version document its x-tyk-api-gateway.info.dbId (it is called
+	// once per child, with the child's API ID before any staging prefix), so that a store can keep the
+	// documents exactly as returned. When nil, child versions carry no db id.
+	VersionDBID func(childAPIID string) string
 }
 
 // Result is a converted API: a base document plus one child document per non-default version.
@@ -81,6 +85,8 @@ type Document struct {
 	Name string
 	// ListenPath is x-tyk-api-gateway.server.listenPath.value.
 	ListenPath string
+	// DBID is x-tyk-api-gateway.info.dbId: Options.DBID for the base, Options.VersionDBID's for a child.
+	DBID string
 	// JSON is the complete OAS document: compact, with a fixed key order.
 	JSON []byte
 }
@@ -142,12 +148,50 @@ func ChildID(baseID, version string) string {
 // Convert converts one stored classic API definition (the raw JSON of its api_definition, as stored verbatim)
 // into a Tyk OAS base document plus one child document per non-default version. Every error is a *Failure.
 func Convert(classic []byte, opts Options) (*Result, error) {
-	var api classicAPI
-	if err := json.Unmarshal(classic, &api); err != nil {
-		return nil, &Failure{Messages: []string{"api_definition is not a valid classic API definition: " + err.Error()}}
+	return Parse(classic).Convert(opts)
+}
+
+// Classic is one classic API definition decoded once, for the migration path: Parse decodes it, SkipKey
+// classifies it and Convert converts it, without decoding the bytes again.
+type Classic struct {
+	api  classicAPI
+	skip string // as Classify would answer
+	err  error  // the definition could not be decoded (a *Failure) and is not skipped
+	used bool
+}
+
+// Parse decodes a stored classic API definition (the raw JSON of its api_definition). A definition the full
+// decoding refuses is still classified from the fields Classify reads, so SkipKey answers as Classify does.
+func Parse(classic []byte) *Classic {
+	c := &Classic{}
+	if err := json.Unmarshal(classic, &c.api); err != nil {
+		c.err = &Failure{Messages: []string{"api_definition is not a valid classic API definition: " + err.Error()}}
+		if key, herr := Classify(classic); herr == nil && key != "" {
+			c.skip, c.err = key, nil
+		}
+		return c
 	}
-	c := &converter{api: &api}
-	switch skipKey2(api.IsOAS, api.GraphQL.Enabled, api.Protocol) {
+	c.skip = skipKey2(c.api.IsOAS, c.api.GraphQL.Enabled, c.api.Protocol)
+	return c
+}
+
+// SkipKey returns one of the Skip* keys, or "" when Convert handles the API; the error (a *Failure) reports a
+// definition that cannot be decoded.
+func (p *Classic) SkipKey() (string, error) { return p.skip, p.err }
+
+// Convert converts the definition as the package-level Convert does. It may be called once: the conversion
+// works on the decoded definition in place.
+func (p *Classic) Convert(opts Options) (*Result, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	if p.used {
+		panic("migrate: Classic.Convert called twice")
+	}
+	p.used = true
+	api := &p.api
+	c := &converter{api: api}
+	switch p.skip {
 	case SkipAlreadyMigrated:
 		return nil, &Failure{Messages: []string{"is_oas: the API already is a Tyk OAS API"}}
 	case SkipGraphQL:
@@ -181,7 +225,8 @@ func Convert(classic []byte, opts Options) (*Result, error) {
 	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name)}
 	var buf bytes.Buffer
 	for i, d := range docs {
-		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath, JSON: encode(&buf, d)}
+		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath,
+			DBID: targets[i].dbID, JSON: encode(&buf, d)}
 		if i == 0 {
 			res.Base = doc
 		} else {

@@ -43,8 +43,6 @@ func (c *converter) info(t *target) xInfo {
 		State:      xState{Active: c.api.Active, Internal: t.internal},
 		Versioning: t.versioning,
 	}
-	if !t.child {
-		info.DBID = t.dbID
-	}
+	info.DBID = t.dbID // a child's only when Options.VersionDBID gave one
 	return info
 }

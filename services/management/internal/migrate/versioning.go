@@ -108,6 +108,9 @@ func (c *converter) splitVersions(opts Options) []*target {
 			versionName: k,
 			version:     v,
 		}
+		if opts.VersionDBID != nil {
+			child.dbID = opts.VersionDBID(child.apiID)
+		}
 		if trimmed == "" {
 			child.listenPath = "/" + escaped + "/"
 		} else {
