@@ -19,6 +19,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -56,28 +57,38 @@ const (
 // Server serves ManagementService from a store.
 type Server struct {
 	managementv1.UnimplementedManagementServiceServer
-	store *store.Store
-	log   *slog.Logger
+	store     *store.Store
+	migration *migration.Engine
+	log       *slog.Logger
 }
 
 // New returns a server over st.
 func New(st *store.Store, log *slog.Logger) *Server {
-	return &Server{store: st, log: log.With("component", "api")}
+	return &Server{store: st, migration: migration.New(st, log), log: log.With("component", "api")}
 }
 
-// storeError maps a store error to the status a caller sees; unexpected
+// storeError is the one place where the domain's errors (the store's
+// sentinels, the migration engine's refusals) become the statuses a caller
+// sees. notFound is the call's answer for an API it cannot find, which
+// includes an API of the other kind on the OAS endpoints. Unexpected
 // failures are logged and answered without their text.
 func (s *Server) storeError(err error, notFound error) error {
-	if _, ok := status.FromError(err); ok {
-		return err // already an answer (from inside an update function)
-	}
+	var reqErr *migration.RequestError
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.As(err, &reqErr):
+		return badRequest(reqErr.Msg)
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotOAS):
 		return notFound
+	case errors.Is(err, store.ErrNotClassic):
+		return errUseOAS
 	case errors.Is(err, store.ErrAlreadyExists):
 		return errSameID
 	case errors.Is(err, store.ErrConflict):
 		return errUserExists
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
 	s.log.Error("store failure", "err", err)
 	return errInternal

@@ -70,7 +70,7 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 			return err
 		}
 		if a.Kind != store.OAS {
-			return errAPINotFound
+			return store.ErrNotOAS
 		}
 		a.Categories = category.Normalize(req.GetCategories())
 		return tx.PutAPI(a)

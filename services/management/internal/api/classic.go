@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 		if !hasID {
 			apiID = tx.NewAPIID()
 		} else if tx.Exists(apiID) {
-			return errSameID
+			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, apiID)
 		}
 		dbID := ""
 		if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
@@ -209,7 +210,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 			return err
 		}
 		if old.Kind != store.Classic {
-			return errUseOAS
+			return store.ErrNotClassic
 		}
 		doc, err := rawjson.Set(def, rawjson.Quote(id), "api_id")
 		if err != nil {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"mime"
 	"strings"
 
@@ -61,7 +62,7 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 				return err
 			}
 		} else if tx.Exists(id) {
-			return errSameID
+			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, id)
 		}
 		a = store.API{ID: id, DBID: tx.NewDBID(), Kind: store.OAS, Categories: []string{}, Doc: doc}
 		return tx.PutAPI(a)
@@ -76,7 +77,7 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 func (s *Server) getOAS(id string) (store.API, error) {
 	a, err := s.getAPI(id)
 	if err == nil && a.Kind != store.OAS {
-		return store.API{}, store.ErrNotFound
+		return store.API{}, store.ErrNotOAS
 	}
 	return a, err
 }
@@ -140,7 +141,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 			return err
 		}
 		if old.Kind != store.OAS {
-			return errAPINotFound
+			return store.ErrNotOAS
 		}
 		old.Doc = doc // categories, db id and links are kept
 		return tx.PutAPI(old)
@@ -158,7 +159,7 @@ func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAP
 			return err
 		}
 		if a.Kind != store.OAS {
-			return errAPINotFound
+			return store.ErrNotOAS
 		}
 		_, err = tx.DeleteAPIWithVersions(a.ID)
 		return err

@@ -160,6 +160,26 @@ func (t *Tx) PutAPI(a API) error {
 		a.Name = oasdoc.Name(doc)
 		a.Categories = category.Normalize(a.Categories)
 	}
+	return t.put(a)
+}
+
+// PutConverted stores an OAS API whose document the converter wrote: the
+// document already holds a.DBID as x-tyk-api-gateway.info.dbId, and a.Name
+// and a.Categories are the converter's, so nothing is read back from the
+// document. Otherwise it is PutAPI.
+func (t *Tx) PutConverted(a API) error {
+	if a.ID == "" || !dbIDPattern.MatchString(a.DBID) || a.Kind != OAS {
+		return fmt.Errorf("%w: converted api %q needs an ID, a 24-hex db id and kind OAS", ErrInvalid, a.ID)
+	}
+	if holder, ok := t.APIIDByDBID(a.DBID); ok && holder != a.ID {
+		return fmt.Errorf("%w: db id %s is held by api %q", ErrAlreadyExists, a.DBID, holder)
+	}
+	a.Categories = category.Normalize(a.Categories)
+	return t.put(a)
+}
+
+// put replaces the record and its index entries.
+func (t *Tx) put(a API) error {
 	if err := t.unindex(a.ID); err != nil {
 		return err
 	}

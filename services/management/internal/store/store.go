@@ -60,6 +60,10 @@ var (
 	ErrCorrupt = errors.New("stored value unreadable")
 	// ErrInvalid means a record handed to the store breaks its rules.
 	ErrInvalid = errors.New("invalid record")
+	// ErrNotClassic means the API is a Tyk OAS API where a classic one is needed.
+	ErrNotClassic = errors.New("not a classic API")
+	// ErrNotOAS means the API is a classic API where a Tyk OAS one is needed.
+	ErrNotOAS = errors.New("not a Tyk OAS API")
 )
 
 // Store is the management service's bbolt store.
@@ -94,14 +98,19 @@ func (s *Store) View(fn func(*Tx) error) error {
 }
 
 // NewDBID returns a fresh 24-hex db id (4 bytes of time, 8 random), like a
-// MongoDB ObjectId; it is unused in this transaction's view.
+// MongoDB ObjectId. PutAPI and PutConverted refuse one that another API
+// holds, which 64 random bits make practically impossible.
+func NewDBID() string {
+	b := make([]byte, 12)
+	binary.BigEndian.PutUint32(b, uint32(time.Now().Unix()))
+	rand.Read(b[4:])
+	return hex.EncodeToString(b)
+}
+
+// NewDBID returns a fresh db id that is unused in this transaction's view.
 func (t *Tx) NewDBID() string {
 	for {
-		b := make([]byte, 12)
-		binary.BigEndian.PutUint32(b, uint32(time.Now().Unix()))
-		rand.Read(b[4:])
-		id := hex.EncodeToString(b)
-		if t.tx.Bucket(dbIDBucket).Get([]byte(id)) == nil {
+		if id := NewDBID(); t.tx.Bucket(dbIDBucket).Get([]byte(id)) == nil {
 			return id
 		}
 	}
@@ -119,8 +128,9 @@ func (t *Tx) NewAPIID() string {
 	}
 }
 
-// check runs bbolt's consistency check and the store's own index checks; tests call it.
-func (s *Store) check() error {
+// Check runs the engine's consistency check and verifies that every index
+// agrees with the records; tests of the store and of its users call it.
+func (s *Store) Check() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			return err

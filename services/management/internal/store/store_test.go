@@ -20,7 +20,7 @@ func open(t testing.TB) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.check(); err != nil {
+		if err := s.Check(); err != nil {
 			t.Errorf("consistency: %v", err)
 		}
 		s.Close()
@@ -275,7 +275,7 @@ func TestReopen(t *testing.T) {
 	if a, err := get(t, s, "o"); err != nil || !slices.Equal(a.Categories, []string{"kept"}) {
 		t.Fatalf("after reopen: %+v %v", a, err)
 	}
-	if err := s.check(); err != nil {
+	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
 }
