@@ -1,0 +1,210 @@
+// Package migration is management's migration engine (CONTRACT §2
+// "Migrate"): it selects classic APIs, converts them to Tyk OAS with the
+// converter (package migrate) and, per mode, stores nothing (dryRun), a
+// staged copy beside the classic API (stage), the staged copy in place of
+// the classic API (promote) or the conversion in place of the classic API
+// (direct), and it reports what became of each API.
+//
+// The engine knows nothing of gRPC or REST: the handler translates a wire
+// request into a Request and the Report back into the wire's JSON. Its
+// errors are a *RequestError (the request breaks a rule), a store error
+// (package store's sentinels, wrapped) or the context's error.
+package migration
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Mode is how a migration stores its conversions.
+type Mode string
+
+// The four modes of CONTRACT §2.
+const (
+	DryRun  Mode = "dryRun"
+	Stage   Mode = "stage"
+	Promote Mode = "promote"
+	Direct  Mode = "direct"
+)
+
+// Request is one migration request, as the wire carries it.
+type Request struct {
+	Mode           Mode
+	APIIDs         []string
+	All            bool
+	AbortOnFailure bool
+	OverrideStaged bool // stage only
+}
+
+// RequestError is a request the engine refuses; Msg is the contract's message.
+type RequestError struct{ Msg string }
+
+func (e *RequestError) Error() string { return e.Msg }
+
+// Check applies the request rules, in the contract's order.
+func (r Request) Check() error {
+	switch r.Mode {
+	case "":
+		return &RequestError{"mode is required"}
+	case DryRun, Stage, Promote, Direct:
+	default:
+		return &RequestError{"mode must be one of dryRun, stage, promote, direct"}
+	}
+	switch ids := len(r.APIIDs); {
+	case ids > 0 && r.All:
+		return &RequestError{"apiIDs and all cannot be used together"}
+	case ids == 0 && !r.All:
+		return &RequestError{"either apiIDs or all must be set"}
+	}
+	return nil
+}
+
+// chunk is how many APIs one round reads, converts and writes. Reading and
+// converting the next chunk overlaps with writing the current one, and a
+// chunk bounds the memory a run holds.
+const chunk = 1000
+
+// Engine runs migrations against one store.
+type Engine struct {
+	store *store.Store
+	log   *slog.Logger
+}
+
+// New returns an engine over st.
+func New(st *store.Store, log *slog.Logger) *Engine {
+	return &Engine{store: st, log: log.With("component", "migration")}
+}
+
+// Run checks req, migrates the APIs it selects and returns the report.
+// Every API's writes (base, versions, removal of the classic or staged
+// record) commit together; each write re-checks inside its transaction what
+// its conversion was based on, so concurrent runs never migrate an API twice.
+func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	ids, err := e.selection(req)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{e: e, mode: req.Mode, override: req.OverrideStaged && req.Mode == Stage, abort: req.AbortOnFailure,
+		seen: map[string]bool{}, report: newReport(req.Mode)}
+	if err := r.run(ctx, ids); err != nil {
+		return nil, err
+	}
+	rep := r.report
+	e.log.Info("migration", "mode", req.Mode, "requested", len(ids), "success", len(rep.Success),
+		"failure", len(rep.Failures), "skipped", len(rep.Skipped), "aborted", rep.Aborted, "duration", time.Since(start))
+	return rep, nil
+}
+
+// selection lists the requested IDs (duplicates once, in order), or with
+// all: every classic API in ascending order (promote: every classic API
+// with a staged copy).
+func (e *Engine) selection(req Request) ([]string, error) {
+	if !req.All {
+		var ids []string
+		seen := map[string]bool{}
+		for _, id := range req.APIIDs {
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		return ids, nil
+	}
+	var ids []string
+	err := e.store.View(func(t *store.Tx) error {
+		if req.Mode != Promote {
+			ids = t.IDs(store.Classic)
+			return nil
+		}
+		var out []string
+		for _, id := range t.StagedClassicIDs() {
+			if a, err := t.API(id); err == nil && a.Kind == store.Classic {
+				out = append(out, id)
+			}
+		}
+		ids = out
+		return nil
+	})
+	return ids, err
+}
+
+// run is one request's migration.
+type run struct {
+	e        *Engine
+	mode     Mode
+	override bool
+	abort    bool
+	seen     map[string]bool // classic IDs already taken, so that a staged copy's ID and its API count once
+	report   *Report
+}
+
+// run migrates ids chunk by chunk: a producer goroutine reads and converts
+// the next chunk while this one writes the current one (the converter uses
+// every core while the writer waits on its transaction's fsync). The
+// producer is stopped and waited for before run returns, whatever happens.
+func (r *run) run(ctx context.Context, ids []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	var producer sync.WaitGroup
+	defer producer.Wait()
+	defer cancel() // runs first: the producer sees it and returns
+	prepared := make(chan []*item, 1)
+	producer.Go(func() {
+		defer close(prepared)
+		for ids := range slices.Chunk(ids, chunk) {
+			if ctx.Err() != nil {
+				return
+			}
+			items := r.read(ids)
+			r.prepare(items)
+			select {
+			case prepared <- items:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	for items := range prepared {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if r.mode != DryRun {
+			r.write(items)
+		}
+		if !r.reportRound(items) {
+			return nil
+		}
+	}
+	return ctx.Err()
+}
+
+// reportRound adds a written chunk to the report; it returns false when the
+// run stops on a failure.
+func (r *run) reportRound(items []*item) bool {
+	for _, it := range items {
+		o := it.planned
+		if !o.decided() {
+			o = it.final
+		}
+		if r.mode == DryRun && !o.decided() {
+			o = outcome{ok: true}
+		}
+		if !o.decided() { // not reached: an earlier API stopped the run
+			return false
+		}
+		r.report.add(it, o)
+		if o.failure != nil && r.abort {
+			r.report.Aborted = true
+			return false
+		}
+	}
+	return true
+}

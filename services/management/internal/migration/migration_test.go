@@ -1,0 +1,364 @@
+package migration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// newStore opens a store on a fresh file whose indexes are checked at cleanup.
+func newStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Check(); err != nil {
+			t.Errorf("store consistency: %v", err)
+		}
+		st.Close()
+	})
+	return st
+}
+
+func newEngine(st *store.Store) *Engine {
+	return New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// classic is a classic definition the converter accepts: keyless, one
+// listen path, and with versions, a header-versioned API with a default v1
+// and a child v2.
+func classic(id, name string, versions bool, extra map[string]any) []byte {
+	def := map[string]any{
+		"api_id": id, "name": name, "active": true, "use_keyless": true,
+		"proxy": map[string]any{"listen_path": "/" + id + "/", "target_url": "http://upstream.test/", "strip_listen_path": true},
+		"version_data": map[string]any{"not_versioned": true, "default_version": "",
+			"versions": map[string]any{"Default": map[string]any{"name": "Default"}}},
+	}
+	if versions {
+		def["definition"] = map[string]any{"location": "header", "key": "x-api-version"}
+		def["version_data"] = map[string]any{"not_versioned": false, "default_version": "v1",
+			"versions": map[string]any{"v1": map[string]any{"name": "v1"}, "v2": map[string]any{"name": "v2"}}}
+	}
+	for k, v := range extra {
+		def[k] = v
+	}
+	b, err := json.Marshal(def)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// seed stores classic definitions under their api_id with fresh db ids.
+func seed(t testing.TB, st *store.Store, docs ...[]byte) {
+	t.Helper()
+	err := st.Update(func(tx *store.Tx) error {
+		for _, d := range docs {
+			var head struct {
+				APIID string `json:"api_id"`
+			}
+			json.Unmarshal(d, &head)
+			if err := tx.PutAPI(store.API{ID: head.APIID, DBID: tx.NewDBID(), Kind: store.Classic, Doc: d}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t testing.TB, st *store.Store, id string) (store.API, error) {
+	t.Helper()
+	var a store.API
+	err := st.View(func(tx *store.Tx) (err error) { a, err = tx.API(id); return err })
+	return a, err
+}
+
+// summary is a report reduced to what the tables compare.
+type summary struct {
+	success, failed, skipped []string // IDs; skipped as "id:key"
+	staged                   []string // "classic→copy"
+	aborted                  bool
+}
+
+func summarize(r *Report) summary {
+	var s summary
+	s.success = r.Success
+	for _, f := range r.Failures {
+		s.failed = append(s.failed, f.APIID)
+	}
+	for _, k := range r.Skipped {
+		s.skipped = append(s.skipped, k.APIID+":"+k.Key)
+	}
+	for _, p := range r.Staged {
+		s.staged = append(s.staged, p.ClassicAPIID+"→"+p.OASAPIID)
+	}
+	s.aborted = r.Aborted
+	return s
+}
+
+func (s summary) String() string {
+	return fmt.Sprintf("success %q failed %q skipped %q staged %q aborted %v", s.success, s.failed, s.skipped, s.staged, s.aborted)
+}
+
+func equal(a, b summary) bool {
+	return slices.Equal(a.success, b.success) && slices.Equal(a.failed, b.failed) && slices.Equal(a.skipped, b.skipped) &&
+		slices.Equal(a.staged, b.staged) && a.aborted == b.aborted
+}
+
+func TestRequestRules(t *testing.T) {
+	for _, c := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{APIIDs: []string{"a"}}, "mode is required"},
+		{Request{Mode: "move", APIIDs: []string{"a"}}, "mode must be one of dryRun, stage, promote, direct"},
+		{Request{Mode: Direct, APIIDs: []string{"a"}, All: true}, "apiIDs and all cannot be used together"},
+		{Request{Mode: Direct}, "either apiIDs or all must be set"},
+		{Request{Mode: Direct, APIIDs: []string{}}, "either apiIDs or all must be set"},
+		{Request{Mode: Stage, All: true}, ""},
+		{Request{Mode: DryRun, APIIDs: []string{"a"}, OverrideStaged: true}, ""},
+	} {
+		_, err := newEngine(newStore(t)).Run(context.Background(), c.req)
+		var re *RequestError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v, want no error", c.req, err)
+		case c.want != "" && (!errors.As(err, &re) || re.Msg != c.want):
+			t.Errorf("%+v: %v, want RequestError %q", c.req, err, c.want)
+		}
+	}
+}
+
+// TestOutcomes runs each mode over one store state and compares the report.
+func TestOutcomes(t *testing.T) {
+	state := func(t *testing.T) *store.Store {
+		st := newStore(t)
+		seed(t, st,
+			classic("plain", "Plain #one #two", false, nil),
+			classic("versioned", "Versioned", true, nil),
+			classic("gql", "GraphQL", false, map[string]any{"graphql": map[string]any{"enabled": true}}),
+			classic("tcp", "TCP", false, map[string]any{"protocol": "tcp"}),
+			classic("lossy", "Lossy", true, map[string]any{"definition": map[string]any{"location": "cookie"}}),
+			[]byte(`{"api_id":"broken","name":"Broken","active":"yes"}`),
+		)
+		if err := st.Update(func(tx *store.Tx) error {
+			return tx.PutAPI(store.API{ID: "oas", DBID: tx.NewDBID(), Kind: store.OAS,
+				Doc: []byte(`{"openapi":"3.0.3","info":{"title":"O","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"id":"oas","name":"O"}}}`)})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	all := []string{"plain", "versioned", "gql", "tcp", "lossy", "broken", "oas", "nope", "plain"}
+	for _, c := range []struct {
+		name string
+		req  Request
+		want summary
+	}{
+		{"dryRun", Request{Mode: DryRun, APIIDs: all}, summary{
+			success: []string{"plain", "versioned"}, failed: []string{"lossy", "broken", "nope"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}}},
+		{"direct", Request{Mode: Direct, APIIDs: all}, summary{
+			success: []string{"plain", "versioned"}, failed: []string{"lossy", "broken", "nope"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}}},
+		{"direct all", Request{Mode: Direct, All: true}, summary{
+			success: []string{"plain", "versioned"}, failed: []string{"broken", "lossy"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}}},
+		{"abort", Request{Mode: Direct, APIIDs: all, AbortOnFailure: true}, summary{
+			success: []string{"plain", "versioned"}, failed: []string{"lossy"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}, aborted: true}},
+		{"stage", Request{Mode: Stage, APIIDs: []string{"plain", "versioned", "oas"}}, summary{
+			success: []string{"plain", "versioned"}, skipped: []string{"oas:already_migrated"},
+			staged: []string{"plain→staging-plain", "versioned→staging-versioned"}}},
+		{"promote unstaged", Request{Mode: Promote, APIIDs: []string{"plain", "nope"}}, summary{
+			failed: []string{"nope"}, skipped: []string{"plain:not_staged"}}},
+		{"promote all, none staged", Request{Mode: Promote, All: true}, summary{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st := state(t)
+			rep, err := newEngine(st).Run(context.Background(), c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := summarize(rep); !equal(got, c.want) {
+				t.Errorf("got  %v\nwant %v", got, c.want)
+			}
+			var decoded map[string]any
+			if err := json.Unmarshal(rep.JSON(), &decoded); err != nil {
+				t.Fatalf("report JSON: %v\n%s", err, rep.JSON())
+			}
+			if c.req.Mode == DryRun {
+				if len(rep.Definitions) != 2 || len(rep.Definitions[1].Versions) != 1 {
+					t.Errorf("dryRun: %d definitions", len(rep.Definitions))
+				}
+				if a, _ := get(t, st, "plain"); a.Kind != store.Classic {
+					t.Error("dryRun stored something")
+				}
+			} else if len(rep.Definitions) != 0 {
+				t.Errorf("%s reported definitions", c.req.Mode)
+			}
+		})
+	}
+}
+
+// TestDirectStoresTheConversion checks what a direct migration leaves in the
+// store: the classic API's ID and db id, the converter's categories and
+// name, a child per version with its own db id written in its document.
+func TestDirectStoresTheConversion(t *testing.T) {
+	st := newStore(t)
+	seed(t, st, classic("v", "Shop #retail #retail", true, nil))
+	before, _ := get(t, st, "v")
+	rep, err := newEngine(st).Run(context.Background(), Request{Mode: Direct, APIIDs: []string{"v"}})
+	if err != nil || len(rep.Success) != 1 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	base, err := get(t, st, "v")
+	if err != nil || base.Kind != store.OAS || base.DBID != before.DBID || base.Name != "Shop #retail #retail" || !slices.Equal(base.Categories, []string{"retail"}) {
+		t.Fatalf("base = %+v, %v", base, err)
+	}
+	if !bytes.Contains(base.Doc, []byte(`"dbId":"`+before.DBID+`"`)) {
+		t.Errorf("base document lacks its db id: %s", base.Doc)
+	}
+	childID := migrate.ChildID("v", "v2")
+	child, err := get(t, st, childID)
+	if err != nil || child.BaseID != "v" || child.DBID == "" || child.DBID == base.DBID || !bytes.Contains(child.Doc, []byte(`"dbId":"`+child.DBID+`"`)) {
+		t.Fatalf("child = %+v, %v", child, err)
+	}
+}
+
+// TestStagePromote stages, edits the staged copy, stages again (skipped,
+// then overridden), and promotes.
+func TestStagePromote(t *testing.T) {
+	st := newStore(t)
+	seed(t, st, classic("s", "Staged #cat", true, nil))
+	classicAPI, _ := get(t, st, "s")
+	e := newEngine(st)
+	run := func(req Request) summary {
+		t.Helper()
+		rep, err := e.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return summarize(rep)
+	}
+	if got := run(Request{Mode: Stage, APIIDs: []string{"s"}}); !slices.Equal(got.staged, []string{"s→staging-s"}) {
+		t.Fatalf("stage: %v", got)
+	}
+	first, _ := get(t, st, "staging-s")
+	if first.StagedFrom != "s" || first.DBID == classicAPI.DBID || first.Name != "[staged] Staged #cat" {
+		t.Fatalf("staged copy: %+v", first)
+	}
+	if got := run(Request{Mode: Stage, APIIDs: []string{"staging-s"}}); !slices.Equal(got.skipped, []string{"s:already_staged"}) {
+		t.Fatalf("stage again: %v", got)
+	}
+	if got := run(Request{Mode: Stage, APIIDs: []string{"s"}, OverrideStaged: true}); len(got.success) != 1 {
+		t.Fatalf("stage with override: %v", got)
+	}
+	second, _ := get(t, st, "staging-s")
+	if second.DBID != first.DBID {
+		t.Errorf("an overridden staged copy changed db id: %s → %s", first.DBID, second.DBID)
+	}
+	// an edit of the staged copy survives the promotion
+	edited := bytes.Replace(second.Doc, []byte(`http://upstream.test/`), []byte(`http://edited.test/`), 1)
+	if err := st.Update(func(tx *store.Tx) error { second.Doc = edited; return tx.PutAPI(second) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(Request{Mode: Promote, All: true}); !slices.Equal(got.success, []string{"s"}) {
+		t.Fatalf("promote: %v", got)
+	}
+	promoted, _ := get(t, st, "s")
+	if promoted.Kind != store.OAS || promoted.DBID != classicAPI.DBID || !bytes.Contains(promoted.Doc, []byte(`http://edited.test/`)) ||
+		bytes.Contains(promoted.Doc, []byte("staging")) || !slices.Equal(promoted.Categories, []string{"cat"}) {
+		t.Fatalf("promoted: %+v %s", promoted, promoted.Doc)
+	}
+	for _, gone := range []string{"staging-s", migrate.StagingIDPrefix + migrate.ChildID("s", "v2")} {
+		if _, err := get(t, st, gone); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s still stored: %v", gone, err)
+		}
+	}
+	if c, err := get(t, st, migrate.ChildID("s", "v2")); err != nil || c.BaseID != "s" {
+		t.Errorf("promoted child: %+v %v", c, err)
+	}
+}
+
+// TestConcurrentRunsMigrateOnce starts several direct migrations of the
+// same APIs at once: each API is migrated by exactly one of them.
+func TestConcurrentRunsMigrateOnce(t *testing.T) {
+	const n, runs = 300, 4
+	st := newStore(t)
+	var docs [][]byte
+	for i := range n {
+		docs = append(docs, classic(fmt.Sprintf("api%04d", i), "A", i%3 == 0, nil))
+	}
+	seed(t, st, docs...)
+	reps := make([]*Report, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			var err error
+			if reps[i], err = newEngine(st).Run(context.Background(), Request{Mode: Direct, All: true}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	migrated := map[string]int{}
+	for _, r := range reps {
+		for _, id := range r.Success {
+			migrated[id]++
+		}
+		for _, f := range r.Failures {
+			t.Errorf("failure %s: %q", f.APIID, f.Messages)
+		}
+	}
+	for i := range n {
+		if id := fmt.Sprintf("api%04d", i); migrated[id] != 1 {
+			t.Errorf("%s migrated %d times", id, migrated[id])
+		}
+	}
+}
+
+// TestCanceledRunLeavesNoGoroutine cancels a large run: Run returns the
+// context's error and its producer has ended.
+func TestCanceledRunLeavesNoGoroutine(t *testing.T) {
+	st := newStore(t)
+	var docs [][]byte
+	for i := range 3 * chunk {
+		docs = append(docs, classic(fmt.Sprintf("api%05d", i), "A", false, nil))
+	}
+	seed(t, st, docs...)
+	before := runtime.NumGoroutine()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newEngine(st).Run(ctx, Request{Mode: Direct, All: true}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run on a canceled context = %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	newEngine(st).Run(ctx, Request{Mode: DryRun, All: true})
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines after Run returned, %d before", after, before)
+	}
+	if a, _ := get(t, st, "api00000"); !strings.HasPrefix(string(a.Doc), "{") {
+		t.Errorf("store unreadable after a canceled run")
+	}
+}

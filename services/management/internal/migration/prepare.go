@@ -1,0 +1,175 @@
+package migration
+
+import (
+	"errors"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Skip keys of the engine itself (the converter's are migrate.Skip*).
+const (
+	SkipAlreadyStaged = "already_staged"
+	SkipNotStaged     = "not_staged"
+)
+
+var (
+	msgNotFound = []string{"API not found"}
+	msgChanged  = []string{"API changed while it was being migrated; try again"}
+	msgInternal = []string{"internal error"}
+)
+
+// item is one API of a round.
+type item struct {
+	id    string // the classic api_id (a staged copy's ID resolved to it)
+	dbID  string // the classic API's db id
+	doc   []byte // the classic definition, as read; every write checks it is still stored
+	saw   staged // the staged copy the read saw
+	stage string // stage: the db id of the new staged copy
+
+	res     *migrate.Result
+	planned outcome // decided while reading and converting; zero: ready to write
+	final   outcome // decided while writing
+}
+
+// staged is a classic API's staged copy, as one transaction saw it.
+type staged struct{ id, dbID string }
+
+// outcome is what the report says of an API; the zero value means undecided.
+type outcome struct {
+	ok       bool
+	skipKey  string
+	failure  []string
+	stagedID string // stage: the staged copy's ID
+}
+
+func (o outcome) decided() bool { return o.ok || o.skipKey != "" || o.failure != nil }
+
+func failed(msgs []string) outcome { return outcome{failure: msgs} }
+func skipped(key string) outcome   { return outcome{skipKey: key} }
+
+// read resolves each ID in one read transaction and decides what needs no
+// conversion: unknown IDs, APIs that are already Tyk OAS.
+func (r *run) read(ids []string) []*item {
+	items := make([]*item, 0, len(ids))
+	err := r.e.store.View(func(t *store.Tx) error {
+		for _, id := range ids {
+			it := &item{id: id}
+			a, err := t.API(id)
+			if err == nil && a.Kind == store.OAS && a.StagedFrom != "" { // a staged copy's ID means its classic API
+				it.id = a.StagedFrom
+				a, err = t.API(it.id)
+			}
+			if r.seen[it.id] {
+				continue
+			}
+			r.seen[it.id] = true
+			items = append(items, it)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				it.planned = failed(msgNotFound)
+				continue
+			case err != nil:
+				r.e.log.Error("read an API", "api_id", id, "err", err)
+				it.planned = failed(msgInternal)
+				continue
+			case a.Kind != store.Classic:
+				it.planned = skipped(migrate.SkipAlreadyMigrated)
+				continue
+			}
+			it.dbID, it.doc = a.DBID, a.Doc
+			if sid, ok := t.StagedCopy(it.id); ok {
+				it.saw.id = sid
+				if s, err := t.API(sid); err == nil {
+					it.saw.dbID = s.DBID
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.e.log.Error("read transaction", "err", err)
+		for _, it := range items {
+			if !it.planned.decided() {
+				it.planned = failed(msgInternal)
+			}
+		}
+	}
+	return items
+}
+
+// prepare decodes, classifies and (except to promote) converts the ready
+// items on every core; each classic definition is decoded once.
+func (r *run) prepare(items []*item) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
+				if it := items[i]; !it.planned.decided() {
+					r.prepareOne(it)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (r *run) prepareOne(it *item) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.e.log.Error("converter panic", "api_id", it.id, "panic", p, "stack", string(debug.Stack()))
+			it.planned = failed(msgInternal)
+		}
+	}()
+	classic := migrate.Parse(it.doc)
+	key, err := classic.SkipKey()
+	switch {
+	case err != nil:
+		it.planned = failure(err)
+		return
+	case key != "":
+		it.planned = skipped(key)
+		return
+	case r.mode == Stage && it.saw.id != "" && !r.override:
+		it.planned = skipped(SkipAlreadyStaged)
+		return
+	case r.mode == Promote:
+		if it.saw.id == "" {
+			it.planned = skipped(SkipNotStaged)
+		}
+		return // promotion stores the staged copy; nothing to convert
+	}
+	opts := migrate.Options{DBID: it.dbID}
+	switch r.mode {
+	case Stage:
+		opts.Staging = true
+		it.stage = it.saw.dbID // an overridden staged copy keeps its db id
+		if it.stage == "" {
+			it.stage = store.NewDBID()
+		}
+		opts.DBID = it.stage
+		opts.VersionDBID = func(string) string { return store.NewDBID() }
+	case Direct:
+		opts.VersionDBID = func(string) string { return store.NewDBID() }
+	}
+	res, err := classic.Convert(opts)
+	if err != nil {
+		it.planned = failure(err)
+		return
+	}
+	it.res = res
+}
+
+// failure is the outcome of a converter error: its messages.
+func failure(err error) outcome {
+	var f *migrate.Failure
+	if errors.As(err, &f) {
+		return failed(f.Messages)
+	}
+	return failed([]string{err.Error()})
+}

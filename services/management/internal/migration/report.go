@@ -1,0 +1,152 @@
+package migration
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// Report is what a migration did, API by API, in the order they were taken.
+type Report struct {
+	mode Mode
+	// Success lists the migrated APIs' classic IDs.
+	Success []string
+	// Staged pairs each staged classic API with its staged copy (stage).
+	Staged []StagedAPI
+	// Definitions are the converted documents (dryRun).
+	Definitions []Definition
+	// Failures lists the APIs that failed, each with one message per problem.
+	Failures []Failure
+	// Skipped lists the APIs left alone, each with its key.
+	Skipped []Skip
+	// Aborted is set when the run stopped at a failure (abortOnFailure).
+	Aborted bool
+
+	docBytes int
+}
+
+// StagedAPI is a classic API and its staged copy.
+type StagedAPI struct{ ClassicAPIID, OASAPIID string }
+
+// Definition is a dryRun's conversion of one API.
+type Definition struct {
+	APIID    string
+	Base     []byte
+	Versions [][]byte
+}
+
+// Failure is an API that failed.
+type Failure struct {
+	APIID    string
+	Messages []string
+}
+
+// Skip is an API left alone; Key is one of the skip keys.
+type Skip struct{ APIID, Key string }
+
+// SkipMessages are the report's messages for the skip keys.
+var SkipMessages = map[string]string{
+	migrate.SkipAlreadyMigrated: "API is already a Tyk OAS API",
+	migrate.SkipGraphQL:         "GraphQL APIs are not migrated to Tyk OAS",
+	migrate.SkipTCP:             "TCP and TLS APIs are not migrated to Tyk OAS",
+	SkipAlreadyStaged:           "API already has a staged copy; set overrideStaged to replace it",
+	SkipNotStaged:               "API has no staged copy; stage it first",
+}
+
+func newReport(mode Mode) *Report { return &Report{mode: mode} }
+
+func (r *Report) add(it *item, o outcome) {
+	switch {
+	case o.failure != nil:
+		r.Failures = append(r.Failures, Failure{APIID: it.id, Messages: o.failure})
+	case o.skipKey != "":
+		r.Skipped = append(r.Skipped, Skip{APIID: it.id, Key: o.skipKey})
+	default:
+		r.Success = append(r.Success, it.id)
+		if o.stagedID != "" {
+			r.Staged = append(r.Staged, StagedAPI{ClassicAPIID: it.id, OASAPIID: o.stagedID})
+		}
+		if r.mode == DryRun {
+			d := Definition{APIID: it.id, Base: it.res.Base.JSON, Versions: make([][]byte, len(it.res.Versions))}
+			r.docBytes += len(d.Base)
+			for i, v := range it.res.Versions {
+				d.Versions[i] = v.JSON
+				r.docBytes += len(v.JSON)
+			}
+			r.Definitions = append(r.Definitions, d)
+		}
+	}
+}
+
+// JSON writes the report as CONTRACT §2 spells it: every list present ([]
+// when empty), counts equal to lengths, converted documents embedded byte
+// for byte.
+func (r *Report) JSON() []byte {
+	b := bytes.NewBuffer(make([]byte, 0, 256+r.docBytes+64*(len(r.Success)+len(r.Failures)+len(r.Skipped))))
+	str := func(s string) { b.Write(rawjson.Quote(s)) }
+	list := func(n int, each func(i int)) {
+		b.WriteByte('[')
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			each(i)
+		}
+		b.WriteByte(']')
+	}
+	count := func(n int) { b.WriteString(`"count":` + strconv.Itoa(n)) }
+
+	b.WriteString(`{"success":{`)
+	count(len(r.Success))
+	b.WriteString(`,"apiIDs":`)
+	list(len(r.Success), func(i int) { str(r.Success[i]) })
+	b.WriteString(`,"stagedAPIs":`)
+	list(len(r.Staged), func(i int) {
+		b.WriteString(`{"classicAPIID":`)
+		str(r.Staged[i].ClassicAPIID)
+		b.WriteString(`,"oasAPIID":`)
+		str(r.Staged[i].OASAPIID)
+		b.WriteByte('}')
+	})
+	b.WriteString(`,"definitions":`)
+	list(len(r.Definitions), func(i int) {
+		d := r.Definitions[i]
+		b.WriteString(`{"apiID":`)
+		str(d.APIID)
+		b.WriteString(`,"baseAPI":`)
+		b.Write(d.Base)
+		b.WriteString(`,"versions":`)
+		list(len(d.Versions), func(j int) { b.Write(d.Versions[j]) })
+		b.WriteByte('}')
+	})
+	b.WriteString(`},"failure":{`)
+	count(len(r.Failures))
+	b.WriteString(`,"errors":`)
+	list(len(r.Failures), func(i int) {
+		f := r.Failures[i]
+		b.WriteString(`{"apiID":`)
+		str(f.APIID)
+		b.WriteString(`,"message":`)
+		list(len(f.Messages), func(j int) { str(f.Messages[j]) })
+		b.WriteByte('}')
+	})
+	b.WriteString(`},"skipped":{`)
+	count(len(r.Skipped))
+	b.WriteString(`,"apis":`)
+	list(len(r.Skipped), func(i int) {
+		s := r.Skipped[i]
+		b.WriteString(`{"apiID":`)
+		str(s.APIID)
+		b.WriteString(`,"message":`)
+		str(SkipMessages[s.Key])
+		b.WriteString(`,"key":`)
+		str(s.Key)
+		b.WriteByte('}')
+	})
+	b.WriteString(`},"abortedOnFailure":`)
+	b.WriteString(strconv.FormatBool(r.Aborted))
+	b.WriteByte('}')
+	return b.Bytes()
+}
