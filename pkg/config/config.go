@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Config holds the settings every Gatehouse service takes (CONTRACT §0).
@@ -15,6 +16,22 @@ type Config struct {
 	GRPCAddr       string // gRPC listen address
 	DBPath         string // bbolt store file; its parent folder is created
 	BootstrapToken string // admin secret to ensure at start; empty: generate one if the store has no admin
+	Store          string // StoreBbolt or StoreEtcd (CONTRACT §4)
+	Etcd           Etcd   // the etcd cluster, with --store etcd
+}
+
+// The storage engines --store names.
+const (
+	StoreBbolt = "bbolt"
+	StoreEtcd  = "etcd"
+)
+
+// Etcd is how a service reaches its etcd cluster (CONTRACT §4).
+type Etcd struct {
+	Endpoints          []string // host:port or http(s)://host:port
+	Prefix             string   // every key of the service lives under it
+	CACert, Cert, Key  string   // TLS files; empty: plain TCP unless the endpoints say https
+	Username, Password string   // from the environment only
 }
 
 // Defaults are a service's built-in values, used when neither a flag nor the
@@ -26,9 +43,10 @@ type Defaults struct {
 // ErrHelp is returned when -h or --help was asked for; the usage was printed.
 var ErrHelp = flag.ErrHelp
 
-// Parse reads args (without the program name). getenv supplies the fallbacks
-// HTTP_ADDR, GRPC_ADDR, DB_PATH and BOOTSTRAP_TOKEN. Usage and flag errors go
-// to out.
+// Parse reads args (without the program name); name is the service, which
+// also names the default etcd prefix. getenv supplies the fallbacks HTTP_ADDR,
+// GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN, STORE and the ETCD_* settings. Usage and
+// flag errors go to out.
 func Parse(name string, args []string, getenv func(string) string, d Defaults, out io.Writer) (Config, error) {
 	fallback := func(env, def string) string {
 		if v := getenv(env); v != "" {
@@ -43,19 +61,46 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", fallback("GRPC_ADDR", d.GRPCAddr), "gRPC listen address (env GRPC_ADDR)")
 	fs.StringVar(&c.DBPath, "db", fallback("DB_PATH", d.DBPath), "bbolt store file (env DB_PATH)")
 	fs.StringVar(&c.BootstrapToken, "bootstrap-token", getenv("BOOTSTRAP_TOKEN"), "admin secret ensured at start (env BOOTSTRAP_TOKEN)")
+	fs.StringVar(&c.Store, "store", fallback("STORE", StoreBbolt), "storage engine: bbolt (one process, --db) or etcd (replicas on an etcd cluster) (env STORE)")
+	endpoints := fs.String("etcd-endpoints", getenv("ETCD_ENDPOINTS"), "comma-separated etcd endpoints, host:port or http(s)://host:port (env ETCD_ENDPOINTS)")
+	fs.StringVar(&c.Etcd.Prefix, "etcd-prefix", fallback("ETCD_PREFIX", "/gatehouse/"+name+"/"), "every etcd key of this service lives under it (env ETCD_PREFIX)")
+	fs.StringVar(&c.Etcd.CACert, "etcd-cacert", getenv("ETCD_CACERT"), "CA certificate to verify etcd with (env ETCD_CACERT)")
+	fs.StringVar(&c.Etcd.Cert, "etcd-cert", getenv("ETCD_CERT"), "client certificate for etcd (env ETCD_CERT)")
+	fs.StringVar(&c.Etcd.Key, "etcd-key", getenv("ETCD_KEY"), "client key for etcd (env ETCD_KEY)")
+	c.Etcd.Username, c.Etcd.Password = getenv("ETCD_USERNAME"), getenv("ETCD_PASSWORD")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
 	}
+	for e := range strings.SplitSeq(*endpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			c.Etcd.Endpoints = append(c.Etcd.Endpoints, e)
+		}
+	}
+	dbGiven := getenv("DB_PATH") != ""
+	fs.Visit(func(f *flag.Flag) { dbGiven = dbGiven || f.Name == "db" })
 	switch {
 	case c.HTTPAddr == "":
 		return Config{}, errors.New("--http-addr must not be empty")
 	case c.GRPCAddr == "":
 		return Config{}, errors.New("--grpc-addr must not be empty")
-	case c.DBPath == "":
+	case c.Store != StoreBbolt && c.Store != StoreEtcd:
+		return Config{}, fmt.Errorf("--store %q: want bbolt or etcd", c.Store)
+	case c.Store == StoreBbolt && c.DBPath == "":
 		return Config{}, errors.New("--db must not be empty")
+	case c.Store == StoreEtcd && dbGiven:
+		return Config{}, errors.New("--store etcd keeps everything in etcd: --db (or DB_PATH) names a bbolt file and cannot go with it")
+	case c.Store == StoreEtcd && len(c.Etcd.Endpoints) == 0:
+		return Config{}, errors.New("--store etcd needs --etcd-endpoints (or ETCD_ENDPOINTS)")
+	case c.Store == StoreEtcd && c.Etcd.Prefix == "":
+		return Config{}, errors.New("--etcd-prefix must not be empty")
+	case (c.Etcd.Cert == "") != (c.Etcd.Key == ""):
+		return Config{}, errors.New("--etcd-cert and --etcd-key go together")
+	}
+	if c.Store == StoreEtcd {
+		c.DBPath = ""
 	}
 	return c, nil
 }

@@ -3,6 +3,9 @@ package config
 import (
 	"errors"
 	"io"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -16,10 +19,10 @@ func TestFlagsWinOverEnv(t *testing.T) {
 		env  bool
 		want Config
 	}{
-		{"defaults", nil, false, Config{"d:1", "d:2", "d.db", ""}},
-		{"env", nil, true, Config{"e:1", "e:2", "e.db", "etok"}},
-		{"flags", []string{"--http-addr", "f:1", "--grpc-addr=f:2", "--db", "f.db", "--bootstrap-token", "ftok"}, true, Config{"f:1", "f:2", "f.db", "ftok"}},
-		{"one flag", []string{"--db", "f.db"}, true, Config{"e:1", "e:2", "f.db", "etok"}},
+		{"defaults", nil, false, bbolt("d:1", "d:2", "d.db", "")},
+		{"env", nil, true, bbolt("e:1", "e:2", "e.db", "etok")},
+		{"flags", []string{"--http-addr", "f:1", "--grpc-addr=f:2", "--db", "f.db", "--bootstrap-token", "ftok"}, true, bbolt("f:1", "f:2", "f.db", "ftok")},
+		{"one flag", []string{"--db", "f.db"}, true, bbolt("e:1", "e:2", "f.db", "etok")},
 	}
 	for _, tt := range tests {
 		g := func(string) string { return "" }
@@ -27,8 +30,50 @@ func TestFlagsWinOverEnv(t *testing.T) {
 			g = getenv
 		}
 		got, err := Parse("svc", tt.args, g, d, io.Discard)
-		if err != nil || got != tt.want {
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s: %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+func bbolt(httpAddr, grpcAddr, db, token string) Config {
+	return Config{HTTPAddr: httpAddr, GRPCAddr: grpcAddr, DBPath: db, BootstrapToken: token, Store: StoreBbolt,
+		Etcd: Etcd{Prefix: "/gatehouse/svc/"}}
+}
+
+func TestEtcdSettings(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db"}
+	env := map[string]string{"STORE": "etcd", "ETCD_ENDPOINTS": "a:2379, http://b:2379,", "ETCD_CACERT": "ca.pem",
+		"ETCD_CERT": "c.pem", "ETCD_KEY": "k.pem", "ETCD_USERNAME": "u", "ETCD_PASSWORD": "p"}
+	got, err := Parse("svc", nil, func(k string) string { return env[k] }, d, io.Discard)
+	want := Config{HTTPAddr: "d:1", GRPCAddr: "d:2", Store: StoreEtcd, Etcd: Etcd{Endpoints: []string{"a:2379", "http://b:2379"},
+		Prefix: "/gatehouse/svc/", CACert: "ca.pem", Cert: "c.pem", Key: "k.pem", Username: "u", Password: "p"}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("etcd from the environment: %+v, %v; want %+v", got, err, want)
+	}
+	got, err = Parse("svc", []string{"--store=etcd", "--etcd-endpoints", "f:1", "--etcd-prefix", "/p/"}, func(k string) string { return env[k] }, d, io.Discard)
+	if err != nil || !slices.Equal(got.Etcd.Endpoints, []string{"f:1"}) || got.Etcd.Prefix != "/p/" {
+		t.Fatalf("etcd flags: %+v, %v", got, err)
+	}
+}
+
+func TestEtcdWithDBRefused(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db"}
+	tests := []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--store", "etcd", "--etcd-endpoints", "a:1", "--db", "x.db"}, nil, "--db"},
+		{[]string{"--store", "etcd", "--etcd-endpoints", "a:1"}, map[string]string{"DB_PATH": "x.db"}, "--db"},
+		{[]string{"--store", "etcd"}, nil, "--etcd-endpoints"},
+		{[]string{"--store", "mongo"}, nil, "bbolt or etcd"},
+		{[]string{"--store", "etcd", "--etcd-endpoints", "a:1", "--etcd-cert", "c.pem"}, nil, "--etcd-key"},
+	}
+	for _, tt := range tests {
+		_, err := Parse("svc", tt.args, func(k string) string { return tt.env[k] }, d, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q, env %v): %v, want a refusal naming %s", tt.args, tt.env, err, tt.want)
 		}
 	}
 }

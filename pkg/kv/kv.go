@@ -65,6 +65,9 @@ type ReadTx interface {
 	// start (every key under prefix when start is nil), in ascending key
 	// order, with the same lifetime rule for both slices as Get. fn returning
 	// ErrStop ends the scan and Scan returns nil; any other error is returned.
+	// In a WriteTx, fn may Put and Delete; the scan then goes on after the
+	// current key, and whether it meets keys fn wrote further on is not
+	// defined.
 	Scan(prefix, start []byte, fn func(key, value []byte) error) error
 	// Count returns how many keys start with prefix.
 	Count(prefix []byte) (int, error)
@@ -82,6 +85,7 @@ type WriteTx interface {
 	// NextSeq advances the sequence called name and returns its new value,
 	// starting at 1. A value is never handed out twice, even after the record
 	// that used it is deleted; a transaction that does not commit hands out
-	// nothing.
+	// nothing. Sequences live beside the key space: Get, Scan and Count do
+	// not see them.
 	NextSeq(name string) (uint64, error)
 }

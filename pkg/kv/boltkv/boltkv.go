@@ -1,0 +1,451 @@
+// Package boltkv is the kv engine on one embedded bbolt file: the default
+// store of every service (CONTRACT §0), one process per file.
+//
+// Layout of the file: bucket "kv" holds the key space, bucket "seq" the
+// sequences (name → big-endian uint64), invisible to Get, Scan and Count.
+//
+// Group commit: every Update is queued to one committer goroutine, which runs
+// all the functions queued meanwhile inside one bbolt transaction and commits
+// them with one fsync; each caller returns only after that commit. Each
+// function runs exactly once: its writes are journaled (the prior value of
+// every key it touches), so a function that fails or panics is undone on its
+// own while the others' writes stay in the batch. A lone writer commits at
+// once, without waiting for company.
+package boltkv
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+// LockTimeout is how long Open waits for another process to release the file.
+const LockTimeout = time.Second
+
+// LegacyPrefix is where Open moves the records of a file written before the
+// kv seam, when each record kind had its own bucket: the pairs of bucket b go
+// under "legacy/b/" and its sequence becomes the sequence named b. A domain
+// store converts them to its own layout in its schema transaction
+// (kv.EnsureSchema) and deletes them.
+const LegacyPrefix = "legacy/"
+
+// maxBatch bounds how many update functions share one transaction.
+const maxBatch = 512
+
+// ErrLocked means another process holds the store file.
+var ErrLocked = errors.New("store is in use by another process")
+
+var (
+	errClosed  = errors.New("kv: engine closed")
+	errTxDone  = errors.New("kv: transaction used after its function returned")
+	errNoKey   = errors.New("kv: empty key")
+	dataBucket = []byte("kv")
+	seqBucket  = []byte("seq")
+)
+
+// Engine is a kv.Engine on a bbolt file.
+type Engine struct {
+	db    *bolt.DB
+	path  string
+	queue chan *call
+	done  chan struct{} // closed when the committer has exited
+
+	mu     sync.RWMutex // held for reading while a call is queued; Close takes it for writing
+	closed bool
+}
+
+var _ kv.Engine = (*Engine)(nil)
+
+// call is one queued Update.
+type call struct {
+	ctx      context.Context
+	fn       func(kv.WriteTx) error
+	err      error
+	panicked any
+	done     chan struct{}
+}
+
+// Open opens (or creates) the file at path, creating its parent folder. A
+// file another process holds is refused after LockTimeout with ErrLocked; a
+// file of the earlier bucket-per-kind layout is converted (see LegacyPrefix)
+// in one transaction. Every commit is fsynced (bbolt's default, never turned
+// off here).
+func Open(path string) (*Engine, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create the store folder: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: LockTimeout,
+		// A large map (address space only; the file grows as needed) so
+		// that a commit rarely has to remap, which waits for open reads.
+		InitialMmapSize: 1 << 30,
+		FreelistType:    bolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open %s: %w (waited %s for its lock)", path, ErrLocked, LockTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := db.Update(prepare); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("prepare %s: %w", path, err)
+	}
+	e := &Engine{db: db, path: path, queue: make(chan *call, maxBatch), done: make(chan struct{})}
+	go e.commitLoop()
+	return e, nil
+}
+
+// prepare creates the two buckets and moves every other top-level bucket
+// (the earlier layout) into the key space under LegacyPrefix.
+func prepare(tx *bolt.Tx) error {
+	data, err := tx.CreateBucketIfNotExists(dataBucket)
+	if err != nil {
+		return err
+	}
+	seq, err := tx.CreateBucketIfNotExists(seqBucket)
+	if err != nil {
+		return err
+	}
+	var legacy [][]byte
+	err = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+		if !bytes.Equal(name, dataBucket) && !bytes.Equal(name, seqBucket) {
+			legacy = append(legacy, bytes.Clone(name))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, name := range legacy {
+		b := tx.Bucket(name)
+		prefix := append([]byte(LegacyPrefix), append(name, '/')...)
+		err := b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				return fmt.Errorf("legacy bucket %s holds a nested bucket %q", name, k)
+			}
+			return data.Put(append(bytes.Clone(prefix), k...), bytes.Clone(v))
+		})
+		if err != nil {
+			return err
+		}
+		if n := b.Sequence(); n > 0 {
+			if err := seq.Put(name, binary.BigEndian.AppendUint64(nil, n)); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Path is the file the engine keeps.
+func (e *Engine) Path() string { return e.path }
+
+// View runs fn in a bbolt read transaction: one snapshot that includes every
+// Update that has returned.
+func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return errClosed
+	}
+	return e.db.View(func(tx *bolt.Tx) error {
+		r := &readTx{data: tx.Bucket(dataBucket)}
+		defer func() { r.done = true }()
+		return fn(r)
+	})
+}
+
+// Update queues fn for the committer and waits until the transaction that
+// ran it is on disk. fn runs exactly once, unless ctx ends before its turn.
+func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c := &call{ctx: ctx, fn: fn, done: make(chan struct{})}
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return errClosed
+	}
+	e.queue <- c
+	e.mu.RUnlock()
+	<-c.done
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
+	return c.err
+}
+
+// Ready reports whether the file is open.
+func (e *Engine) Ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return fmt.Errorf("%w: %w", kv.ErrUnavailable, errClosed)
+	}
+	return nil
+}
+
+// Close commits what is queued, stops the committer and closes the file.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.queue) // no sender is left: senders hold mu for reading
+	e.mu.Unlock()
+	<-e.done
+	return e.db.Close()
+}
+
+// commitLoop takes every call queued meanwhile, runs them in one
+// transaction and commits, until the queue is closed and drained.
+func (e *Engine) commitLoop() {
+	defer close(e.done)
+	batch := make([]*call, 0, maxBatch)
+	for c := range e.queue {
+		batch = append(batch[:0], c)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case c, ok := <-e.queue:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, c)
+			default:
+				break fill
+			}
+		}
+		e.commit(batch)
+	}
+}
+
+// commit runs batch in one bbolt transaction. A call whose function fails,
+// panics, or whose context ended has its writes undone and keeps its own
+// outcome; the others share the commit's.
+func (e *Engine) commit(batch []*call) {
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket), journal: map[string]prior{}}
+		w.readTx.writes = &w.nwrites
+		for _, c := range batch {
+			if c.err = c.ctx.Err(); c.err != nil {
+				continue
+			}
+			c.err, c.panicked = w.run(c.fn)
+			if c.err != nil || c.panicked != nil {
+				if err := w.undo(); err != nil {
+					return fmt.Errorf("undo a failed update: %w", err)
+				}
+			}
+			clear(w.journal)
+		}
+		return nil
+	})
+	for _, c := range batch {
+		if err != nil && c.err == nil && c.panicked == nil {
+			c.err = err
+		}
+		close(c.done)
+	}
+}
+
+// readTx reads the key space of one bbolt transaction.
+type readTx struct {
+	data   *bolt.Bucket
+	writes *int // the write transaction's write count; nil in View
+	done   bool
+}
+
+func (r *readTx) Get(key []byte) ([]byte, error) {
+	if r.done {
+		return nil, errTxDone
+	}
+	return r.data.Get(key), nil
+}
+
+func (r *readTx) Scan(prefix, start []byte, fn func(key, value []byte) error) error {
+	if r.done {
+		return errTxDone
+	}
+	seek := prefix
+	if bytes.Compare(start, prefix) > 0 {
+		seek = start
+	}
+	c := r.data.Cursor()
+	for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); {
+		before := r.writeCount()
+		if err := fn(k, v); err != nil {
+			if errors.Is(err, kv.ErrStop) {
+				return nil
+			}
+			return err
+		}
+		if r.writeCount() == before {
+			k, v = c.Next()
+			continue
+		}
+		// fn wrote: bbolt cursors do not survive writes, so find our place again.
+		last := bytes.Clone(k)
+		if k, v = c.Seek(last); k != nil && bytes.Equal(k, last) {
+			k, v = c.Next()
+		}
+	}
+	return nil
+}
+
+func (r *readTx) writeCount() int {
+	if r.writes == nil {
+		return 0
+	}
+	return *r.writes
+}
+
+func (r *readTx) Count(prefix []byte) (int, error) {
+	if r.done {
+		return 0, errTxDone
+	}
+	n := 0
+	c := r.data.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	return n, nil
+}
+
+// writeTx is one update function's view of the shared transaction, with
+// the journal that undoes its writes if it fails.
+type writeTx struct {
+	readTx
+	seq     *bolt.Bucket
+	journal map[string]prior // "d"+key or "s"+name → value before this function's first write
+	nwrites int
+}
+
+type prior struct {
+	bucket *bolt.Bucket
+	key    []byte
+	value  []byte // nil: absent
+}
+
+// run calls fn, turning a panic into a value for the caller to re-raise.
+func (w *writeTx) run(fn func(kv.WriteTx) error) (err error, panicked any) {
+	w.done = false
+	defer func() {
+		w.done = true
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	return fn(w), nil
+}
+
+// remember journals key's current value in b before its first change.
+func (w *writeTx) remember(tag byte, b *bolt.Bucket, key []byte) {
+	id := string(tag) + string(key)
+	if _, ok := w.journal[id]; ok {
+		return
+	}
+	w.journal[id] = prior{bucket: b, key: bytes.Clone(key), value: bytes.Clone(b.Get(key))}
+}
+
+// undo restores every key the current function changed.
+func (w *writeTx) undo() error {
+	for _, p := range w.journal {
+		var err error
+		if p.value == nil {
+			err = p.bucket.Delete(p.key)
+		} else {
+			err = p.bucket.Put(p.key, p.value)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writeTx) Put(key, value []byte) error {
+	if w.done {
+		return errTxDone
+	}
+	if len(key) == 0 {
+		return errNoKey
+	}
+	if len(key) > bolt.MaxKeySize || len(value) > bolt.MaxValueSize {
+		return fmt.Errorf("%w: bbolt takes keys up to %d bytes and values up to %d bytes", kv.ErrTooLarge, bolt.MaxKeySize, bolt.MaxValueSize)
+	}
+	w.remember('d', w.data, key)
+	w.nwrites++
+	return w.data.Put(bytes.Clone(key), value)
+}
+
+func (w *writeTx) Delete(key []byte) error {
+	if w.done {
+		return errTxDone
+	}
+	if len(key) == 0 || w.data.Get(key) == nil {
+		return nil
+	}
+	w.remember('d', w.data, key)
+	w.nwrites++
+	return w.data.Delete(key)
+}
+
+func (w *writeTx) NextSeq(name string) (uint64, error) {
+	if w.done {
+		return 0, errTxDone
+	}
+	if name == "" {
+		return 0, errNoKey
+	}
+	key := []byte(name)
+	var n uint64
+	if v := w.seq.Get(key); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	if n == math.MaxUint64 {
+		return 0, kv.ErrSeqExhausted
+	}
+	w.remember('s', w.seq, key)
+	n++
+	return n, w.seq.Put(key, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// Check runs bbolt's consistency check of the whole file; store tests call
+// it before closing.
+func (e *Engine) Check() error {
+	return e.db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		if tx.Bucket(dataBucket) == nil || tx.Bucket(seqBucket) == nil {
+			return errors.New("boltkv: a bucket is missing")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,258 @@
+package boltkv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
+)
+
+var ctx = context.Background()
+
+// openTemp opens an engine in a fresh folder and checks the file at cleanup.
+func openTemp(t *testing.T) *Engine {
+	t.Helper()
+	e, err := Open(filepath.Join(t.TempDir(), "nested", "kv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Check(); err != nil {
+			t.Errorf("consistency check: %v", err)
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return e
+}
+
+func TestConformance(t *testing.T) {
+	kvtest.Run(t, func(t *testing.T) kv.Engine { return openTemp(t) })
+}
+
+func TestSecondOpenFailsFast(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	e, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	start := time.Now()
+	_, err = Open(path)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("second open: %v, want ErrLocked naming the file", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("second open took %v, want under 2 s", d)
+	}
+}
+
+func TestDataSurvivesReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	e, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Update(ctx, func(tx kv.WriteTx) error {
+		if _, err := tx.NextSeq("n"); err != nil {
+			return err
+		}
+		return tx.Put([]byte("k"), []byte("v"))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	if err := e.Update(ctx, func(kv.WriteTx) error { return nil }); !errors.Is(err, errClosed) {
+		t.Fatalf("Update after Close: %v, want errClosed", err)
+	}
+	if err := e.Ready(ctx); !errors.Is(err, kv.ErrUnavailable) {
+		t.Fatalf("Ready after Close: %v, want ErrUnavailable", err)
+	}
+	e = reopen(t, path)
+	var v []byte
+	var n uint64
+	err = e.Update(ctx, func(tx kv.WriteTx) (err error) {
+		if v, err = tx.Get([]byte("k")); err != nil {
+			return err
+		}
+		v = slices.Clone(v)
+		n, err = tx.NextSeq("n")
+		return err
+	})
+	if err != nil || string(v) != "v" || n != 2 {
+		t.Fatalf("after reopen: %q, seq %d, %v; want v, 2", v, n, err)
+	}
+}
+
+func reopen(t *testing.T, path string) *Engine {
+	t.Helper()
+	e, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// TestBatchIsolatesFailures runs many concurrent updates, half of which
+// write and then fail or panic: the others' writes commit, theirs vanish,
+// and each caller gets its own outcome.
+func TestBatchIsolatesFailures(t *testing.T) {
+	e := openTemp(t)
+	put := func(tx kv.WriteTx, i int) error {
+		if err := tx.Put(fmt.Appendf(nil, "k/%03d", i), []byte("x")); err != nil {
+			return err
+		}
+		_, err := tx.NextSeq("s")
+		return err
+	}
+	const n = 200
+	outcome := make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					outcome[i] = p
+				}
+			}()
+			outcome[i] = e.Update(ctx, func(tx kv.WriteTx) error {
+				if err := put(tx, i); err != nil {
+					return err
+				}
+				switch i % 4 {
+				case 1:
+					return fmt.Errorf("refused %d", i)
+				case 3:
+					panic(fmt.Sprintf("panic %d", i))
+				}
+				return nil
+			})
+		})
+	}
+	wg.Wait()
+	var want []string
+	for i, o := range outcome {
+		switch i % 4 {
+		case 1:
+			if err, _ := o.(error); err == nil || err.Error() != fmt.Sprintf("refused %d", i) {
+				t.Errorf("update %d: %v, want its own error", i, o)
+			}
+		case 3:
+			if o != fmt.Sprintf("panic %d", i) {
+				t.Errorf("update %d: %v, want its own panic re-raised", i, o)
+			}
+		default:
+			if o != nil && o != error(nil) {
+				t.Errorf("update %d: %v, want success", i, o)
+			}
+			want = append(want, fmt.Sprintf("k/%03d", i))
+		}
+	}
+	var got []string
+	var seq uint64
+	err := e.Update(ctx, func(tx kv.WriteTx) (err error) {
+		got = nil
+		if err := tx.Scan([]byte("k/"), nil, func(k, _ []byte) error { got = append(got, string(k)); return nil }); err != nil {
+			return err
+		}
+		seq, err = tx.NextSeq("s")
+		return err
+	})
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("keys after the batch: %q (%v), want %q", got, err, want)
+	}
+	if seq != uint64(len(want)+1) {
+		t.Fatalf("sequence after %d successful updates: next %d, want %d (failed ones hand out nothing)", len(want), seq, len(want)+1)
+	}
+}
+
+// TestLegacyLayoutMovesUnderPrefix: a file of the bucket-per-kind layout is
+// converted on open, sequences kept.
+func TestLegacyLayoutMovesUnderPrefix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for name, pairs := range map[string][]string{"meta": {"schema_version", "1"}, "things": {"\x00\x00\x00\x01", "a", "\x00\x00\x00\x03", "c"}} {
+			b, err := tx.CreateBucket([]byte(name))
+			if err != nil {
+				return err
+			}
+			for i := 0; i < len(pairs); i += 2 {
+				if err := b.Put([]byte(pairs[i]), []byte(pairs[i+1])); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket([]byte("things")).SetSequence(7)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	e := reopen(t, path)
+	var got []string
+	var next uint64
+	err = e.Update(ctx, func(tx kv.WriteTx) (err error) {
+		got = nil
+		if err := tx.Scan(nil, nil, func(k, v []byte) error { got = append(got, fmt.Sprintf("%q=%s", k, v)); return nil }); err != nil {
+			return err
+		}
+		next, err = tx.NextSeq("things")
+		return err
+	})
+	want := []string{`"legacy/meta/schema_version"=1`, `"legacy/things/\x00\x00\x00\x01"=a`, `"legacy/things/\x00\x00\x00\x03"=c`}
+	if err != nil || !slices.Equal(got, want) || next != 8 {
+		t.Fatalf("after opening a legacy file: %q, next id %d, %v; want %q, 8", got, next, err, want)
+	}
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCloseCommitsWhatIsQueued(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	e, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	for i := range 64 {
+		wg.Go(func() {
+			k := fmt.Sprintf("k%02d", i)
+			if err := e.Update(ctx, func(tx kv.WriteTx) error { return tx.Put([]byte(k), []byte("v")) }); err == nil {
+				mu.Lock()
+				acked[k] = true
+				mu.Unlock()
+			}
+		})
+	}
+	e.Close()
+	wg.Wait()
+	e = reopen(t, path)
+	for k := range acked {
+		var v []byte
+		e.View(ctx, func(tx kv.ReadTx) (err error) { v, err = tx.Get([]byte(k)); v = slices.Clone(v); return err })
+		if v == nil {
+			t.Errorf("%s was acknowledged but is missing after Close and reopen", k)
+		}
+	}
+}

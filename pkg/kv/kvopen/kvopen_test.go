@@ -1,0 +1,25 @@
+package kvopen
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+func TestOpensBbolt(t *testing.T) {
+	ctx := context.Background()
+	e, err := Open(ctx, config.Config{Store: config.StoreBbolt, DBPath: filepath.Join(t.TempDir(), "a", "s.db")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Update(ctx, func(tx kv.WriteTx) error { return tx.Put([]byte("k"), []byte("v")) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
