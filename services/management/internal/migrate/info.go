@@ -20,7 +20,7 @@ type xState struct {
 type xVersioning struct {
 	Enabled              bool           `json:"enabled"`
 	Name                 string         `json:"name,omitempty"`
-	Default              string         `json:"default,omitempty"`
+	Default              string         `json:"default"`
 	Location             string         `json:"location"`
 	Key                  string         `json:"key,omitempty"`
 	Versions             []xVersionToID `json:"versions,omitempty"`

@@ -399,7 +399,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 			c.fail("%s: %s %s: mock response code %d is not an HTTP status code", f, e.Method, e.Path, e.Code)
 			continue
 		}
-		op.MockResponse = &xMockResponse{Enabled: !e.Disabled, Code: e.Code, Body: e.Body, Headers: headersOf(e.Headers)}
+		op.MockResponse = &xMockResponse{Enabled: !e.Disabled, Code: e.Code, Body: e.Body, Headers: c.mockHeaders(f, e.Method, e.Path, e.Headers)}
 		op = b.op(f, e.Path, e.Method)
 		oas := *b.doc.Paths[b.paths[e.Path].path].operation(e.Method)
 		delete(oas.Responses, "default")
@@ -414,6 +414,24 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 	b.keepRegexPathsClosed("ignored", ep.Ignored, field("ignored"), false)
 	b.merge()
 	return b.ops
+}
+
+// mockHeaders are a mock's headers with canonical names (http.CanonicalHeaderKey: "mock" becomes "Mock"), as
+// Tyk writes them and as the gateway sends them, sorted by name. Two classic names for one header with
+// different values fail the API: the gateway sends one of them, chosen by map order.
+func (c *converter) mockHeaders(f, method, path string, in map[string]string) []xHeader {
+	if len(in) == 0 {
+		return nil
+	}
+	canon := make(map[string]string, len(in))
+	for _, k := range sortedKeys(in) {
+		name := http.CanonicalHeaderKey(k)
+		if v, dup := canon[name]; dup && v != in[k] {
+			c.fail("%s: %s %s: mock response headers name %s twice with different values", f, method, path, name)
+		}
+		canon[name] = in[k]
+	}
+	return headersOf(canon)
 }
 
 // keepRegexPathsClosed keeps an allow or ignore-authentication list as narrow as the classic one. Classic

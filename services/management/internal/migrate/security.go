@@ -256,12 +256,12 @@ func (c *converter) authentication() *xAuthentication {
 
 	ss := &xSecuritySchemes{}
 	if ac, ok := api.AuthConfigs[authTokenType]; ok {
-		t := &xToken{Enabled: api.UseStandardAuth, EnableClientCertificate: ac.UseCertificate}
-		if ac.DisableHeader && !ac.UseParam && !ac.UseCookie && !ac.UseCertificate {
-			c.fail("auth_configs.authToken: the header, query and cookie sources of the auth token are all disabled")
+		t := &xToken{Enabled: api.UseStandardAuth, EnableClientCertificate: ac.UseCertificate, xAuthSources: sources(ac)}
+		if _, _, ok := apiKeyPlacement(ac); !ok {
+			// Tyk OAS describes the token with an apiKey scheme, which always switches one of the three on.
+			c.fail("auth_configs.authToken: the header, query and cookie sources of the auth token are all disabled; " +
+				"a Tyk OAS apiKey security scheme always reads the token from one of them")
 		}
-		in, _ := apiKeyPlacement(ac)
-		t.xAuthSources = sources(ac, in)
 		if sig := ac.Signature; ac.ValidateSignature || sig.Algorithm != "" || sig.Secret != "" {
 			t.SignatureValidation = &xSignature{Enabled: ac.ValidateSignature, Algorithm: sig.Algorithm, Header: sig.Header,
 				Secret: sig.Secret, AllowedClockSkew: sig.AllowedClockSkew, ErrorCode: sig.ErrorCode, ErrorMessage: sig.ErrorMessage}
@@ -274,7 +274,7 @@ func (c *converter) authentication() *xAuthentication {
 	if ac, ok := api.AuthConfigs[jwtType]; ok {
 		j := &xJWT{
 			Enabled:                    api.EnableJWT,
-			xAuthSources:               sources(ac, "bearer"),
+			xAuthSources:               sources(ac),
 			Source:                     api.JWTSource,
 			SigningMethod:              api.JWTSigningMethod,
 			IdentityBaseField:          api.JWTIdentityBaseField,
@@ -292,7 +292,7 @@ func (c *converter) authentication() *xAuthentication {
 	}
 	if ac, ok := api.AuthConfigs[basicType]; ok {
 		b := api.BasicAuth
-		x := &xBasic{Enabled: api.UseBasicAuth, xAuthSources: sources(ac, "basic"), DisableCaching: b.DisableCaching, CacheTTL: b.CacheTTL}
+		x := &xBasic{Enabled: api.UseBasicAuth, xAuthSources: sources(ac), DisableCaching: b.DisableCaching, CacheTTL: b.CacheTTL}
 		if b.ExtractFromBody || b.BodyUserRegexp != "" || b.BodyPasswordRegexp != "" {
 			x.ExtractCredentialsFromBody = &xExtractCredentials{Enabled: b.ExtractFromBody, UserRegexp: b.BodyUserRegexp, PasswordRegexp: b.BodyPasswordRegexp}
 		}
@@ -300,7 +300,7 @@ func (c *converter) authentication() *xAuthentication {
 	}
 	if ac, ok := api.AuthConfigs[oauthType]; ok {
 		m := api.OauthMeta
-		o := &xOAuth{Enabled: api.UseOauth2, xAuthSources: sources(ac, "bearer"), AllowedAuthorizeTypes: m.AllowedAuthorizeTypes,
+		o := &xOAuth{Enabled: api.UseOauth2, xAuthSources: sources(ac), AllowedAuthorizeTypes: m.AllowedAuthorizeTypes,
 			RefreshToken: slices.Contains(m.AllowedAccessTypes, "refresh_token"), AuthLoginRedirect: m.AuthorizeLoginRedirect}
 		for _, typ := range m.AllowedAuthorizeTypes {
 			if typ != "code" && typ != "token" {
@@ -321,7 +321,7 @@ func (c *converter) authentication() *xAuthentication {
 	}
 	if api.ExternalOAuth.Enabled {
 		ac := api.AuthConfigs[externalOAuthType]
-		e := &xExternalOAuth{Enabled: true, xAuthSources: sources(ac, "bearer")}
+		e := &xExternalOAuth{Enabled: true, xAuthSources: sources(ac)}
 		for _, p := range api.ExternalOAuth.Providers {
 			var xp xOAuthProvider
 			if j := p.JWT; j.Enabled || j.SigningMethod != "" || j.Source != "" {
@@ -343,12 +343,12 @@ func (c *converter) authentication() *xAuthentication {
 	}
 
 	if ac, ok := api.AuthConfigs[hmacType]; ok {
-		a.HMAC = &xHMAC{Enabled: api.EnableSignatureChecking, xAuthSources: sources(ac, ""), AllowedAlgorithms: api.HmacAllowedAlgorithms,
+		a.HMAC = &xHMAC{Enabled: api.EnableSignatureChecking, xAuthSources: sources(ac), AllowedAlgorithms: api.HmacAllowedAlgorithms,
 			AllowedClockSkew: api.HmacAllowedClockSkew}
 	}
 	if api.UseOpenID {
 		ac := api.AuthConfigs[oidcType]
-		o := &xOIDC{Enabled: true, xAuthSources: sources(ac, ""), SegregateByClientID: api.OpenIDOptions.SegregateByClient, Scopes: scopes(api.Scopes.OIDC)}
+		o := &xOIDC{Enabled: true, xAuthSources: sources(ac), SegregateByClientID: api.OpenIDOptions.SegregateByClient, Scopes: scopes(api.Scopes.OIDC)}
 		for _, p := range api.OpenIDOptions.Providers {
 			xp := xOIDCProvider{Issuer: p.Issuer}
 			for _, id := range sortedKeys(p.ClientIDs) {
@@ -370,7 +370,7 @@ func (c *converter) authentication() *xAuthentication {
 func (c *converter) customAuth() *xCustomAuth {
 	api := c.api
 	mw := api.CustomMiddleware
-	x := &xCustomAuth{Enabled: true, xAuthSources: sources(api.AuthConfigs[coprocessType], "")}
+	x := &xCustomAuth{Enabled: true, xAuthSources: sources(api.AuthConfigs[coprocessType])}
 	chk := mw.AuthCheck
 	cfg := &xAuthenticationPlugin{Enabled: !chk.Disabled, FunctionName: chk.Name, Path: chk.Path, RawBodyOnly: chk.RawBodyOnly, RequireSession: chk.RequireSession}
 	if id := mw.IDExtractor; id.ExtractFrom != "" || id.ExtractWith != "" {
@@ -410,7 +410,7 @@ func (c *converter) security(d *oasDocument) {
 	ss := auth.SecuritySchemes
 	schemes := map[string]*securityScheme{}
 	if ss.AuthToken != nil {
-		in, name := apiKeyPlacement(api.AuthConfigs[authTokenType])
+		in, name, _ := apiKeyPlacement(api.AuthConfigs[authTokenType])
 		schemes[authTokenType] = &securityScheme{Type: "apiKey", In: in, Name: name}
 	}
 	if ss.JWT != nil {
@@ -451,21 +451,19 @@ func (c *converter) security(d *oasDocument) {
 }
 
 // apiKeyPlacement is where the OpenAPI apiKey scheme reads the auth token: the header unless it is disabled,
-// else the query parameter, else the cookie.
-func apiKeyPlacement(ac authConfig) (in, name string) {
-	header := ac.AuthHeaderName
-	if header == "" {
-		header = "Authorization"
-	}
+// else the query parameter, else the cookie, each named as the gateway names it (see sources). ok is false
+// when classic reads the token from none of them.
+func apiKeyPlacement(ac authConfig) (in, name string, ok bool) {
+	s := sources(ac)
 	switch {
-	case !ac.DisableHeader:
-		return "header", header
-	case ac.UseParam:
-		return "query", orDefault(ac.ParamName, header)
-	case ac.UseCookie:
-		return "cookie", orDefault(ac.CookieName, header)
+	case s.Header.Enabled:
+		return "header", s.Header.Name, true
+	case s.Query != nil && s.Query.Enabled:
+		return "query", s.Query.Name, true
+	case s.Cookie != nil && s.Cookie.Enabled:
+		return "cookie", s.Cookie.Name, true
 	}
-	return "header", header
+	return "header", s.Header.Name, false
 }
 
 func orDefault(s, def string) string {
@@ -475,28 +473,29 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// sources lists the credential places of an auth config that the OpenAPI scheme does not already say:
-// represented is the scheme's placement ("header", "query", "cookie"), "bearer" or "basic" (the
-// Authorization header), or "" for proprietary methods, which have no OpenAPI scheme.
-func sources(ac authConfig, represented string) xAuthSources {
-	var s xAuthSources
-	header := ac.AuthHeaderName
-	switch represented {
-	case "header":
-	case "bearer", "basic":
-		if ac.DisableHeader || (header != "" && header != "Authorization") {
-			s.Header = &xAuthSource{Enabled: !ac.DisableHeader, Name: header}
-		}
-	default:
-		if ac.DisableHeader || header != "" || represented == "" {
-			s.Header = &xAuthSource{Enabled: !ac.DisableHeader, Name: orDefault(header, "Authorization")}
-		}
+// defaultAuthHeader is the header the gateway reads credentials from when auth_header_name is empty.
+const defaultAuthHeader = "Authorization"
+
+// sources writes every credential place of a classic auth config explicitly, for every method. Tyk's loader
+// (AuthSources.ExtractTo) reads an absent header source as disable_header: true and absent query and cookie
+// sources as off, so nothing may be left to a default:
+//   - header: always written, enabled unless classic disabled it, named auth_header_name or "Authorization";
+//   - query and cookie: written when classic reads them (use_param, use_cookie) or names them, with the name
+//     the gateway reads: param_name (cookie_name), else the header's name when the header is enabled, else
+//     "Authorization" (the gateway's getAuthToken rule).
+//
+// Loading the result gives back a config the gateway reads exactly as it read the classic one.
+func sources(ac authConfig) xAuthSources {
+	fallback := defaultAuthHeader
+	if !ac.DisableHeader && ac.AuthHeaderName != "" {
+		fallback = ac.AuthHeaderName
 	}
-	if ac.UseParam && represented != "query" {
-		s.Query = &xAuthSource{Enabled: true, Name: orDefault(ac.ParamName, orDefault(header, "Authorization"))}
+	s := xAuthSources{Header: &xAuthSource{Enabled: !ac.DisableHeader, Name: orDefault(ac.AuthHeaderName, defaultAuthHeader)}}
+	if ac.UseParam || ac.ParamName != "" {
+		s.Query = &xAuthSource{Enabled: ac.UseParam, Name: orDefault(ac.ParamName, fallback)}
 	}
-	if ac.UseCookie && represented != "cookie" {
-		s.Cookie = &xAuthSource{Enabled: true, Name: orDefault(ac.CookieName, orDefault(header, "Authorization"))}
+	if ac.UseCookie || ac.CookieName != "" {
+		s.Cookie = &xAuthSource{Enabled: ac.UseCookie, Name: orDefault(ac.CookieName, fallback)}
 	}
 	return s
 }

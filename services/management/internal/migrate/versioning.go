@@ -42,14 +42,18 @@ func (c *converter) splitVersions(opts Options) []*target {
 	def := api.Definition
 	enabled := !vd.NotVersioned
 
+	// Requests that name no version go to the default version. Only a default_version that names an existing
+	// version makes the base that default ("self"); otherwise classic refuses such requests, and so does Tyk
+	// OAS with an empty default (what Tyk's own migration writes), whichever version becomes the base.
 	baseKey, ok := vd.DefaultVersion, false
 	defaultName := ""
 	if enabled {
 		defaultName = "self"
 	}
 	if _, ok = vd.Versions[baseKey]; !ok {
+		defaultName = ""
 		if _, ok = vd.Versions["Default"]; ok {
-			baseKey, defaultName = "Default", ""
+			baseKey = "Default"
 		} else {
 			keys := sortedKeys(vd.Versions)
 			baseKey = ""
