@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -39,6 +40,7 @@ var (
 	errUserNotFound      = rest.Error(codes.NotFound, http.StatusNotFound, "User not found")
 	errBadPage           = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "p must be an integer")
 	errInternal          = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
+	errUnavailable       = rest.Error(codes.Unavailable, http.StatusServiceUnavailable, "store unavailable")
 )
 
 func badRequest(msg string) error {
@@ -75,6 +77,12 @@ func New(st *store.Store, log *slog.Logger) *Server {
 func (s *Server) storeError(err error, notFound error) error {
 	var reqErr *migration.RequestError
 	switch {
+	case errors.Is(err, kv.ErrUnavailable):
+		return errUnavailable
+	case errors.Is(err, kv.ErrTooLarge):
+		return rest.Error(codes.ResourceExhausted, http.StatusRequestEntityTooLarge, err.Error())
+	case errors.Is(err, kv.ErrConflict):
+		return rest.Error(codes.Aborted, http.StatusConflict, err.Error())
 	case errors.As(err, &reqErr):
 		return badRequest(reqErr.Msg)
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotOAS):

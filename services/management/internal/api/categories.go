@@ -14,7 +14,7 @@ import (
 
 func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategoriesRequest) (*managementv1.ListCategoriesResponse, error) {
 	var cats []store.CategoryCount
-	if err := s.store.View(func(tx *store.Tx) error { cats = tx.Categories(); return nil }); err != nil {
+	if err := s.store.View(ctx, func(tx *store.Tx) (err error) { cats, err = tx.Categories(); return err }); err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
 	resp := &managementv1.ListCategoriesResponse{Categories: make([]*managementv1.CategoryCount, 0, len(cats))}
@@ -35,7 +35,7 @@ func (s *Server) categoriesError(err error) error {
 }
 
 func (s *Server) GetAPICategories(ctx context.Context, req *managementv1.GetAPICategoriesRequest) (*managementv1.GetAPICategoriesResponse, error) {
-	a, err := s.getOAS(req.GetApiId())
+	a, err := s.getOAS(ctx, req.GetApiId())
 	if err != nil {
 		return nil, s.categoriesError(err)
 	}
@@ -64,7 +64,7 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 	if err := checkLabels(req.GetCategories()); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(func(tx *store.Tx) error {
+	err := s.store.Update(ctx, func(tx *store.Tx) error {
 		a, err := tx.API(req.GetApiId())
 		if err != nil {
 			return err

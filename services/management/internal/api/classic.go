@@ -61,32 +61,48 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 		}
 	}
 	var a store.API
-	err = s.store.Update(func(tx *store.Tx) error {
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
+		id := apiID
 		if !hasID {
-			apiID = tx.NewAPIID()
-		} else if tx.Exists(apiID) {
-			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, apiID)
+			if id, err = tx.NewAPIID(); err != nil {
+				return err
+			}
+		} else if taken, err := tx.Exists(id); err != nil || taken {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, id)
 		}
 		dbID := ""
 		if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
 			if given, _ := rawjson.String(raw); dbIDPattern.MatchString(given) {
-				if _, taken := tx.APIIDByDBID(given); !taken {
+				_, taken, err := tx.APIIDByDBID(given)
+				if err != nil {
+					return err
+				}
+				if !taken {
 					dbID = given
 				}
 			}
 		}
 		if dbID == "" {
-			dbID = tx.NewDBID()
+			if dbID, err = tx.NewDBID(); err != nil {
+				return err
+			}
 		}
-		doc, err := rawjson.Set(def, rawjson.Quote(apiID), "api_id")
+		doc, err := rawjson.Set(def, rawjson.Quote(id), "api_id")
 		if err != nil {
 			return err
 		}
 		if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
 			return err
 		}
-		a = store.API{ID: apiID, DBID: dbID, Kind: store.Classic, Doc: doc}
-		return tx.PutAPI(a)
+		created := store.API{ID: id, DBID: dbID, Kind: store.Classic, Doc: doc}
+		if err := tx.PutAPI(created); err != nil {
+			return err
+		}
+		a = created
+		return nil
 	})
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -107,7 +123,7 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 	}
 	var apis []store.API
 	var total int
-	err = s.store.View(func(tx *store.Tx) error {
+	err = s.store.View(ctx, func(tx *store.Tx) error {
 		apis, total, err = tx.List(cats, offset, limit)
 		return err
 	})
@@ -169,9 +185,9 @@ func writeStrings(b *bytes.Buffer, list []string) {
 }
 
 // getAPI reads one API in a read transaction.
-func (s *Server) getAPI(id string) (store.API, error) {
+func (s *Server) getAPI(ctx context.Context, id string) (store.API, error) {
 	var a store.API
-	err := s.store.View(func(tx *store.Tx) (err error) {
+	err := s.store.View(ctx, func(tx *store.Tx) (err error) {
 		a, err = tx.API(id)
 		return err
 	})
@@ -179,7 +195,7 @@ func (s *Server) getAPI(id string) (store.API, error) {
 }
 
 func (s *Server) GetAPI(ctx context.Context, req *managementv1.GetAPIRequest) (*managementv1.GetAPIResponse, error) {
-	a, err := s.getAPI(req.GetApiId())
+	a, err := s.getAPI(ctx, req.GetApiId())
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}
@@ -204,7 +220,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 	if hasID && bodyID != id {
 		return nil, badRequest("api_definition.api_id must be the API ID of the path")
 	}
-	err = s.store.Update(func(tx *store.Tx) error {
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
 		old, err := tx.API(id)
 		if err != nil {
 			return err
@@ -229,7 +245,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 }
 
 func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
-	err := s.store.Update(func(tx *store.Tx) error {
+	err := s.store.Update(ctx, func(tx *store.Tx) error {
 		_, err := tx.DeleteAPIWithVersions(req.GetApiId())
 		return err
 	})

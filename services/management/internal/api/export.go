@@ -17,7 +17,7 @@ import (
 // format comes from the request's Content-Type, as in Tyk: YAML types give
 // YAML, anything else JSON. mode=public leaves out the root x-tyk-api-gateway.
 func (s *Server) ExportOASAPI(ctx context.Context, req *managementv1.ExportOASAPIRequest) (*managementv1.ExportOASAPIResponse, error) {
-	a, err := s.getOAS(req.GetApiId())
+	a, err := s.getOAS(ctx, req.GetApiId())
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.log.Error("export: read failed", "api_id", req.GetApiId(), "err", err)

@@ -55,17 +55,31 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 		}
 	}
 	var a store.API
-	err = s.store.Update(func(tx *store.Tx) error {
-		if id == "" {
-			id = tx.NewAPIID()
-			if doc, err = oasdoc.SetID(doc, id); err != nil {
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
+		apiID, body := id, doc
+		if apiID == "" {
+			if apiID, err = tx.NewAPIID(); err != nil {
 				return err
 			}
-		} else if tx.Exists(id) {
-			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, id)
+			if body, err = oasdoc.SetID(body, apiID); err != nil {
+				return err
+			}
+		} else if taken, err := tx.Exists(apiID); err != nil || taken {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, apiID)
 		}
-		a = store.API{ID: id, DBID: tx.NewDBID(), Kind: store.OAS, Categories: []string{}, Doc: doc}
-		return tx.PutAPI(a)
+		dbID, err := tx.NewDBID()
+		if err != nil {
+			return err
+		}
+		created := store.API{ID: apiID, DBID: dbID, Kind: store.OAS, Categories: []string{}, Doc: body}
+		if err := tx.PutAPI(created); err != nil {
+			return err
+		}
+		a = created
+		return nil
 	})
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -74,8 +88,8 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 }
 
 // getOAS reads a Tyk OAS API; a classic API is not found.
-func (s *Server) getOAS(id string) (store.API, error) {
-	a, err := s.getAPI(id)
+func (s *Server) getOAS(ctx context.Context, id string) (store.API, error) {
+	a, err := s.getAPI(ctx, id)
 	if err == nil && a.Kind != store.OAS {
 		return store.API{}, store.ErrNotOAS
 	}
@@ -100,7 +114,7 @@ func wantsYAML(accept string) bool {
 }
 
 func (s *Server) GetOASAPI(ctx context.Context, req *managementv1.GetOASAPIRequest) (*managementv1.GetOASAPIResponse, error) {
-	a, err := s.getOAS(req.GetApiId())
+	a, err := s.getOAS(ctx, req.GetApiId())
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}
@@ -135,7 +149,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 			return nil, s.storeError(err, errInternal)
 		}
 	}
-	err = s.store.Update(func(tx *store.Tx) error {
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
 		old, err := tx.API(id)
 		if err != nil {
 			return err
@@ -153,7 +167,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 }
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {
-	err := s.store.Update(func(tx *store.Tx) error {
+	err := s.store.Update(ctx, func(tx *store.Tx) error {
 		a, err := tx.API(req.GetApiId())
 		if err != nil {
 			return err

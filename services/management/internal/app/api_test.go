@@ -2,7 +2,7 @@ package app
 
 import (
 	"bytes"
-	"encoding/binary"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
 	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 )
 
 func TestAuth(t *testing.T) {
@@ -340,18 +341,16 @@ func TestCategories(t *testing.T) {
 	expect(t, "corrupt put", in.admin("PUT", path, `{"categories":["x"]}`), 500, mgmtErr("Failed to marshal categories payload."))
 }
 
-// corrupt rewrites an API record with categories that are not a list.
+// corrupt rewrites an API record with a category list that ends early.
 func corrupt(t *testing.T, db, id string) {
 	t.Helper()
-	b, err := bolt.Open(db, 0o600, nil)
+	e, err := boltkv.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	meta := []byte(`{"k":2,"db":"0123456789abcdef01234567","n":"x","c":5}`)
-	rec := binary.AppendUvarint([]byte{1}, uint64(len(meta)))
-	rec = append(append(rec, meta...), `{}`...)
-	if err := b.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("apis")).Put([]byte(id), rec) }); err != nil {
+	defer e.Close()
+	rec := []byte{2, 2, 0, 0, 0, 0, 5, 1, 'x'} // layout 2, OAS, four empty strings, 5 categories, only one
+	if err := e.Update(context.Background(), func(w kv.WriteTx) error { return w.Put([]byte("api/"+id), rec) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -26,8 +27,13 @@ var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3000", GRPCAddr: "127.0.0.1:
 // Serve opens the store, ensures the bootstrap admin and serves on l until
 // ctx ends; the store is closed after both servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
-	st, err := store.Open(cfg.DBPath)
+	engine, err := kvopen.Open(ctx, cfg)
 	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, engine)
+	if err != nil {
+		engine.Close()
 		return err
 	}
 	defer st.Close()

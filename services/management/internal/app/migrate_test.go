@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -32,21 +34,34 @@ func classicTemplate(tb testing.TB) []byte {
 	return b
 }
 
+// openStore opens the management store on the bbolt file db.
+func openStore(tb testing.TB, db string) *store.Store {
+	tb.Helper()
+	e, err := boltkv.Open(db)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), e)
+	if err != nil {
+		e.Close()
+		tb.Fatal(err)
+	}
+	return st
+}
+
 // seedClassic writes n classic APIs made from the template straight into the
 // store file db, in one transaction, and returns their IDs in order.
 func seedClassic(tb testing.TB, db string, n int) []string {
 	tb.Helper()
 	tmpl := classicTemplate(tb)
-	st, err := store.Open(db)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	st := openStore(tb, db)
 	defer st.Close()
 	ids := make([]string, n)
-	err = st.Update(func(t *store.Tx) error {
+	err := st.Update(context.Background(), func(t *store.Tx) error {
 		for i := range n {
 			ids[i] = fmt.Sprintf("%032x", i+1)
 			doc := tmpl
+			var err error
 			for _, f := range []struct {
 				value string
 				path  []string
@@ -55,7 +70,7 @@ func seedClassic(tb testing.TB, db string, n int) []string {
 					return err
 				}
 			}
-			dbID := t.NewDBID()
+			dbID := store.NewDBID()
 			if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
 				return err
 			}
@@ -215,8 +230,8 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "management.db")
 			ids := seedClassic(t, db, n)
 			before := map[string][]byte{}
-			st, _ := store.Open(db)
-			st.View(func(tx *store.Tx) error {
+			st := openStore(t, db)
+			st.View(context.Background(), func(tx *store.Tx) error {
 				for _, id := range ids {
 					a, _ := tx.API(id)
 					before[id] = a.Doc
@@ -230,14 +245,14 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 			waitForKillPoint(t, p, ids[0], when)
 			p.Cmd.Process.Kill() // binproc waits for the process at cleanup
 
-			st, err := store.Open(db)
-			if err != nil {
-				t.Fatal(err)
-			}
+			st = openStore(t, db)
 			defer st.Close()
 			migrated := 0
-			err = st.View(func(tx *store.Tx) error {
-				all := tx.IDs(0)
+			err := st.View(context.Background(), func(tx *store.Tx) error {
+				all, err := tx.IDs(0)
+				if err != nil {
+					return err
+				}
 				want := n
 				for _, id := range ids {
 					a, err := tx.API(id)
@@ -250,7 +265,7 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 						if !bytes.Equal(a.Doc, before[id]) {
 							return fmt.Errorf("classic api %s changed", id)
 						}
-						if tx.Exists(child) {
+						if found, _ := tx.Exists(child); found {
 							return fmt.Errorf("classic api %s has a stored version %s", id, child)
 						}
 					case store.OAS:

@@ -69,6 +69,11 @@ func (r Request) Check() error {
 // chunk bounds the memory a run holds.
 const chunk = 1000
 
+// inFlight bounds the per-API write transactions a run has open at once:
+// enough for the bbolt engine's group commit to share one fsync among many,
+// few enough not to swamp an etcd cluster.
+const inFlight = 64
+
 // Engine runs migrations against one store.
 type Engine struct {
 	store *store.Store
@@ -82,14 +87,16 @@ func New(st *store.Store, log *slog.Logger) *Engine {
 
 // Run checks req, migrates the APIs it selects and returns the report.
 // Every API's writes (base, versions, removal of the classic or staged
-// record) commit together; each write re-checks inside its transaction what
-// its conversion was based on, so concurrent runs never migrate an API twice.
+// record) are one transaction of their own, and a chunk of APIs is many
+// transactions written concurrently (the engine shares their commits). Each
+// transaction re-checks what its conversion was based on, so concurrent runs
+// (on any replica) never migrate an API twice.
 func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	ids, err := e.selection(req)
+	ids, err := e.selection(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +114,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 // selection lists the requested IDs (duplicates once, in order), or with
 // all: every classic API in ascending order (promote: every classic API
 // with a staged copy).
-func (e *Engine) selection(req Request) ([]string, error) {
+func (e *Engine) selection(ctx context.Context, req Request) ([]string, error) {
 	if !req.All {
 		var ids []string
 		seen := map[string]bool{}
@@ -120,13 +127,18 @@ func (e *Engine) selection(req Request) ([]string, error) {
 		return ids, nil
 	}
 	var ids []string
-	err := e.store.View(func(t *store.Tx) error {
+	err := e.store.View(ctx, func(t *store.Tx) error {
 		if req.Mode != Promote {
-			ids = t.IDs(store.Classic)
-			return nil
+			all, err := t.IDs(store.Classic)
+			ids = all
+			return err
+		}
+		staged, err := t.StagedClassicIDs()
+		if err != nil {
+			return err
 		}
 		var out []string
-		for _, id := range t.StagedClassicIDs() {
+		for _, id := range staged {
 			if a, err := t.API(id); err == nil && a.Kind == store.Classic {
 				out = append(out, id)
 			}
@@ -163,7 +175,7 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			if ctx.Err() != nil {
 				return
 			}
-			items := r.read(ids)
+			items := r.read(ctx, ids)
 			r.prepare(items)
 			select {
 			case prepared <- items:
@@ -177,7 +189,7 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			return err
 		}
 		if r.mode != DryRun {
-			r.write(items)
+			r.write(ctx, items)
 		}
 		if !r.reportRound(items) {
 			return nil

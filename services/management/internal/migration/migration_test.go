@@ -16,24 +16,54 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// newStore opens a store on a fresh file whose indexes are checked at cleanup.
+var bg = context.Background()
+
+// newStore opens a store on a fresh bbolt file whose indexes are checked at
+// cleanup. Every update function runs twice (see twice).
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "m.db"))
+	e, err := boltkv.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(bg, twice{e})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := st.Check(); err != nil {
+		if err := st.Check(bg); err != nil {
 			t.Errorf("store consistency: %v", err)
 		}
 		st.Close()
 	})
 	return st
+}
+
+// twice is an engine that runs every update function twice: once in a
+// transaction it rolls back, then for real, as an engine that retries on
+// conflict may. An engine write that is not safe to run again fails the
+// tests.
+type twice struct{ kv.Engine }
+
+var errFirstRun = errors.New("first run, rolled back")
+
+func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
+		if err := fn(w); err != nil {
+			return err
+		}
+		return errFirstRun
+	})
+	if !errors.Is(err, errFirstRun) {
+		return err
+	}
+	return e.Engine.Update(ctx, fn)
 }
 
 func newEngine(st *store.Store) *Engine {
@@ -68,13 +98,13 @@ func classic(id, name string, versions bool, extra map[string]any) []byte {
 // seed stores classic definitions under their api_id with fresh db ids.
 func seed(t testing.TB, st *store.Store, docs ...[]byte) {
 	t.Helper()
-	err := st.Update(func(tx *store.Tx) error {
+	err := st.Update(bg, func(tx *store.Tx) error {
 		for _, d := range docs {
 			var head struct {
 				APIID string `json:"api_id"`
 			}
 			json.Unmarshal(d, &head)
-			if err := tx.PutAPI(store.API{ID: head.APIID, DBID: tx.NewDBID(), Kind: store.Classic, Doc: d}); err != nil {
+			if err := tx.PutAPI(store.API{ID: head.APIID, DBID: store.NewDBID(), Kind: store.Classic, Doc: d}); err != nil {
 				return err
 			}
 		}
@@ -88,7 +118,7 @@ func seed(t testing.TB, st *store.Store, docs ...[]byte) {
 func get(t testing.TB, st *store.Store, id string) (store.API, error) {
 	t.Helper()
 	var a store.API
-	err := st.View(func(tx *store.Tx) (err error) { a, err = tx.API(id); return err })
+	err := st.View(bg, func(tx *store.Tx) (err error) { a, err = tx.API(id); return err })
 	return a, err
 }
 
@@ -160,8 +190,8 @@ func TestOutcomes(t *testing.T) {
 			classic("lossy", "Lossy", true, map[string]any{"definition": map[string]any{"location": "cookie"}}),
 			[]byte(`{"api_id":"broken","name":"Broken","active":"yes"}`),
 		)
-		if err := st.Update(func(tx *store.Tx) error {
-			return tx.PutAPI(store.API{ID: "oas", DBID: tx.NewDBID(), Kind: store.OAS,
+		if err := st.Update(bg, func(tx *store.Tx) error {
+			return tx.PutAPI(store.API{ID: "oas", DBID: store.NewDBID(), Kind: store.OAS,
 				Doc: []byte(`{"openapi":"3.0.3","info":{"title":"O","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"id":"oas","name":"O"}}}`)})
 		}); err != nil {
 			t.Fatal(err)
@@ -279,7 +309,7 @@ func TestStagePromote(t *testing.T) {
 	}
 	// an edit of the staged copy survives the promotion
 	edited := bytes.Replace(second.Doc, []byte(`http://upstream.test/`), []byte(`http://edited.test/`), 1)
-	if err := st.Update(func(tx *store.Tx) error { second.Doc = edited; return tx.PutAPI(second) }); err != nil {
+	if err := st.Update(bg, func(tx *store.Tx) error { second.Doc = edited; return tx.PutAPI(second) }); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(Request{Mode: Promote, All: true}); !slices.Equal(got.success, []string{"s"}) {
@@ -360,5 +390,71 @@ func TestCanceledRunLeavesNoGoroutine(t *testing.T) {
 	}
 	if a, _ := get(t, st, "api00000"); !strings.HasPrefix(string(a.Doc), "{") {
 		t.Errorf("store unreadable after a canceled run")
+	}
+}
+
+// limited is an engine that refuses transactions writing more than max
+// bytes, as etcd refuses requests over --max-request-bytes.
+type limited struct {
+	kv.Engine
+	max int
+}
+
+func (e limited) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	return e.Engine.Update(ctx, func(w kv.WriteTx) error {
+		c := &countingTx{WriteTx: w}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if c.bytes > e.max {
+			return fmt.Errorf("%w: %d bytes in one transaction, the limit is %d", kv.ErrTooLarge, c.bytes, e.max)
+		}
+		return nil
+	})
+}
+
+type countingTx struct {
+	kv.WriteTx
+	bytes int
+}
+
+func (c *countingTx) Put(k, v []byte) error {
+	c.bytes += len(k) + len(v)
+	return c.WriteTx.Put(k, v)
+}
+
+// TestTooLargeFailsOneAPI migrates an API whose writes exceed the engine's
+// transaction limit beside one that fits: the large one fails in the report
+// with the engine's message and stays classic; the other is migrated.
+func TestTooLargeFailsOneAPI(t *testing.T) {
+	e, err := boltkv.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(bg, limited{e, 16 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seed(t, st, classic("small", "Small", true, nil))
+	seed(t, st, classic("big", strings.Repeat("B", 6<<10), true, nil))
+	rep, err := newEngine(st).Run(bg, Request{Mode: Direct, APIIDs: []string{"big", "small"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summarize(rep), (summary{success: []string{"small"}, failed: []string{"big"}}); !equal(got, want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+	if msg := rep.Failures[0].Messages; len(msg) != 1 || !strings.Contains(msg[0], kv.ErrTooLarge.Error()) || !strings.Contains(msg[0], "limit") {
+		t.Errorf("failure message %q does not name the limit", msg)
+	}
+	if a, _ := get(t, st, "big"); a.Kind != store.Classic {
+		t.Error("the API too large to migrate is no longer classic")
+	}
+	if _, err := get(t, st, migrate.ChildID("big", "v2")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a version of the API too large to migrate was stored: %v", err)
+	}
+	if err := st.Check(bg); err != nil {
+		t.Error(err)
 	}
 }

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"runtime/debug"
@@ -54,9 +55,9 @@ func skipped(key string) outcome   { return outcome{skipKey: key} }
 
 // read resolves each ID in one read transaction and decides what needs no
 // conversion: unknown IDs, APIs that are already Tyk OAS.
-func (r *run) read(ids []string) []*item {
+func (r *run) read(ctx context.Context, ids []string) []*item {
 	items := make([]*item, 0, len(ids))
-	err := r.e.store.View(func(t *store.Tx) error {
+	err := r.e.store.View(ctx, func(t *store.Tx) error {
 		for _, id := range ids {
 			it := &item{id: id}
 			a, err := t.API(id)
@@ -82,11 +83,16 @@ func (r *run) read(ids []string) []*item {
 				continue
 			}
 			it.dbID, it.doc = a.DBID, a.Doc
-			if sid, ok := t.StagedCopy(it.id); ok {
-				it.saw.id = sid
-				if s, err := t.API(sid); err == nil {
-					it.saw.dbID = s.DBID
+			sid, ok, err := t.StagedCopy(it.id)
+			if err != nil {
+				return err
+			}
+			if ok {
+				s, err := t.API(sid)
+				if err != nil {
+					return err
 				}
+				it.saw = staged{id: sid, dbID: s.DBID}
 			}
 		}
 		return nil

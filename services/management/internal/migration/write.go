@@ -2,72 +2,86 @@ package migration
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// write stores the ready items in one transaction, stopping at the first
-// failure when the run aborts on failure. If the transaction itself fails,
-// each item is written again in its own, so that one API's storage error
-// fails only that API.
-func (r *run) write(items []*item) {
-	err := r.e.store.Update(func(t *store.Tx) error { return r.writeEach(t, items) })
-	if err == nil {
-		return
-	}
-	r.e.log.Error("batch transaction failed; writing one API per transaction", "err", err)
-	for _, it := range items {
-		it.final = outcome{}
-	}
-	for i, it := range items {
-		if it.planned.decided() {
-			if it.planned.failure != nil && r.abort {
+// write stores each ready item in a transaction of its own, up to inFlight
+// at once, so that the engine can share commits among them. A run that
+// aborts on failure writes one API at a time, in order, and stops at the
+// first failure: no API after it is touched.
+func (r *run) write(ctx context.Context, items []*item) {
+	if r.abort {
+		for _, it := range items {
+			if it.planned.failure != nil {
 				return
 			}
-			continue
+			if !it.planned.decided() {
+				r.writeOne(ctx, it)
+				if it.final.failure != nil {
+					return
+				}
+			}
 		}
-		err := r.e.store.Update(func(t *store.Tx) error { return r.writeEach(t, items[i:i+1]) })
-		if err != nil {
-			r.e.log.Error("write", "api_id", it.id, "err", err)
-			it.final = failed(msgInternal)
-		}
-		if it.final.failure != nil && r.abort {
-			return
-		}
+		return
 	}
-}
-
-// writeEach writes items in order inside t; an error aborts the transaction.
-func (r *run) writeEach(t *store.Tx, items []*item) error {
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, inFlight)
 	for _, it := range items {
 		if it.planned.decided() {
-			if it.planned.failure != nil && r.abort {
-				return nil
-			}
 			continue
 		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			r.writeOne(ctx, it)
+		})
+	}
+	wg.Wait()
+}
+
+// writeOne runs the mode's write of one API in one transaction. A storage
+// error fails that API alone: a write too large for the engine with the
+// engine's message (it names the limit), anything else as an internal error.
+func (r *run) writeOne(ctx context.Context, it *item) {
+	var o outcome
+	err := r.e.store.Update(ctx, func(t *store.Tx) error {
+		var got outcome
 		var err error
 		switch r.mode {
 		case Direct:
-			it.final, err = writeDirect(t, it)
+			got, err = writeDirect(t, it)
 		case Stage:
-			it.final, err = writeStage(t, it, r.override)
+			got, err = writeStage(t, it, r.override)
 		case Promote:
-			it.final, err = writePromote(t, it)
+			got, err = writePromote(t, it)
 		}
-		if err != nil {
-			return fmt.Errorf("api %s: %w", it.id, err)
+		if err == nil && got.failure != nil {
+			err = errRefused // roll back whatever the write did before it refused
 		}
-		if it.final.failure != nil && r.abort {
-			return nil
-		}
+		o = got
+		return err
+	})
+	switch {
+	case errors.Is(err, errRefused):
+	case errors.Is(err, kv.ErrTooLarge):
+		o = failed([]string{err.Error()})
+	case err != nil:
+		r.e.log.Error("write", "api_id", it.id, "err", err)
+		o = failed(msgInternal)
 	}
-	return nil
+	it.final = o
 }
+
+// errRefused rolls back a write that decided to fail its API.
+var errRefused = errors.New("migration: write refused")
 
 // current re-reads the classic API inside the write transaction: it must
 // still be classic and, when the write is based on a conversion, hold the
@@ -89,13 +103,18 @@ func current(t *store.Tx, it *item, sameDoc bool) (outcome, error) {
 
 // versionConflict names a version ID that is taken by an API that is not a
 // version of base.
-func versionConflict(t *store.Tx, base string, ids []string) []string {
+func versionConflict(t *store.Tx, base string, ids []string) ([]string, error) {
 	for _, id := range ids {
-		if a, err := t.API(id); err == nil && a.BaseID != base {
-			return []string{fmt.Sprintf("version API %s already exists", id)}
+		a, err := t.API(id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, err
+		case a.BaseID != base:
+			return []string{fmt.Sprintf("version API %s already exists", id)}, nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 func documentIDs(docs []migrate.Document) []string {
@@ -124,7 +143,11 @@ func putConverted(t *store.Tx, id, stagedFrom string, res *migrate.Result) error
 
 // deleteChildren removes the versions left over from an earlier life of id.
 func deleteChildren(t *store.Tx, id string) error {
-	for _, old := range t.Children(id) {
+	children, err := t.Children(id)
+	if err != nil {
+		return err
+	}
+	for _, old := range children {
 		if _, err := t.DeleteAPIWithVersions(old); err != nil {
 			return err
 		}
@@ -137,8 +160,8 @@ func writeDirect(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, true); err != nil || o.decided() {
 		return o, err
 	}
-	if msg := versionConflict(t, it.id, documentIDs(it.res.Versions)); msg != nil {
-		return failed(msg), nil
+	if msg, err := versionConflict(t, it.id, documentIDs(it.res.Versions)); err != nil || msg != nil {
+		return failed(msg), err
 	}
 	if err := deleteChildren(t, it.id); err != nil {
 		return outcome{}, err
@@ -153,17 +176,24 @@ func writeStage(t *store.Tx, it *item, override bool) (outcome, error) {
 		return o, err
 	}
 	stagedID := it.res.APIID
-	previous, hasPrevious := t.StagedCopy(it.id)
+	previous, hasPrevious, err := t.StagedCopy(it.id)
+	if err != nil {
+		return outcome{}, err
+	}
+	taken, err := t.Exists(stagedID)
+	if err != nil {
+		return outcome{}, err
+	}
 	switch {
 	case hasPrevious && !override:
 		return skipped(SkipAlreadyStaged), nil
 	case previous != it.saw.id:
 		return failed(msgChanged), nil // the conversion chose the db id of the copy it saw
-	case t.Exists(stagedID) && previous != stagedID:
+	case taken && previous != stagedID:
 		return failed([]string{fmt.Sprintf("API %s already exists and is not the staged copy of %s", stagedID, it.id)}), nil
 	}
-	if msg := versionConflict(t, stagedID, documentIDs(it.res.Versions)); msg != nil {
-		return failed(msg), nil
+	if msg, err := versionConflict(t, stagedID, documentIDs(it.res.Versions)); err != nil || msg != nil {
+		return failed(msg), err
 	}
 	if hasPrevious {
 		if _, err := t.DeleteAPIWithVersions(previous); err != nil {
@@ -184,9 +214,9 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, false); err != nil || o.decided() {
 		return o, err
 	}
-	stagedID, ok := t.StagedCopy(it.id)
-	if !ok {
-		return skipped(SkipNotStaged), nil
+	stagedID, ok, err := t.StagedCopy(it.id)
+	if err != nil || !ok {
+		return skipped(SkipNotStaged), err
 	}
 	staged, err := t.API(stagedID)
 	if err != nil {
@@ -196,8 +226,12 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err != nil {
 		return failed([]string{fmt.Sprintf("the staged copy %s cannot be promoted: %v", stagedID, err)}), nil
 	}
+	children, err := t.Children(stagedID)
+	if err != nil {
+		return outcome{}, err
+	}
 	var versions []migrate.Document
-	for _, childID := range t.Children(stagedID) {
+	for _, childID := range children {
 		child, err := t.API(childID)
 		if err != nil {
 			return outcome{}, err
@@ -208,8 +242,8 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 		}
 		versions = append(versions, migrate.Document{APIID: strings.TrimPrefix(childID, migrate.StagingIDPrefix), JSON: doc})
 	}
-	if msg := versionConflict(t, it.id, documentIDs(versions)); msg != nil {
-		return failed(msg), nil
+	if msg, err := versionConflict(t, it.id, documentIDs(versions)); err != nil || msg != nil {
+		return failed(msg), err
 	}
 	if _, err := t.DeleteAPIWithVersions(stagedID); err != nil {
 		return outcome{}, err
@@ -221,7 +255,11 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 		return outcome{}, err
 	}
 	for _, v := range versions {
-		if err := t.PutAPI(store.API{ID: v.APIID, DBID: t.NewDBID(), Kind: store.OAS, BaseID: it.id, Doc: v.JSON}); err != nil {
+		dbID, err := t.NewDBID()
+		if err != nil {
+			return outcome{}, err
+		}
+		if err := t.PutAPI(store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: it.id, Doc: v.JSON}); err != nil {
 			return outcome{}, err
 		}
 	}

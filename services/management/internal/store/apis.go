@@ -3,13 +3,13 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
@@ -32,8 +32,8 @@ type API struct {
 	Kind Kind
 	// Name is the classic "name" or OAS x-tyk-api-gateway.info.name; PutAPI reads it from Doc.
 	Name string
-	// Categories: of an OAS API as set (PutAPI normalises them); of a classic
-	// API the #word tokens of its name (PutAPI derives them).
+	// Categories: of an OAS API as set (normalised); of a classic API the
+	// #word tokens of its name (PutAPI derives them).
 	Categories []string
 	// StagedFrom is, for a staged copy, the api_id of the classic API it was made from.
 	StagedFrom string
@@ -43,75 +43,89 @@ type API struct {
 	Doc []byte
 }
 
-// meta is the part of the record that is not the document.
-type meta struct {
-	Kind       Kind     `json:"k"`
-	DBID       string   `json:"db"`
-	Name       string   `json:"n"`
-	Categories []string `json:"c,omitempty"`
-	StagedFrom string   `json:"sf,omitempty"`
-	BaseID     string   `json:"b,omitempty"`
-}
+// recordVersion is the first byte of every API record.
+const recordVersion = 2
 
-const recordVersion = 1
-
-// encodeAPI lays a record out as: version byte, uvarint length of the meta
-// JSON, meta JSON, document bytes.
-func encodeAPI(a API) ([]byte, error) {
-	m, err := json.Marshal(meta{Kind: a.Kind, DBID: a.DBID, Name: a.Name, Categories: a.Categories, StagedFrom: a.StagedFrom, BaseID: a.BaseID})
-	if err != nil {
-		return nil, err
+// encodeAPI lays a record out as: version byte, kind byte, the uvarint
+// length-prefixed db id, name, staged-from and base ID, the number of
+// categories and each length-prefixed, then the document bytes.
+func encodeAPI(a API) []byte {
+	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Doc) + 5*binary.MaxVarintLen32
+	for _, c := range a.Categories {
+		n += len(c) + binary.MaxVarintLen32
 	}
-	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(m)+len(a.Doc))
-	out = append(out, recordVersion)
-	out = binary.AppendUvarint(out, uint64(len(m)))
-	out = append(out, m...)
-	return append(out, a.Doc...), nil
+	out := append(make([]byte, 0, n), recordVersion, byte(a.Kind))
+	for _, s := range []string{a.DBID, a.Name, a.StagedFrom, a.BaseID} {
+		out = binary.AppendUvarint(out, uint64(len(s)))
+		out = append(out, s...)
+	}
+	out = binary.AppendUvarint(out, uint64(len(a.Categories)))
+	for _, c := range a.Categories {
+		out = binary.AppendUvarint(out, uint64(len(c)))
+		out = append(out, c...)
+	}
+	return append(out, a.Doc...)
 }
 
 // decodeAPI reads a record; the result shares no memory with v.
 func decodeAPI(id string, v []byte) (API, error) {
-	m, doc, err := splitRecord(v)
-	if err != nil {
-		return API{}, err
+	bad := func(what string) (API, error) {
+		return API{}, fmt.Errorf("%w: api %q: %s", ErrCorrupt, id, what)
 	}
-	var md meta
-	if err := json.Unmarshal(m, &md); err != nil {
-		return API{}, fmt.Errorf("%w: api %q: %v", ErrCorrupt, id, err)
-	}
-	return API{ID: id, DBID: md.DBID, Kind: md.Kind, Name: md.Name, Categories: md.Categories,
-		StagedFrom: md.StagedFrom, BaseID: md.BaseID, Doc: bytes.Clone(doc)}, nil
-}
-
-func splitRecord(v []byte) (m, doc []byte, err error) {
 	if len(v) < 2 || v[0] != recordVersion {
-		return nil, nil, fmt.Errorf("%w: unknown record layout", ErrCorrupt)
+		return bad("unknown record layout")
 	}
-	n, w := binary.Uvarint(v[1:])
-	if w <= 0 || uint64(len(v)-1-w) < n {
-		return nil, nil, fmt.Errorf("%w: truncated record", ErrCorrupt)
+	a := API{ID: id, Kind: Kind(v[1])}
+	rest := v[2:]
+	next := func() (string, bool) {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < n {
+			return "", false
+		}
+		s := string(rest[w : w+int(n)])
+		rest = rest[w+int(n):]
+		return s, true
 	}
-	return v[1+w : 1+w+int(n)], v[1+w+int(n):], nil
+	for _, f := range []*string{&a.DBID, &a.Name, &a.StagedFrom, &a.BaseID} {
+		s, ok := next()
+		if !ok {
+			return bad("truncated record")
+		}
+		*f = s
+	}
+	n, w := binary.Uvarint(rest)
+	if w <= 0 || n > uint64(len(rest)) {
+		return bad("truncated record")
+	}
+	rest = rest[w:]
+	a.Categories = make([]string, 0, n)
+	for range n {
+		c, ok := next()
+		if !ok {
+			return bad("truncated record")
+		}
+		a.Categories = append(a.Categories, c)
+	}
+	a.Doc = bytes.Clone(rest)
+	return a, nil
 }
 
 // kindOf reads only a record's kind.
 func kindOf(v []byte) Kind {
-	m, _, err := splitRecord(v)
-	if err != nil {
+	if len(v) < 2 || v[0] != recordVersion {
 		return 0
 	}
-	var k struct {
-		Kind Kind `json:"k"`
-	}
-	json.Unmarshal(m, &k)
-	return k.Kind
+	return Kind(v[1])
 }
 
 var dbIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 
 // API reads one API; ErrNotFound when there is none.
 func (t *Tx) API(id string) (API, error) {
-	v := t.tx.Bucket(apisBucket).Get([]byte(id))
+	v, err := t.r.Get(key(apiPrefix, id))
+	if err != nil {
+		return API{}, err
+	}
 	if v == nil {
 		return API{}, ErrNotFound
 	}
@@ -119,14 +133,18 @@ func (t *Tx) API(id string) (API, error) {
 }
 
 // Exists reports whether an API (of either kind) has this ID.
-func (t *Tx) Exists(id string) bool {
-	return id != "" && t.tx.Bucket(apisBucket).Get([]byte(id)) != nil
+func (t *Tx) Exists(id string) (bool, error) {
+	if id == "" {
+		return false, nil
+	}
+	v, err := t.r.Get(key(apiPrefix, id))
+	return v != nil, err
 }
 
 // APIIDByDBID finds the API holding a db id.
-func (t *Tx) APIIDByDBID(dbID string) (string, bool) {
-	v := t.tx.Bucket(dbIDBucket).Get([]byte(dbID))
-	return string(v), v != nil
+func (t *Tx) APIIDByDBID(dbID string) (string, bool, error) {
+	v, err := t.r.Get(key(dbIDPrefix, dbID))
+	return string(v), v != nil, err
 }
 
 // PutAPI stores a, creating it or replacing the API with the same ID, and
@@ -137,11 +155,8 @@ func (t *Tx) APIIDByDBID(dbID string) (string, bool) {
 // by another API (ErrAlreadyExists). Replacing an API may change its kind
 // (as a direct migration does).
 func (t *Tx) PutAPI(a API) error {
-	if a.ID == "" || !dbIDPattern.MatchString(a.DBID) || (a.Kind != Classic && a.Kind != OAS) {
-		return fmt.Errorf("%w: api %q needs an ID, a 24-hex db id and a kind", ErrInvalid, a.ID)
-	}
-	if holder, ok := t.APIIDByDBID(a.DBID); ok && holder != a.ID {
-		return fmt.Errorf("%w: db id %s is held by api %q", ErrAlreadyExists, a.DBID, holder)
+	if err := t.checkPut(a); err != nil {
+		return err
 	}
 	switch a.Kind {
 	case Classic:
@@ -160,7 +175,7 @@ func (t *Tx) PutAPI(a API) error {
 		a.Name = oasdoc.Name(doc)
 		a.Categories = category.Normalize(a.Categories)
 	}
-	return t.put(a)
+	return t.putRecord(a)
 }
 
 // PutConverted stores an OAS API whose document the converter wrote: the
@@ -168,26 +183,38 @@ func (t *Tx) PutAPI(a API) error {
 // and a.Categories are the converter's, so nothing is read back from the
 // document. Otherwise it is PutAPI.
 func (t *Tx) PutConverted(a API) error {
-	if a.ID == "" || !dbIDPattern.MatchString(a.DBID) || a.Kind != OAS {
-		return fmt.Errorf("%w: converted api %q needs an ID, a 24-hex db id and kind OAS", ErrInvalid, a.ID)
+	if a.Kind != OAS {
+		return fmt.Errorf("%w: converted api %q must be of kind OAS", ErrInvalid, a.ID)
 	}
-	if holder, ok := t.APIIDByDBID(a.DBID); ok && holder != a.ID {
-		return fmt.Errorf("%w: db id %s is held by api %q", ErrAlreadyExists, a.DBID, holder)
+	if err := t.checkPut(a); err != nil {
+		return err
 	}
 	a.Categories = category.Normalize(a.Categories)
-	return t.put(a)
+	return t.putRecord(a)
 }
 
-// put replaces the record and its index entries.
-func (t *Tx) put(a API) error {
+// checkPut refuses a record without an ID, db id or kind, and a db id
+// another API holds.
+func (t *Tx) checkPut(a API) error {
+	if a.ID == "" || !dbIDPattern.MatchString(a.DBID) || (a.Kind != Classic && a.Kind != OAS) {
+		return fmt.Errorf("%w: api %q needs an ID, a 24-hex db id and a kind", ErrInvalid, a.ID)
+	}
+	holder, ok, err := t.APIIDByDBID(a.DBID)
+	switch {
+	case err != nil:
+		return err
+	case ok && holder != a.ID:
+		return fmt.Errorf("%w: db id %s is held by api %q", ErrAlreadyExists, a.DBID, holder)
+	}
+	return nil
+}
+
+// putRecord replaces the record and its index entries.
+func (t *Tx) putRecord(a API) error {
 	if err := t.unindex(a.ID); err != nil {
 		return err
 	}
-	v, err := encodeAPI(a)
-	if err != nil {
-		return err
-	}
-	if err := t.tx.Bucket(apisBucket).Put([]byte(a.ID), v); err != nil {
+	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
 	}
 	return t.index(a)
@@ -196,19 +223,23 @@ func (t *Tx) put(a API) error {
 // DeleteAPI removes one API and its index entries (not its child versions:
 // see DeleteAPIWithVersions). ErrNotFound when there is none.
 func (t *Tx) DeleteAPI(id string) error {
-	if !t.Exists(id) {
-		return ErrNotFound
-	}
-	if err := t.unindex(id); err != nil {
+	found, err := t.unindexFound(id)
+	if err != nil {
 		return err
 	}
-	return t.tx.Bucket(apisBucket).Delete([]byte(id))
+	if !found {
+		return ErrNotFound
+	}
+	return t.del(key(apiPrefix, id))
 }
 
 // DeleteAPIWithVersions removes an API and, recursively, every API whose
 // BaseID names it; it returns the IDs removed, the API's own first.
 func (t *Tx) DeleteAPIWithVersions(id string) ([]string, error) {
-	children := t.Children(id)
+	children, err := t.Children(id)
+	if err != nil {
+		return nil, err
+	}
 	if err := t.DeleteAPI(id); err != nil {
 		return nil, err
 	}
@@ -224,65 +255,62 @@ func (t *Tx) DeleteAPIWithVersions(id string) ([]string, error) {
 }
 
 // Children lists the IDs of the APIs whose BaseID is id, in ID order.
-func (t *Tx) Children(id string) []string {
+func (t *Tx) Children(id string) ([]string, error) {
 	var out []string
-	prefix := lenPrefixed(id, "")
-	c := t.tx.Bucket(childBucket).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	prefix := pairKey(childPrefix, id, "")
+	err := t.r.Scan(prefix, nil, func(k, _ []byte) error {
 		out = append(out, string(k[len(prefix):]))
-	}
-	return out
+		return nil
+	})
+	return out, err
 }
 
 // StagedCopy returns the ID of the staged copy made from a classic API.
-func (t *Tx) StagedCopy(classicID string) (string, bool) {
-	v := t.tx.Bucket(stagedBucket).Get([]byte(classicID))
-	return string(v), v != nil
+func (t *Tx) StagedCopy(classicID string) (string, bool, error) {
+	v, err := t.r.Get(key(stagedPrefix, classicID))
+	return string(v), v != nil, err
 }
 
 // StagedClassicIDs lists, in ascending order, the classic API IDs that have a staged copy.
-func (t *Tx) StagedClassicIDs() []string {
+func (t *Tx) StagedClassicIDs() ([]string, error) {
 	var out []string
-	t.tx.Bucket(stagedBucket).ForEach(func(k, _ []byte) error {
-		out = append(out, string(k))
+	err := t.r.Scan(stagedPrefix, nil, func(k, _ []byte) error {
+		out = append(out, string(k[len(stagedPrefix):]))
 		return nil
 	})
-	return out
+	return out, err
 }
 
 // IDs lists the IDs of every API of a kind (0: every kind) in ascending order.
-func (t *Tx) IDs(kind Kind) []string {
+func (t *Tx) IDs(kind Kind) ([]string, error) {
 	var out []string
-	t.tx.Bucket(apisBucket).ForEach(func(k, v []byte) error {
+	err := t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
 		if kind == 0 || kindOf(v) == kind {
-			out = append(out, string(k))
+			out = append(out, string(k[len(apiPrefix):]))
 		}
 		return nil
 	})
-	return out
+	return out, err
 }
 
 // index adds a's entries to the indexes.
 func (t *Tx) index(a API) error {
 	id := []byte(a.ID)
-	if err := t.tx.Bucket(dbIDBucket).Put([]byte(a.DBID), id); err != nil {
+	if err := t.put(key(dbIDPrefix, a.DBID), id); err != nil {
 		return err
 	}
 	for _, c := range a.Categories {
-		if err := t.tx.Bucket(catIndexBucket).Put(lenPrefixed(c, a.ID), nil); err != nil {
-			return err
-		}
-		if err := addCount(t.tx.Bucket(catCountBucket), c, 1); err != nil {
+		if err := t.put(pairKey(categoryPrefix, c, a.ID), nil); err != nil {
 			return err
 		}
 	}
 	if a.StagedFrom != "" {
-		if err := t.tx.Bucket(stagedBucket).Put([]byte(a.StagedFrom), id); err != nil {
+		if err := t.put(key(stagedPrefix, a.StagedFrom), id); err != nil {
 			return err
 		}
 	}
 	if a.BaseID != "" {
-		if err := t.tx.Bucket(childBucket).Put(lenPrefixed(a.BaseID, a.ID), nil); err != nil {
+		if err := t.put(pairKey(childPrefix, a.BaseID, a.ID), nil); err != nil {
 			return err
 		}
 	}
@@ -291,60 +319,43 @@ func (t *Tx) index(a API) error {
 
 // unindex removes the index entries of the API stored under id, if any.
 func (t *Tx) unindex(id string) error {
-	v := t.tx.Bucket(apisBucket).Get([]byte(id))
-	if v == nil {
-		return nil
+	_, err := t.unindexFound(id)
+	return err
+}
+
+func (t *Tx) unindexFound(id string) (bool, error) {
+	old, err := t.API(id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	old, err := decodeAPI(id, v)
-	if err != nil {
-		return err
-	}
-	if err := t.tx.Bucket(dbIDBucket).Delete([]byte(old.DBID)); err != nil {
-		return err
+	if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {
+		return true, err
 	}
 	for _, c := range old.Categories {
-		if err := t.tx.Bucket(catIndexBucket).Delete(lenPrefixed(c, id)); err != nil {
-			return err
-		}
-		if err := addCount(t.tx.Bucket(catCountBucket), c, -1); err != nil {
-			return err
+		if err := t.del(pairKey(categoryPrefix, c, id)); err != nil {
+			return true, err
 		}
 	}
 	if old.StagedFrom != "" {
-		b := t.tx.Bucket(stagedBucket)
-		if string(b.Get([]byte(old.StagedFrom))) == id {
-			if err := b.Delete([]byte(old.StagedFrom)); err != nil {
-				return err
+		cur, ok, err := t.StagedCopy(old.StagedFrom)
+		if err != nil {
+			return true, err
+		}
+		if ok && cur == id {
+			if err := t.del(key(stagedPrefix, old.StagedFrom)); err != nil {
+				return true, err
 			}
 		}
 	}
 	if old.BaseID != "" {
-		if err := t.tx.Bucket(childBucket).Delete(lenPrefixed(old.BaseID, id)); err != nil {
-			return err
+		if err := t.del(pairKey(childPrefix, old.BaseID, id)); err != nil {
+			return true, err
 		}
 	}
-	return nil
-}
-
-// lenPrefixed builds an index key: 2-byte length of a, a, b. The prefix
-// keeps "ab"+"c" apart from "a"+"bc".
-func lenPrefixed(a, b string) []byte {
-	k := make([]byte, 0, 2+len(a)+len(b))
-	k = binary.BigEndian.AppendUint16(k, uint16(len(a)))
-	k = append(k, a...)
-	return append(k, b...)
-}
-
-func addCount(b *bolt.Bucket, name string, delta int64) error {
-	var n uint64
-	if v := b.Get([]byte(name)); len(v) == 8 {
-		n = binary.BigEndian.Uint64(v)
-	}
-	n = uint64(int64(n) + delta)
-	if int64(n) <= 0 {
-		return b.Delete([]byte(name))
-	}
-	return b.Put([]byte(name), binary.BigEndian.AppendUint64(nil, n))
+	return true, nil
 }
 
 // CategoryCount is one category in use.
@@ -353,59 +364,63 @@ type CategoryCount struct {
 	Count int
 }
 
-// Categories lists every category in use, sorted by name (byte order).
-func (t *Tx) Categories() []CategoryCount {
-	var out []CategoryCount
-	t.tx.Bucket(catCountBucket).ForEach(func(k, v []byte) error {
-		if len(v) == 8 {
-			out = append(out, CategoryCount{Name: string(k), Count: int(binary.BigEndian.Uint64(v))})
-		}
-		return nil
+// Categories lists every category in use with its number of APIs, sorted
+// by name (byte order), from one scan of the category index.
+func (t *Tx) Categories() ([]CategoryCount, error) {
+	counts := map[string]int{}
+	err := t.r.Scan(categoryPrefix, nil, func(k, _ []byte) error {
+		c, _, err := splitPair(categoryPrefix, k)
+		counts[c]++
+		return err
 	})
-	return out
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CategoryCount, 0, len(counts))
+	for c, n := range counts {
+		out = append(out, CategoryCount{Name: c, Count: n})
+	}
+	slices.SortFunc(out, func(a, b CategoryCount) int { return bytes.Compare([]byte(a.Name), []byte(b.Name)) })
+	return out, nil
 }
 
 // List returns the APIs in any of categories (every API when none is
 // given), in ID order: limit of them after skipping offset (limit < 0: all),
 // and how many there are.
 func (t *Tx) List(categories []string, offset, limit int) ([]API, int, error) {
-	apis := t.tx.Bucket(apisBucket)
 	var out []API
-	take := func(id []byte, v []byte) error {
-		if v == nil {
-			return nil
-		}
-		a, err := decodeAPI(string(id), v)
-		if err != nil {
-			return err
-		}
-		out = append(out, a)
-		return nil
-	}
 	if len(categories) == 0 {
-		total := apis.Stats().KeyN
-		c := apis.Cursor()
-		i := 0
-		for k, v := c.First(); k != nil && (limit < 0 || len(out) < limit); k, v = c.Next() {
-			if i++; i <= offset {
-				continue
-			}
-			if err := take(k, v); err != nil {
-				return nil, 0, err
-			}
+		total, err := t.r.Count(apiPrefix)
+		if err != nil {
+			return nil, 0, err
 		}
-		return out, total, nil
+		i := 0
+		err = t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
+			if limit >= 0 && len(out) >= limit {
+				return kv.ErrStop
+			}
+			if i++; i <= offset {
+				return nil
+			}
+			a, err := decodeAPI(string(k[len(apiPrefix):]), v)
+			out = append(out, a)
+			return err
+		})
+		return out, total, err
 	}
 	seen := map[string]bool{}
 	var ids []string
-	c := t.tx.Bucket(catIndexBucket).Cursor()
-	for _, cat := range categories {
-		prefix := lenPrefixed(cat, "")
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+	for _, c := range categories {
+		prefix := pairKey(categoryPrefix, c, "")
+		err := t.r.Scan(prefix, nil, func(k, _ []byte) error {
 			if id := string(k[len(prefix):]); !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, 0, err
 		}
 	}
 	sort.Strings(ids)
@@ -415,62 +430,60 @@ func (t *Tx) List(categories []string, offset, limit int) ([]API, int, error) {
 		ids = ids[:min(limit, len(ids))]
 	}
 	for _, id := range ids {
-		if err := take([]byte(id), apis.Get([]byte(id))); err != nil {
+		a, err := t.API(id)
+		if err != nil {
 			return nil, 0, err
 		}
+		out = append(out, a)
 	}
 	return out, total, nil
 }
 
 // checkIndexes verifies that every index entry matches the records, for tests.
-func checkIndexes(tx *bolt.Tx) error {
-	t := &Tx{tx: tx}
-	counts := map[string]int{}
-	dbIDs, cats, staged, children := 0, 0, 0, 0
-	err := tx.Bucket(apisBucket).ForEach(func(k, v []byte) error {
-		a, err := decodeAPI(string(k), v)
+func checkIndexes(t *Tx) error {
+	want := map[string]int{}
+	err := t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
+		a, err := decodeAPI(string(k[len(apiPrefix):]), v)
 		if err != nil {
 			return err
 		}
-		if id, ok := t.APIIDByDBID(a.DBID); !ok || id != a.ID {
-			return fmt.Errorf("db id index: %s → %q, want %q", a.DBID, id, a.ID)
+		if id, ok, err := t.APIIDByDBID(a.DBID); err != nil || !ok || id != a.ID {
+			return fmt.Errorf("db id index: %s → %q, want %q (%v)", a.DBID, id, a.ID, err)
 		}
-		dbIDs++
+		want[string(dbIDPrefix)]++
 		for _, c := range a.Categories {
-			if tx.Bucket(catIndexBucket).Get(lenPrefixed(c, a.ID)) == nil {
-				return fmt.Errorf("category index misses %q → %s", c, a.ID)
+			if v, err := t.r.Get(pairKey(categoryPrefix, c, a.ID)); err != nil || v == nil {
+				return fmt.Errorf("category index misses %q → %s (%v)", c, a.ID, err)
 			}
-			counts[c]++
-			cats++
+			want[string(categoryPrefix)]++
 		}
 		if a.StagedFrom != "" {
-			if id, _ := t.StagedCopy(a.StagedFrom); id != a.ID {
-				return fmt.Errorf("staged index: %s → %q, want %q", a.StagedFrom, id, a.ID)
+			if id, _, err := t.StagedCopy(a.StagedFrom); err != nil || id != a.ID {
+				return fmt.Errorf("staged index: %s → %q, want %q (%v)", a.StagedFrom, id, a.ID, err)
 			}
-			staged++
+			want[string(stagedPrefix)]++
 		}
 		if a.BaseID != "" {
-			if tx.Bucket(childBucket).Get(lenPrefixed(a.BaseID, a.ID)) == nil {
-				return fmt.Errorf("child index misses %s → %s", a.BaseID, a.ID)
+			if v, err := t.r.Get(pairKey(childPrefix, a.BaseID, a.ID)); err != nil || v == nil {
+				return fmt.Errorf("child index misses %s → %s (%v)", a.BaseID, a.ID, err)
 			}
-			children++
+			want[string(childPrefix)]++
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, want := range []struct {
-		b []byte
-		n int
-	}{{dbIDBucket, dbIDs}, {catIndexBucket, cats}, {stagedBucket, staged}, {childBucket, children}, {catCountBucket, len(counts)}} {
-		if got := tx.Bucket(want.b).Stats().KeyN; got != want.n {
-			return fmt.Errorf("index %s holds %d entries, want %d", want.b, got, want.n)
-		}
+	if err := checkUsers(t, want); err != nil {
+		return err
 	}
-	for _, c := range t.Categories() {
-		if counts[c.Name] != c.Count {
-			return fmt.Errorf("category %q counted %d, want %d", c.Name, c.Count, counts[c.Name])
+	for _, p := range [][]byte{dbIDPrefix, categoryPrefix, stagedPrefix, childPrefix, userKeyPrefix, userEmailPrefix} {
+		got, err := t.r.Count(p)
+		if err != nil {
+			return err
+		}
+		if got != want[string(p)] {
+			return fmt.Errorf("index %s holds %d entries, want %d", p, got, want[string(p)])
 		}
 	}
 	return nil

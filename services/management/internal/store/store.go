@@ -1,24 +1,28 @@
-// Package store keeps the management service's records in bbolt: users and
-// their key hashes, and API definitions — classic and Tyk OAS — as the exact
-// bytes received, with indexes for db ids, categories, staged copies and
-// child versions.
+// Package store keeps the management service's records in a kv engine (an
+// embedded bbolt file or an etcd cluster, package kv): users and their key
+// hashes, and API definitions — classic and Tyk OAS — as the exact bytes
+// received, with indexes for db ids, categories, staged copies and child
+// versions. keys.go declares the whole key layout; the store owns its value
+// encoding.
 //
 // Everything that changes an API goes through the methods of Tx, which keep
-// the indexes right inside the caller's transaction. A caller can therefore
-// commit many APIs' changes in one transaction (one fsync), as migration does:
+// the indexes right inside the caller's transaction, so that one API's
+// changes (a migration's base, versions and removed records) commit
+// together:
 //
-//	err := st.Update(func(tx *store.Tx) error {
-//		for _, id := range ids {
-//			classic, err := tx.API(id)
-//			...
-//			if err := tx.PutAPI(base); err != nil { return err }   // OAS record, same DBID
-//			...
-//		}
-//		return nil
+//	err := st.Update(ctx, func(tx *store.Tx) error {
+//		classic, err := tx.API(id)
+//		...
+//		return tx.PutConverted(base)
 //	})
+//
+// An update function may run more than once (kv.Engine.Update): it derives
+// everything from what it reads in its transaction and hands results out
+// only by assignment, as its last step.
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -26,28 +30,13 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/gatehouse/gatehouse/pkg/boltstore"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
-// schemaVersion is the layout below; raise it with a migration when it changes.
-const schemaVersion = 1
-
-// Buckets, all declared here and created when the store opens.
-var (
-	apisBucket      = []byte("apis")            // api_id → API record (encodeAPI)
-	dbIDBucket      = []byte("api_db_ids")      // db id → api_id
-	catIndexBucket  = []byte("api_categories")  // u16 len ‖ category ‖ api_id → empty
-	catCountBucket  = []byte("category_counts") // category → number of APIs (uint64 big-endian)
-	stagedBucket    = []byte("api_staged")      // classic api_id → its staged copy's api_id
-	childBucket     = []byte("api_children")    // u16 len ‖ base api_id ‖ child api_id → empty
-	usersBucket     = []byte("users")           // user id → User (JSON)
-	userKeyBucket   = []byte("user_keys")       // SHA-256 of the access key → user id
-	userEmailBucket = []byte("user_emails")     // lower-cased email → user id
-	allBuckets      = [][]byte{apisBucket, dbIDBucket, catIndexBucket, catCountBucket, stagedBucket, childBucket,
-		usersBucket, userKeyBucket, userEmailBucket}
-)
+// schemaVersion is the layout of keys.go; raise it with an upgrade when it
+// changes. Version 1 was the bucket-per-index bbolt file before the kv seam
+// (see legacy.go).
+const schemaVersion = 2
 
 var (
 	// ErrNotFound means no record has that id.
@@ -64,37 +53,60 @@ var (
 	ErrNotClassic = errors.New("not a classic API")
 	// ErrNotOAS means the API is a classic API where a Tyk OAS one is needed.
 	ErrNotOAS = errors.New("not a Tyk OAS API")
+	// errReadOnly means a write was tried in a View.
+	errReadOnly = errors.New("store: write in a read-only transaction")
 )
 
-// Store is the management service's bbolt store.
-type Store struct{ db *bolt.DB }
+// Store is the management service's domain store over a kv engine.
+type Store struct{ e kv.Engine }
 
-// Open opens the store file at path.
-func Open(path string) (*Store, error) {
-	db, err := boltstore.Open(path, schemaVersion, allBuckets...)
-	if err != nil {
-		return nil, err
+// Open brings e's key space to this layout (converting a file of the
+// earlier bbolt layout, in one transaction) and returns the store, which
+// owns e from then on.
+func Open(ctx context.Context, e kv.Engine) (*Store, error) {
+	if err := kv.EnsureSchema(ctx, e, schemaVersion, upgrade); err != nil {
+		return nil, fmt.Errorf("management store: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{e: e}, nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the engine.
+func (s *Store) Close() error { return s.e.Close() }
+
+// Ready reports whether the engine answers (readiness).
+func (s *Store) Ready(ctx context.Context) error { return s.e.Ready(ctx) }
 
 // Tx is one store transaction; its methods keep every index consistent.
 // It is valid only inside the function given to Update or View; values it
 // returns are copies and stay valid after.
-type Tx struct{ tx *bolt.Tx }
-
-// Update runs fn in one read-write transaction, committed (and fsynced)
-// when fn returns nil and rolled back otherwise.
-func (s *Store) Update(fn func(*Tx) error) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+type Tx struct {
+	r kv.ReadTx
+	w kv.WriteTx // nil in View
 }
 
-// View runs fn in one read-only transaction.
-func (s *Store) View(fn func(*Tx) error) error {
-	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+// Update runs fn in one serializable read-write transaction, committed when
+// fn returns nil. fn may run more than once.
+func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
+	return s.e.Update(ctx, func(w kv.WriteTx) error { return fn(&Tx{r: w, w: w}) })
+}
+
+// View runs fn in one read-only transaction: one consistent snapshot.
+func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
+	return s.e.View(ctx, func(r kv.ReadTx) error { return fn(&Tx{r: r}) })
+}
+
+func (t *Tx) put(k, v []byte) error {
+	if t.w == nil {
+		return errReadOnly
+	}
+	return t.w.Put(k, v)
+}
+
+func (t *Tx) del(k []byte) error {
+	if t.w == nil {
+		return errReadOnly
+	}
+	return t.w.Delete(k)
 }
 
 // NewDBID returns a fresh 24-hex db id (4 bytes of time, 8 random), like a
@@ -108,38 +120,35 @@ func NewDBID() string {
 }
 
 // NewDBID returns a fresh db id that is unused in this transaction's view.
-func (t *Tx) NewDBID() string {
+func (t *Tx) NewDBID() (string, error) {
 	for {
-		if id := NewDBID(); t.tx.Bucket(dbIDBucket).Get([]byte(id)) == nil {
-			return id
+		id := NewDBID()
+		if v, err := t.r.Get(key(dbIDPrefix, id)); err != nil || v == nil {
+			return id, err
 		}
 	}
 }
 
 // NewAPIID returns a fresh api_id: 32 lowercase hex, unused in this transaction's view.
-func (t *Tx) NewAPIID() string {
+func (t *Tx) NewAPIID() (string, error) {
 	for {
 		b := make([]byte, 16)
 		rand.Read(b)
 		id := hex.EncodeToString(b)
-		if t.tx.Bucket(apisBucket).Get([]byte(id)) == nil {
-			return id
+		if v, err := t.r.Get(key(apiPrefix, id)); err != nil || v == nil {
+			return id, err
 		}
 	}
 }
 
-// Check runs the engine's consistency check and verifies that every index
-// agrees with the records; tests of the store and of its users call it.
-func (s *Store) Check() error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
+// Check verifies that every index agrees with the records (and, when the
+// engine has one, runs the engine's own consistency check); tests of the
+// store and of its users call it.
+func (s *Store) Check(ctx context.Context) error {
+	if c, ok := s.e.(interface{ Check() error }); ok {
+		if err := c.Check(); err != nil {
 			return err
 		}
-		for _, name := range allBuckets {
-			if tx.Bucket(name) == nil {
-				return fmt.Errorf("bucket %s missing", name)
-			}
-		}
-		return checkIndexes(tx)
-	})
+	}
+	return s.View(ctx, checkIndexes)
 }

@@ -7,20 +7,60 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/gatehouse/gatehouse/pkg/boltstore"
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 )
+
+var bg = context.Background()
+
+// openAt opens the store on the bbolt engine at path.
+func openAt(t testing.TB, path string) *Store {
+	t.Helper()
+	e, err := boltkv.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(bg, twice{e})
+	if err != nil {
+		e.Close()
+		t.Fatal(err)
+	}
+	return s
+}
+
+// twice is an engine that runs every update function twice: once in a
+// transaction it rolls back, then for real, as an engine that retries on
+// conflict may. Every test of the store goes through it, so an update
+// function that is not safe to run again fails them.
+type twice struct{ kv.Engine }
+
+var errFirstRun = errors.New("first run, rolled back")
+
+func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
+		if err := fn(w); err != nil {
+			return err
+		}
+		return errFirstRun
+	})
+	if !errors.Is(err, errFirstRun) {
+		return err
+	}
+	return e.Engine.Update(ctx, fn)
+}
 
 // open gives a store on a fresh file, checked for consistency at cleanup.
 func open(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "m.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, filepath.Join(t.TempDir(), "m.db"))
 	t.Cleanup(func() {
-		if err := s.Check(); err != nil {
+		if err := s.Check(bg); err != nil {
 			t.Errorf("consistency: %v", err)
 		}
 		s.Close()
@@ -41,7 +81,7 @@ func db(n int) string { return fmt.Sprintf("%024x", n) }
 
 func put(t *testing.T, s *Store, apis ...API) {
 	t.Helper()
-	if err := s.Update(func(tx *Tx) error {
+	if err := s.Update(bg, func(tx *Tx) error {
 		for _, a := range apis {
 			if err := tx.PutAPI(a); err != nil {
 				return err
@@ -56,7 +96,7 @@ func put(t *testing.T, s *Store, apis ...API) {
 func get(t *testing.T, s *Store, id string) (API, error) {
 	t.Helper()
 	var a API
-	err := s.View(func(tx *Tx) (err error) { a, err = tx.API(id); return err })
+	err := s.View(bg, func(tx *Tx) (err error) { a, err = tx.API(id); return err })
 	return a, err
 }
 
@@ -77,12 +117,12 @@ func TestPutAndGet(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	// a db id held by another API is refused, and nothing changes
-	err = s.Update(func(tx *Tx) error { return tx.PutAPI(classic("c2", db(1), "x")) })
+	err = s.Update(bg, func(tx *Tx) error { return tx.PutAPI(classic("c2", db(1), "x")) })
 	if !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("db id taken: %v", err)
 	}
 	for _, bad := range []API{{ID: "", DBID: db(3), Kind: Classic}, {ID: "x", DBID: "short", Kind: Classic}, {ID: "x", DBID: db(3)}} {
-		if err := s.Update(func(tx *Tx) error { return tx.PutAPI(bad) }); !errors.Is(err, ErrInvalid) {
+		if err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(bad) }); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%+v: %v", bad, err)
 		}
 	}
@@ -93,8 +133,12 @@ func TestCategoriesIndex(t *testing.T) {
 	put(t, s, classic("c1", db(1), "A #x #y"), classic("c2", db(2), "B #y"), oas("o1", db(3), "x", "z"))
 	counts := func() string {
 		var out []string
-		s.View(func(tx *Tx) error {
-			for _, c := range tx.Categories() {
+		s.View(bg, func(tx *Tx) error {
+			cats, err := tx.Categories()
+			if err != nil {
+				t.Error(err)
+			}
+			for _, c := range cats {
 				out = append(out, fmt.Sprintf("%s=%d", c.Name, c.Count))
 			}
 			return nil
@@ -109,14 +153,14 @@ func TestCategoriesIndex(t *testing.T) {
 	if got := counts(); got != "x=1,y=1,z=2" {
 		t.Fatalf("after rename: %s", got)
 	}
-	s.Update(func(tx *Tx) error { return tx.DeleteAPI("o1") })
+	s.Update(bg, func(tx *Tx) error { return tx.DeleteAPI("o1") })
 	if got := counts(); got != "y=1,z=1" {
 		t.Fatalf("after delete: %s", got)
 	}
 	list := func(cats []string, offset, limit int) ([]string, int) {
 		var ids []string
 		var total int
-		s.View(func(tx *Tx) error {
+		s.View(bg, func(tx *Tx) error {
 			apis, n, err := tx.List(cats, offset, limit)
 			for _, a := range apis {
 				ids = append(ids, a.ID)
@@ -145,28 +189,28 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 	staged := oas("staging-c", db(4))
 	staged.StagedFrom = "c"
 	put(t, s, classic("c", db(5), "C"), base, v1, v2, staged, oas("other", db(6)))
-	s.View(func(tx *Tx) error {
-		if got := tx.Children("base"); !slices.Equal(got, []string{"base-v1", "base-v2"}) {
+	s.View(bg, func(tx *Tx) error {
+		if got, _ := tx.Children("base"); !slices.Equal(got, []string{"base-v1", "base-v2"}) {
 			t.Errorf("children %v", got)
 		}
-		if id, ok := tx.StagedCopy("c"); !ok || id != "staging-c" {
+		if id, ok, _ := tx.StagedCopy("c"); !ok || id != "staging-c" {
 			t.Errorf("staged copy %q %v", id, ok)
 		}
-		if got := tx.IDs(Classic); !slices.Equal(got, []string{"c"}) {
+		if got, _ := tx.IDs(Classic); !slices.Equal(got, []string{"c"}) {
 			t.Errorf("classic IDs %v", got)
 		}
-		if got := tx.StagedClassicIDs(); !slices.Equal(got, []string{"c"}) {
+		if got, _ := tx.StagedClassicIDs(); !slices.Equal(got, []string{"c"}) {
 			t.Errorf("staged classic IDs %v", got)
 		}
 		return nil
 	})
 	var removed []string
-	s.Update(func(tx *Tx) (err error) { removed, err = tx.DeleteAPIWithVersions("base"); return err })
+	s.Update(bg, func(tx *Tx) (err error) { removed, err = tx.DeleteAPIWithVersions("base"); return err })
 	if !slices.Equal(removed, []string{"base", "base-v1", "base-v2"}) {
 		t.Fatalf("removed %v", removed)
 	}
 	// promote: the staged copy replaces the classic API, keeping its db id, in one transaction
-	err := s.Update(func(tx *Tx) error {
+	err := s.Update(bg, func(tx *Tx) error {
 		st, err := tx.API("staging-c")
 		if err != nil {
 			return err
@@ -187,14 +231,14 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 	if c.Kind != OAS || c.DBID != db(5) || !strings.Contains(string(c.Doc), `"dbId":"`+db(5)+`"`) {
 		t.Fatalf("promoted: %+v %s", c, c.Doc)
 	}
-	s.View(func(tx *Tx) error {
-		if _, ok := tx.StagedCopy("c"); ok {
+	s.View(bg, func(tx *Tx) error {
+		if _, ok, _ := tx.StagedCopy("c"); ok {
 			t.Error("staged link survived")
 		}
 		return nil
 	})
 	// a failing batch leaves nothing behind
-	err = s.Update(func(tx *Tx) error {
+	err = s.Update(bg, func(tx *Tx) error {
 		if err := tx.PutAPI(oas("x1", db(7))); err != nil {
 			return err
 		}
@@ -208,13 +252,13 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 func TestCorruptRecord(t *testing.T) {
 	s := open(t)
 	put(t, s, oas("o", db(1), "a"))
-	s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(apisBucket).Put([]byte("bad"), []byte{1, 3, '{', '{', '{'})
-	})
-	if _, err := get(t, s, "bad"); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("corrupt record: %v", err)
+	for _, bad := range [][]byte{{1, 3, '{', '{', '{'}, {recordVersion, byte(OAS), 9, 'x'}, {recordVersion}} {
+		s.e.Update(bg, func(w kv.WriteTx) error { return w.Put(key(apiPrefix, "bad"), bad) })
+		if _, err := get(t, s, "bad"); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("corrupt record %q: %v", bad, err)
+		}
 	}
-	s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(apisBucket).Delete([]byte("bad")) })
+	s.e.Update(bg, func(w kv.WriteTx) error { return w.Delete(key(apiPrefix, "bad")) })
 }
 
 func TestUsers(t *testing.T) {
@@ -261,68 +305,130 @@ func TestUsers(t *testing.T) {
 
 func TestReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	put(t, s, oas("o", db(1), "kept"))
 	s.Close()
-	s, err = Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	if a, err := get(t, s, "o"); err != nil || !slices.Equal(a.Categories, []string{"kept"}) {
 		t.Fatalf("after reopen: %+v %v", a, err)
 	}
-	if err := s.Check(); err != nil {
+	if err := s.Check(bg); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// BenchmarkMigrateBatch measures what a migration of 10,000 APIs costs the
-// store: per API a read, an OAS write with categories and a child version,
-// in transactions of 1,000 APIs.
-func BenchmarkMigrateBatch(b *testing.B) {
+// TestLegacyFile opens a file of the bucket-per-index layout (version 1,
+// before the kv seam) and finds every record, with its indexes rebuilt and
+// the old buckets gone.
+func TestLegacyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	old := []string{"apis", "api_db_ids", "api_categories", "category_counts", "api_staged", "api_children", "users", "user_keys", "user_emails"}
+	var names [][]byte
+	for _, n := range old {
+		names = append(names, []byte(n))
+	}
+	file, err := boltstore.Open(path, 1, names...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(meta, doc string) []byte {
+		return append(append([]byte{1, byte(len(meta))}, meta...), doc...)
+	}
+	err = file.Update(func(tx *bolt.Tx) error {
+		apis := tx.Bucket([]byte("apis"))
+		apis.Put([]byte("c"), record(`{"k":1,"db":"`+db(1)+`","n":"C #x","c":["x"]}`, `{"api_id":"c","name":"C #x"}`))
+		apis.Put([]byte("staging-c"), record(`{"k":2,"db":"`+db(2)+`","n":"S","c":["y"],"sf":"c"}`, `{"openapi":"3.0.3"}`))
+		apis.Put([]byte("v"), record(`{"k":2,"db":"`+db(3)+`","n":"V","b":"staging-c"}`, `{"openapi":"3.0.3"}`))
+		tx.Bucket([]byte("category_counts")).Put([]byte("stale"), []byte{0, 0, 0, 0, 0, 0, 0, 9})
+		return tx.Bucket([]byte("users")).Put([]byte("u1"), []byte(`{"id":"u1","email_address":"A@x.test","key_hash":"aDE=","user_permissions":{}}`))
+	})
+	file.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path)
+	defer s.Close()
+	if err := s.Check(bg); err != nil {
+		t.Fatal(err)
+	}
+	err = s.View(bg, func(tx *Tx) error {
+		if a, err := tx.API("c"); err != nil || a.Kind != Classic || a.DBID != db(1) || string(a.Doc) != `{"api_id":"c","name":"C #x"}` {
+			t.Errorf("classic: %+v %v", a, err)
+		}
+		if id, ok, _ := tx.StagedCopy("c"); !ok || id != "staging-c" {
+			t.Errorf("staged link: %q %v", id, ok)
+		}
+		if got, _ := tx.Children("staging-c"); !slices.Equal(got, []string{"v"}) {
+			t.Errorf("children: %v", got)
+		}
+		if cats, _ := tx.Categories(); len(cats) != 2 || cats[0] != (CategoryCount{"x", 1}) || cats[1] != (CategoryCount{"y", 1}) {
+			t.Errorf("categories: %v", cats)
+		}
+		n, err := tx.r.Count([]byte("legacy/"))
+		if n != 0 || err != nil {
+			t.Errorf("%d legacy keys left (%v)", n, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.UserByKeyHash(bg, []byte("h1")); err != nil || u.ID != "u1" {
+		t.Errorf("legacy user by key: %+v %v", u, err)
+	}
+}
+
+// BenchmarkMigrateAPIs measures what a migration of 10,000 APIs costs the
+// store: per API one transaction with a read, an OAS write with categories
+// and a child version, 64 transactions in flight as the migration engine
+// issues them.
+func BenchmarkMigrateAPIs(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		s, err := Open(filepath.Join(b.TempDir(), "m.db"))
+		e, err := boltkv.Open(filepath.Join(b.TempDir(), "m.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := Open(bg, e)
 		if err != nil {
 			b.Fatal(err)
 		}
 		const n = 10000
-		s.Update(func(tx *Tx) error {
+		s.Update(bg, func(tx *Tx) error {
 			for i := range n {
 				tx.PutAPI(classic(fmt.Sprintf("c%05d", i), db(i), fmt.Sprintf("API %d #team%d", i, i%10)))
 			}
 			return nil
 		})
 		b.StartTimer()
-		for start := 0; start < n; start += 1000 {
-			err := s.Update(func(tx *Tx) error {
-				for i := start; i < start+1000; i++ {
-					id := fmt.Sprintf("c%05d", i)
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, 64)
+		for i := range n {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				id := fmt.Sprintf("c%05d", i)
+				err := s.Update(bg, func(tx *Tx) error {
 					c, err := tx.API(id)
 					if err != nil {
 						return err
 					}
 					base := oas(id, c.DBID, c.Categories...)
-					if err := tx.PutAPI(base); err != nil {
+					if err := tx.PutConverted(base); err != nil {
 						return err
 					}
-					child := oas(id+"-v2", tx.NewDBID())
+					child := oas(id+"-v2", NewDBID())
 					child.BaseID = id
-					if err := tx.PutAPI(child); err != nil {
-						return err
-					}
+					return tx.PutConverted(child)
+				})
+				if err != nil {
+					b.Error(err)
 				}
-				return nil
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
 		}
+		wg.Wait()
 		b.StopTimer()
 		s.Close()
 		b.StartTimer()

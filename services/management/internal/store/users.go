@@ -11,11 +11,12 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 // User is a management user. KeyHash is the SHA-256 of its access key; the
-// key itself is never stored.
+// key itself is never stored. The record's encoding is this struct as JSON:
+// the store's own type, not a wire message.
 type User struct {
 	ID          string            `json:"id"`
 	FirstName   string            `json:"first_name"`
@@ -36,7 +37,9 @@ func IsAdmin(perms map[string]string) bool {
 	return v == "admin" || v == "true"
 }
 
-func emailKey(email string) []byte { return []byte(strings.ToLower(strings.TrimSpace(email))) }
+func emailKey(email string) []byte {
+	return key(userEmailPrefix, strings.ToLower(strings.TrimSpace(email)))
+}
 
 func newUserID() string {
 	b := binary.BigEndian.AppendUint32(make([]byte, 0, 12), uint32(time.Now().Unix()))
@@ -47,20 +50,35 @@ func newUserID() string {
 
 // CreateUser stores u under a new id and indexes its key hash and email;
 // ErrConflict when the email is taken.
-func (s *Store) CreateUser(_ context.Context, u User) (User, error) {
-	err := s.db.Update(func(tx *bolt.Tx) error { return putNewUser(tx, &u) })
-	return u, err
+func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
+	var created User
+	err := s.Update(ctx, func(tx *Tx) error {
+		nu := u
+		if err := tx.putNewUser(&nu); err != nil {
+			return err
+		}
+		created = nu
+		return nil
+	})
+	return created, err
 }
 
-func putNewUser(tx *bolt.Tx, u *User) error {
-	emails := tx.Bucket(userEmailBucket)
-	if emails.Get(emailKey(u.Email)) != nil {
+func (t *Tx) putNewUser(u *User) error {
+	if v, err := t.r.Get(emailKey(u.Email)); err != nil || v != nil {
+		if err != nil {
+			return err
+		}
 		return fmt.Errorf("%w: email %q", ErrConflict, u.Email)
 	}
-	users := tx.Bucket(usersBucket)
-	u.ID = newUserID()
-	for users.Get([]byte(u.ID)) != nil {
+	for {
 		u.ID = newUserID()
+		v, err := t.r.Get(key(userPrefix, u.ID))
+		if err != nil {
+			return err
+		}
+		if v == nil {
+			break
+		}
 	}
 	if u.CreatedAt.IsZero() {
 		u.CreatedAt = time.Now().UTC().Truncate(time.Second)
@@ -68,28 +86,24 @@ func putNewUser(tx *bolt.Tx, u *User) error {
 	if u.Permissions == nil {
 		u.Permissions = map[string]string{}
 	}
-	if err := putUser(tx, *u); err != nil {
+	if err := t.putUser(*u); err != nil {
 		return err
 	}
-	if err := emails.Put(emailKey(u.Email), []byte(u.ID)); err != nil {
+	if err := t.put(emailKey(u.Email), []byte(u.ID)); err != nil {
 		return err
 	}
-	return tx.Bucket(userKeyBucket).Put(u.KeyHash, []byte(u.ID))
+	return t.put(key(userKeyPrefix, string(u.KeyHash)), []byte(u.ID))
 }
 
-func putUser(tx *bolt.Tx, u User) error {
+func (t *Tx) putUser(u User) error {
 	v, err := json.Marshal(u)
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(usersBucket).Put([]byte(u.ID), v)
+	return t.put(key(userPrefix, u.ID), v)
 }
 
-func getUser(tx *bolt.Tx, id string) (User, error) {
-	v := tx.Bucket(usersBucket).Get([]byte(id))
-	if v == nil {
-		return User{}, ErrNotFound
-	}
+func decodeUser(id string, v []byte) (User, error) {
 	var u User
 	if err := json.Unmarshal(v, &u); err != nil {
 		return User{}, fmt.Errorf("%w: user %q: %v", ErrCorrupt, id, err)
@@ -97,124 +111,152 @@ func getUser(tx *bolt.Tx, id string) (User, error) {
 	return u, nil
 }
 
+func (t *Tx) user(id string) (User, error) {
+	v, err := t.r.Get(key(userPrefix, id))
+	if err != nil {
+		return User{}, err
+	}
+	if v == nil {
+		return User{}, ErrNotFound
+	}
+	return decodeUser(id, v)
+}
+
 // User reads one user.
-func (s *Store) User(_ context.Context, id string) (User, error) {
+func (s *Store) User(ctx context.Context, id string) (User, error) {
 	var u User
-	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		u, err = getUser(tx, id)
+	err := s.View(ctx, func(tx *Tx) (err error) {
+		u, err = tx.user(id)
 		return err
 	})
 	return u, err
 }
 
 // ListUsers returns up to limit users (limit < 0: all) after skipping
-// offset, in id order, and the number of users.
-func (s *Store) ListUsers(_ context.Context, offset, limit int) ([]User, int, error) {
+// offset, in id order, and the number of users, from one snapshot.
+func (s *Store) ListUsers(ctx context.Context, offset, limit int) ([]User, int, error) {
 	var out []User
 	var total int
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(usersBucket)
-		total = b.Stats().KeyN
-		c := b.Cursor()
-		i := 0
-		for k, _ := c.First(); k != nil && (limit < 0 || len(out) < limit); k, _ = c.Next() {
-			if i++; i <= offset {
-				continue
-			}
-			u, err := getUser(tx, string(k))
-			if err != nil {
-				return err
-			}
-			out = append(out, u)
+	err := s.View(ctx, func(tx *Tx) (err error) {
+		if total, err = tx.r.Count(userPrefix); err != nil {
+			return err
 		}
-		return nil
+		i := 0
+		return tx.r.Scan(userPrefix, nil, func(k, v []byte) error {
+			if limit >= 0 && len(out) >= limit {
+				return kv.ErrStop
+			}
+			if i++; i <= offset {
+				return nil
+			}
+			u, err := decodeUser(string(k[len(userPrefix):]), v)
+			out = append(out, u)
+			return err
+		})
 	})
 	return out, total, err
 }
 
 // UpdateUser runs update on the stored user in one transaction and stores
 // the result, keeping the email and key indexes right (ErrConflict when the
-// new email is another user's).
-func (s *Store) UpdateUser(_ context.Context, id string, update func(*User) error) (User, error) {
-	var u User
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		old, err := getUser(tx, id)
+// new email is another user's). update may run more than once, each time on
+// a fresh copy of the stored user.
+func (s *Store) UpdateUser(ctx context.Context, id string, update func(*User) error) (User, error) {
+	var updated User
+	err := s.Update(ctx, func(tx *Tx) error {
+		old, err := tx.user(id)
 		if err != nil {
 			return err
 		}
-		u = old
+		u, _ := decodeUser(id, mustJSON(old)) // a deep copy: update may change the map
 		if err := update(&u); err != nil {
 			return err
 		}
 		u.ID = id
-		emails := tx.Bucket(userEmailBucket)
-		if !bytes.Equal(emailKey(old.Email), emailKey(u.Email)) {
-			if emails.Get(emailKey(u.Email)) != nil {
-				return fmt.Errorf("%w: email %q", ErrConflict, u.Email)
-			}
-			if err := emails.Delete(emailKey(old.Email)); err != nil {
+		if oldKey, newKey := emailKey(old.Email), emailKey(u.Email); !bytes.Equal(oldKey, newKey) {
+			v, err := tx.r.Get(newKey)
+			if err != nil {
 				return err
 			}
-			if err := emails.Put(emailKey(u.Email), []byte(id)); err != nil {
+			if v != nil {
+				return fmt.Errorf("%w: email %q", ErrConflict, u.Email)
+			}
+			if err := tx.del(oldKey); err != nil {
+				return err
+			}
+			if err := tx.put(newKey, []byte(id)); err != nil {
 				return err
 			}
 		}
 		if !bytes.Equal(old.KeyHash, u.KeyHash) {
-			keys := tx.Bucket(userKeyBucket)
-			if err := keys.Delete(old.KeyHash); err != nil {
+			if err := tx.del(key(userKeyPrefix, string(old.KeyHash))); err != nil {
 				return err
 			}
-			if err := keys.Put(u.KeyHash, []byte(id)); err != nil {
+			if err := tx.put(key(userKeyPrefix, string(u.KeyHash)), []byte(id)); err != nil {
 				return err
 			}
 		}
-		return putUser(tx, u)
+		if err := tx.putUser(u); err != nil {
+			return err
+		}
+		updated = u
+		return nil
 	})
-	return u, err
+	return updated, err
+}
+
+func mustJSON(u User) []byte {
+	b, _ := json.Marshal(u)
+	return b
 }
 
 // DeleteUser removes a user with its key and email in one transaction.
-func (s *Store) DeleteUser(_ context.Context, id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		u, err := getUser(tx, id)
+func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		u, err := tx.user(id)
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(userKeyBucket).Delete(u.KeyHash); err != nil {
+		if err := tx.del(key(userKeyPrefix, string(u.KeyHash))); err != nil {
 			return err
 		}
-		if err := tx.Bucket(userEmailBucket).Delete(emailKey(u.Email)); err != nil {
+		if err := tx.del(emailKey(u.Email)); err != nil {
 			return err
 		}
-		return tx.Bucket(usersBucket).Delete([]byte(id))
+		return tx.del(key(userPrefix, id))
 	})
 }
 
 // UserByKeyHash finds the user whose access key hashes to hash.
-func (s *Store) UserByKeyHash(_ context.Context, hash []byte) (User, error) {
+func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
 	var u User
-	err := s.db.View(func(tx *bolt.Tx) error {
-		id := tx.Bucket(userKeyBucket).Get(hash)
+	err := s.View(ctx, func(tx *Tx) error {
+		id, err := tx.r.Get(key(userKeyPrefix, string(hash)))
+		if err != nil {
+			return err
+		}
 		if id == nil {
 			return ErrNotFound
 		}
-		var err error
-		u, err = getUser(tx, string(id))
+		u, err = tx.user(string(id))
 		return err
 	})
 	return u, err
 }
 
 // HasAdmin reports whether any user is an admin (credential.AdminStore).
-func (s *Store) HasAdmin(_ context.Context) (bool, error) {
+func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
 	found := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(usersBucket).ForEach(func(k, _ []byte) error {
-			u, err := getUser(tx, string(k))
+	err := s.View(ctx, func(tx *Tx) error {
+		return tx.r.Scan(userPrefix, nil, func(k, v []byte) error {
+			u, err := decodeUser(string(k[len(userPrefix):]), v)
 			if err != nil {
 				return err
 			}
-			found = found || IsAdmin(u.Permissions)
+			if IsAdmin(u.Permissions) {
+				found = true
+				return kv.ErrStop
+			}
 			return nil
 		})
 	})
@@ -222,14 +264,34 @@ func (s *Store) HasAdmin(_ context.Context) (bool, error) {
 }
 
 // EnsureAdmin creates a bootstrap admin user with this key hash unless a
-// user holds that key (credential.AdminStore).
-func (s *Store) EnsureAdmin(_ context.Context, hash []byte) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(userKeyBucket).Get(hash) != nil {
-			return nil
+// user holds that key (credential.AdminStore), in one transaction.
+func (s *Store) EnsureAdmin(ctx context.Context, hash []byte) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		v, err := tx.r.Get(key(userKeyPrefix, string(hash)))
+		if err != nil || v != nil {
+			return err
 		}
 		email := "bootstrap-admin+" + hex.EncodeToString(hash[:6]) + "@gatehouse.invalid"
-		return putNewUser(tx, &User{FirstName: "Bootstrap", LastName: "Admin", Email: email,
+		return tx.putNewUser(&User{FirstName: "Bootstrap", LastName: "Admin", Email: email,
 			Permissions: map[string]string{"IsAdmin": "admin"}, KeyHash: hash})
+	})
+}
+
+// checkUsers verifies the user indexes against the records and counts the
+// entries they should hold, for tests.
+func checkUsers(t *Tx, want map[string]int) error {
+	return t.r.Scan(userPrefix, nil, func(k, v []byte) error {
+		u, err := decodeUser(string(k[len(userPrefix):]), v)
+		if err != nil {
+			return err
+		}
+		for _, idx := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email)} {
+			if got, err := t.r.Get(idx); err != nil || string(got) != u.ID {
+				return fmt.Errorf("user index %q → %q, want %q (%v)", idx, got, u.ID, err)
+			}
+		}
+		want[string(userKeyPrefix)]++
+		want[string(userEmailPrefix)]++
+		return nil
 	})
 }

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// The key layout of the management store, all of it. Every index lives
+// beside the records in the one key space and changes in the same
+// transaction as the record it points at.
+//
+//	meta/schema_version                     layout version (kv.SchemaKey)
+//	api/<api_id>                            API record (encodeAPI)
+//	apidb/<db id>                           → api_id
+//	apicat/<u16 len><category><api_id>      → empty: APIs by category
+//	apistaged/<classic api_id>              → the staged copy's api_id
+//	apichild/<u16 len><base api_id><child>  → empty: child versions by base
+//	user/<user id>                          user record (encodeUser)
+//	userkey/<SHA-256 of the access key>     → user id
+//	useremail/<lower-cased email>           → user id
+//
+// Category counts are not stored: GET /api/apis/categories scans apicat/,
+// so no single key is written by every API change.
+var (
+	apiPrefix       = []byte("api/")
+	dbIDPrefix      = []byte("apidb/")
+	categoryPrefix  = []byte("apicat/")
+	stagedPrefix    = []byte("apistaged/")
+	childPrefix     = []byte("apichild/")
+	userPrefix      = []byte("user/")
+	userKeyPrefix   = []byte("userkey/")
+	userEmailPrefix = []byte("useremail/")
+)
+
+// key joins a prefix and one name.
+func key(prefix []byte, name string) []byte {
+	k := make([]byte, 0, len(prefix)+len(name))
+	return append(append(k, prefix...), name...)
+}
+
+// pairKey joins a prefix, a length-prefixed a and b; the length keeps
+// "ab"+"c" apart from "a"+"bc", and every b of one a shares a prefix.
+func pairKey(prefix []byte, a, b string) []byte {
+	k := make([]byte, 0, len(prefix)+2+len(a)+len(b))
+	k = append(k, prefix...)
+	k = binary.BigEndian.AppendUint16(k, uint16(len(a)))
+	k = append(k, a...)
+	return append(k, b...)
+}
+
+// splitPair reads a pairKey back.
+func splitPair(prefix, k []byte) (a, b string, err error) {
+	k = k[len(prefix):]
+	if len(k) < 2 || int(binary.BigEndian.Uint16(k)) > len(k)-2 {
+		return "", "", fmt.Errorf("%w: index key %q", ErrCorrupt, k)
+	}
+	n := int(binary.BigEndian.Uint16(k))
+	return string(k[2 : 2+n]), string(k[2+n:]), nil
+}
