@@ -5,6 +5,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -76,6 +77,9 @@ func New(st *store.Store, log *slog.Logger) *Server {
 func (s *Server) storeError(err error, notFound error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound
+	}
+	if taken, ok := errors.AsType[*store.PathTakenError](err); ok {
+		return invalid([]string{fmt.Sprintf("Path %s is already the path of tutorial page %d of this product", quote(taken.Path), taken.By)})
 	}
 	if _, ok := status.FromError(err); ok {
 		return err

@@ -108,7 +108,12 @@ func DecodeBody(data []byte, v any) error {
 		}
 		msg = rv.Elem().Interface().(proto.Message)
 	}
-	problems := decodeObject(data, msg.ProtoReflect())
+	var problems []string
+	if order, ok := msg.(*portalv1.DocOrder); ok {
+		problems = decodeOrder(data, order)
+	} else {
+		problems = decodeObject(data, msg.ProtoReflect())
+	}
 	if len(problems) == 0 {
 		return nil // the handler checks the values, with the store at hand
 	}
@@ -255,4 +260,42 @@ func toLower(r rune) rune {
 		return r + 'a' - 'A'
 	}
 	return r
+}
+
+// decodeOrder reads a page order, a JSON array of page IDs: numbers as the
+// Tyk portal writes them, or strings of digits as this API writes IDs
+// elsewhere. Whether each is a page of the product is the handler's to check.
+func decodeOrder(data []byte, order *portalv1.DocOrder) []string {
+	const want = "send a JSON array of tutorial page IDs, such as [3, 1, 2]"
+	if len(bytes.TrimSpace(data)) == 0 {
+		return []string{"Request body is empty: " + want}
+	}
+	if !utf8.Valid(data) {
+		return []string{"Request body is not valid UTF-8"}
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(data, &elems); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return []string{fmt.Sprintf("Request body is not valid JSON (error at byte %d)", syntax.Offset)}
+		}
+		return []string{"Request body must be a JSON array: " + want}
+	}
+	if elems == nil {
+		return []string{"Request body must be a JSON array: " + want}
+	}
+	var problems []string
+	for i, e := range elems {
+		e = bytes.TrimSpace(e)
+		var s string
+		switch {
+		case isString(e) && json.Unmarshal(e, &s) == nil:
+			order.DocIds = append(order.DocIds, s)
+		case len(e) > 0 && (e[0] == '-' || ('0' <= e[0] && e[0] <= '9')):
+			order.DocIds = append(order.DocIds, string(e)) // the handler refuses 1.5, -1, 1e3
+		default:
+			problems = append(problems, fmt.Sprintf("Item %d must be a tutorial page ID (a positive integer); got %s", i+1, quote(string(e))))
+		}
+	}
+	return problems
 }

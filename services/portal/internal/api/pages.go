@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
@@ -168,4 +170,66 @@ func pageMessage(p store.Page) *portalv1.TutorialPage {
 
 func hiddenMessage(p store.Page) *portalv1.TutorialPageHidden {
 	return &portalv1.TutorialPageHidden{MarkdownContent: p.MarkdownContent, PreviewContent: p.PreviewContent}
+}
+
+// ReorderTutorialPages sets the order of a product's pages. The list must
+// name every page of the product exactly once: a partial list is refused
+// rather than guessed at, so that a client working from a stale list learns
+// that the pages changed.
+func (s *Server) ReorderTutorialPages(ctx context.Context, req *portalv1.ReorderTutorialPagesRequest) (*portalv1.ReorderTutorialPagesResponse, error) {
+	product, err := pathID(req.GetProductId(), productID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.store.ReorderPages(ctx, product, func(current []uint32) ([]uint32, error) {
+		return checkOrder(req.GetOrder().GetDocIds(), current)
+	})
+	if err != nil {
+		return nil, s.storeError(err, productID.missing)
+	}
+	resp := &portalv1.ReorderTutorialPagesResponse{Pages: make([]*portalv1.TutorialPage, 0, len(list))}
+	for _, p := range list {
+		resp.Pages = append(resp.Pages, pageMessage(p))
+	}
+	return resp, nil
+}
+
+// checkOrder reads a requested page order against the product's pages: one
+// message per element that is not an ID, names no page of the product or
+// repeats one, then one for the pages left out.
+func checkOrder(ids []string, current []uint32) ([]uint32, error) {
+	pages := make(map[uint32]bool, len(current))
+	for _, id := range current {
+		pages[id] = true
+	}
+	var msgs []string
+	seen := make(map[uint32]bool, len(ids))
+	order := make([]uint32, 0, len(ids))
+	for i, text := range ids {
+		id, ok, exists := parseID(text)
+		switch {
+		case !ok:
+			msgs = append(msgs, fmt.Sprintf("Item %d must be a tutorial page ID (a positive integer); got %s", i+1, quote(text)))
+		case !exists || !pages[id]:
+			msgs = append(msgs, fmt.Sprintf("Item %d: tutorial page %s is not a page of this product", i+1, text))
+		case seen[id]:
+			msgs = append(msgs, fmt.Sprintf("Item %d: tutorial page %d is listed twice", i+1, id))
+		default:
+			seen[id] = true
+			order = append(order, id)
+		}
+	}
+	var missing []string
+	for _, id := range current {
+		if !seen[id] {
+			missing = append(missing, strconv.FormatUint(uint64(id), 10))
+		}
+	}
+	if len(missing) > 0 {
+		msgs = append(msgs, "The list must name every page of the product exactly once; missing: "+strings.Join(missing, ", "))
+	}
+	if len(msgs) > 0 {
+		return nil, invalid(msgs)
+	}
+	return order, nil
 }

@@ -28,7 +28,9 @@ var (
 	catBucket     = []byte("categories")     // category id → Label (JSON)
 	catNameBucket = []byte("category_names") // category name → category id
 	keyBucket     = []byte("api_keys")       // SHA-256 of an admin API key → Credential (JSON)
-	allBuckets    = [][]byte{productBucket, pageBucket, tagBucket, tagNameBucket, catBucket, catNameBucket, keyBucket}
+	orderBucket   = []byte("page_orders")    // product id → its page ids in their order (uint32 big-endian each)
+	siteBucket    = []byte("site")           // changedKey → when pages last changed without an UpdatedAt moving
+	allBuckets    = [][]byte{productBucket, pageBucket, tagBucket, tagNameBucket, catBucket, catNameBucket, keyBucket, orderBucket, siteBucket}
 	errNoBucket   = errors.New("store: bucket missing")
 	labelBuckets  = map[LabelKind][2][]byte{Tags: {tagBucket, tagNameBucket}, Categories: {catBucket, catNameBucket}}
 )
@@ -38,6 +40,8 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrAlreadyExists means a tag or category with that name exists.
 	ErrAlreadyExists = errors.New("already exists")
+	// ErrPathTaken means another page of the product has that Path (see PathTakenError).
+	ErrPathTaken = errors.New("path taken")
 	// ErrIDsExhausted means every uint32 id has been handed out.
 	ErrIDsExhausted = boltstore.ErrIDsExhausted
 )
@@ -232,13 +236,20 @@ func (s *Store) DeleteProduct(_ context.Context, id uint32) error {
 				return err
 			}
 		}
+		if err := tx.Bucket(orderBucket).Delete(prefix); err != nil {
+			return err
+		}
+		if err := markChanged(tx); err != nil {
+			return err
+		}
 		return b.Delete(boltstore.Key(id))
 	})
 }
 
-// CreatePage stores a new page of product. fill sets the page's fields; it
-// runs inside the transaction and may look labels up, and its error aborts
-// the creation. The product must exist.
+// CreatePage stores a new page of product, last in the product's order.
+// fill sets the page's fields; it runs inside the transaction and may look
+// labels up, and its error aborts the creation. The product must exist, and
+// a Path already used by another page of the product is a *PathTakenError.
 func (s *Store) CreatePage(_ context.Context, product uint32, fill func(*Page, LabelLookup) error) (Page, error) {
 	var p Page
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -249,6 +260,9 @@ func (s *Store) CreatePage(_ context.Context, product uint32, fill func(*Page, L
 			return err
 		}
 		b := tx.Bucket(pageBucket)
+		if err := pathFree(tx, product, 0, p.Path); err != nil {
+			return err
+		}
 		id, err := boltstore.NextID(b)
 		if err != nil {
 			return err
@@ -276,32 +290,32 @@ func (s *Store) GetPage(_ context.Context, product, id uint32) (Page, error) {
 }
 
 // ListPages returns up to limit pages of product after skipping offset, in
-// ascending id order; ErrNotFound when the product does not exist.
+// the product's page order; ErrNotFound when the product does not exist.
 func (s *Store) ListPages(_ context.Context, product uint32, offset, limit int) ([]Page, error) {
 	out := []Page{}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if tx.Bucket(productBucket).Get(boltstore.Key(product)) == nil {
 			return ErrNotFound
 		}
-		names := map[labelRef]string{}
-		return window(tx.Bucket(pageBucket).Cursor(), boltstore.Key(product), offset, limit, func(_, v []byte) error {
-			p, err := decode[Page](v, "page")
-			if err != nil {
-				return err
-			}
-			if err := fillNames(tx, &p, names); err != nil {
-				return err
-			}
-			out = append(out, p)
+		order := pageOrder(tx, product)
+		if offset >= len(order) {
 			return nil
-		})
+		}
+		order = order[offset:]
+		if limit < len(order) {
+			order = order[:limit]
+		}
+		var err error
+		out, err = pagesByID(tx, product, order)
+		return err
 	})
 	return out, err
 }
 
 // UpdatePage runs update on page id of product inside one transaction and
 // stores the result unless update fails. update may look labels up; the
-// page's ID and product cannot change.
+// page's ID and product cannot change. A new Path already used by another
+// page of the product is a *PathTakenError.
 func (s *Store) UpdatePage(_ context.Context, product, id uint32, update func(*Page, LabelLookup) error) (Page, error) {
 	var p Page
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -310,8 +324,14 @@ func (s *Store) UpdatePage(_ context.Context, product, id uint32, update func(*P
 		if p, err = decode[Page](b.Get(pageKey(product, id)), "page"); err != nil {
 			return err
 		}
+		before := CleanPath(p.Path)
 		if err := update(&p, lookupIn(tx)); err != nil {
 			return err
+		}
+		if CleanPath(p.Path) != before {
+			if err := pathFree(tx, product, id, p.Path); err != nil {
+				return err
+			}
 		}
 		p.ID, p.ProductID = id, product
 		if err := put(b, pageKey(product, id), p); err != nil {
@@ -329,7 +349,13 @@ func (s *Store) DeletePage(_ context.Context, product, id uint32) error {
 		if b.Get(pageKey(product, id)) == nil {
 			return ErrNotFound
 		}
-		return b.Delete(pageKey(product, id))
+		if err := b.Delete(pageKey(product, id)); err != nil {
+			return err
+		}
+		if err := setOrder(tx, product, pageOrder(tx, product)); err != nil {
+			return err
+		}
+		return markChanged(tx)
 	})
 }
 
@@ -427,6 +453,9 @@ func (s *Store) DeleteLabel(_ context.Context, kind LabelKind, id uint32) error 
 			return err
 		}
 		if err := b.Delete(boltstore.Key(id)); err != nil {
+			return err
+		}
+		if err := markChanged(tx); err != nil {
 			return err
 		}
 		return unlinkLabel(tx, kind, id)

@@ -2407,6 +2407,155 @@ func (x *ErrorResponse) GetErrors() []string {
 	return nil
 }
 
+// DocOrder is the new order of a product's tutorial pages; on REST it is
+// written as a plain JSON array of page IDs (`[3, 1, 2]`, as the Tyk portal),
+// which its OpenAPI schema says by referring to the schema of doc_ids.
+type DocOrder struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// doc_ids are the page IDs (decimal text), first page first.
+	DocIds        []string `protobuf:"bytes,1,rep,name=doc_ids,json=docIds,proto3" json:"doc_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DocOrder) Reset() {
+	*x = DocOrder{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DocOrder) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DocOrder) ProtoMessage() {}
+
+func (x *DocOrder) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DocOrder.ProtoReflect.Descriptor instead.
+func (*DocOrder) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *DocOrder) GetDocIds() []string {
+	if x != nil {
+		return x.DocIds
+	}
+	return nil
+}
+
+// ReorderTutorialPagesRequest sets the order of a product's pages.
+type ReorderTutorialPagesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// product_id is the product's ID as written in the path.
+	ProductId string `protobuf:"bytes,1,opt,name=product_id,proto3" json:"product_id,omitempty"`
+	// order names every page of the product exactly once, first page first.
+	Order         *DocOrder `protobuf:"bytes,2,opt,name=order,proto3" json:"order,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReorderTutorialPagesRequest) Reset() {
+	*x = ReorderTutorialPagesRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReorderTutorialPagesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReorderTutorialPagesRequest) ProtoMessage() {}
+
+func (x *ReorderTutorialPagesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReorderTutorialPagesRequest.ProtoReflect.Descriptor instead.
+func (*ReorderTutorialPagesRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ReorderTutorialPagesRequest) GetProductId() string {
+	if x != nil {
+		return x.ProductId
+	}
+	return ""
+}
+
+func (x *ReorderTutorialPagesRequest) GetOrder() *DocOrder {
+	if x != nil {
+		return x.Order
+	}
+	return nil
+}
+
+// ReorderTutorialPagesResponse answers a reorder.
+type ReorderTutorialPagesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pages are every page of the product, in the new order.
+	Pages         []*TutorialPage `protobuf:"bytes,1,rep,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReorderTutorialPagesResponse) Reset() {
+	*x = ReorderTutorialPagesResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReorderTutorialPagesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReorderTutorialPagesResponse) ProtoMessage() {}
+
+func (x *ReorderTutorialPagesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReorderTutorialPagesResponse.ProtoReflect.Descriptor instead.
+func (*ReorderTutorialPagesResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ReorderTutorialPagesResponse) GetPages() []*TutorialPage {
+	if x != nil {
+		return x.Pages
+	}
+	return nil
+}
+
 var File_gatehouse_portal_v1_portal_proto protoreflect.FileDescriptor
 
 const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
@@ -2585,7 +2734,17 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x1aDeleteTutorialPageResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\"'\n" +
 	"\rErrorResponse\x12\x16\n" +
-	"\x06errors\x18\x01 \x03(\tR\x06errors2\xfb7\n" +
+	"\x06errors\x18\x01 \x03(\tR\x06errors\"\xfe\x01\n" +
+	"\bDocOrder\x120\n" +
+	"\adoc_ids\x18\x01 \x03(\tB\x17\x92A\x14J\a[3,1,2]\x8a\x01\b^[0-9]+$R\x06docIds:\xbf\x01\x92A\xbb\x01\n" +
+	"\xb8\x01\x1a*#/definitions/v1DocOrder/properties/docIds2\x89\x01IDs of the product's tutorial pages as a plain JSON array of integers, first page first; it names every page of the product exactly once.\"r\n" +
+	"\x1bReorderTutorialPagesRequest\x12\x1e\n" +
+	"\n" +
+	"product_id\x18\x01 \x01(\tR\n" +
+	"product_id\x123\n" +
+	"\x05order\x18\x02 \x01(\v2\x1d.gatehouse.portal.v1.DocOrderR\x05order\"W\n" +
+	"\x1cReorderTutorialPagesResponse\x127\n" +
+	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\x95>\n" +
 	"\rPortalService\x12\xa6\x03\n" +
 	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
 	"\x03201\x127\n" +
@@ -2690,10 +2849,10 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\xa6\x02\n" +
 	"\x03422\x12\x9e\x02\n" +
 	"\xf3\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Title` is required; `Status` must be published, draft or review; `Categories` and `Tags` must name existing IDs.\x12&\n" +
-	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x024:\x04pageb\x04page\"&/portal-api/products/{product_id}/docs\x12\x90\x04\n" +
-	"\x11ListTutorialPages\x12-.gatehouse.portal.v1.ListTutorialPagesRequest\x1a..gatehouse.portal.v1.ListTutorialPagesResponse\"\x9b\x03\x92A\xe2\x02J\x8a\x01\n" +
-	"\x03200\x12\x82\x01\n" +
-	"@One page of the product's tutorial pages, in ascending ID order.\x12>\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x024:\x04pageb\x04page\"&/portal-api/products/{product_id}/docs\x12\xd9\x04\n" +
+	"\x11ListTutorialPages\x12-.gatehouse.portal.v1.ListTutorialPagesRequest\x1a..gatehouse.portal.v1.ListTutorialPagesResponse\"\xe4\x03\x92A\xab\x03J\xd3\x01\n" +
+	"\x03200\x12\xcb\x01\n" +
+	"\x88\x01One page of the product's tutorial pages, in their order: as last set by a reorder, new pages last (ascending ID order until a reorder).\x12>\n" +
 	"<\x1a:#/definitions/v1ListTutorialPagesResponse/properties/pagesJ\x8f\x01\n" +
 	"\x03400\x12\x87\x01\n" +
 	"]`{product_id}` is not a positive integer. Or: `page` or `per_page` is not a positive integer.\x12&\n" +
@@ -2723,7 +2882,20 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x91\x02\n" +
 	"\x03422\x12\x89\x02\n" +
 	"\xde\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Status` must be published, draft or review; `Categories` and `Tags` must name existing IDs.\x12&\n" +
-	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02=:\x04pageb\x04page\x1a//portal-api/products/{product_id}/docs/{doc_id}\x12\xe5\x03\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02=:\x04pageb\x04page\x1a//portal-api/products/{product_id}/docs/{doc_id}\x12\xce\x05\n" +
+	"\x14ReorderTutorialPages\x120.gatehouse.portal.v1.ReorderTutorialPagesRequest\x1a1.gatehouse.portal.v1.ReorderTutorialPagesResponse\"\xd0\x04\x92A\x88\x04J\x81\x01\n" +
+	"\x03200\x12z\n" +
+	"5Every tutorial page of the product, in the new order.\x12A\n" +
+	"?\x1a=#/definitions/v1ReorderTutorialPagesResponse/properties/pagesJZ\n" +
+	"\x03400\x12S\n" +
+	")`{product_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJA\n" +
+	"\x03404\x12:\n" +
+	"\x10No such product.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\xe2\x01\n" +
+	"\x03422\x12\xda\x01\n" +
+	"\xaf\x01The body is not a JSON array of page IDs, or it names an unknown page, a page of another product or a page twice, or leaves a page of the product out; one message per problem.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02>:\x05orderb\x05pages\"./portal-api/products/{product_id}/docs/reorder\x12\xe5\x03\n" +
 	"\x12DeleteTutorialPage\x12..gatehouse.portal.v1.DeleteTutorialPageRequest\x1a/.gatehouse.portal.v1.DeleteTutorialPageResponse\"\xed\x02\x92A\xb2\x02JY\n" +
 	"\x03200\x12R\n" +
 	"\x1bDeleted: `{\"status\":\"ok\"}`.\x123\n" +
@@ -2758,51 +2930,54 @@ func file_gatehouse_portal_v1_portal_proto_rawDescGZIP() []byte {
 	return file_gatehouse_portal_v1_portal_proto_rawDescData
 }
 
-var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
-	(*Product)(nil),                    // 0: gatehouse.portal.v1.Product
-	(*ProductInput)(nil),               // 1: gatehouse.portal.v1.ProductInput
-	(*CreateProductRequest)(nil),       // 2: gatehouse.portal.v1.CreateProductRequest
-	(*CreateProductResponse)(nil),      // 3: gatehouse.portal.v1.CreateProductResponse
-	(*ListProductsRequest)(nil),        // 4: gatehouse.portal.v1.ListProductsRequest
-	(*ListProductsResponse)(nil),       // 5: gatehouse.portal.v1.ListProductsResponse
-	(*GetProductRequest)(nil),          // 6: gatehouse.portal.v1.GetProductRequest
-	(*GetProductResponse)(nil),         // 7: gatehouse.portal.v1.GetProductResponse
-	(*UpdateProductRequest)(nil),       // 8: gatehouse.portal.v1.UpdateProductRequest
-	(*UpdateProductResponse)(nil),      // 9: gatehouse.portal.v1.UpdateProductResponse
-	(*DeleteProductRequest)(nil),       // 10: gatehouse.portal.v1.DeleteProductRequest
-	(*DeleteProductResponse)(nil),      // 11: gatehouse.portal.v1.DeleteProductResponse
-	(*Tag)(nil),                        // 12: gatehouse.portal.v1.Tag
-	(*TagInput)(nil),                   // 13: gatehouse.portal.v1.TagInput
-	(*CreateTagRequest)(nil),           // 14: gatehouse.portal.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),          // 15: gatehouse.portal.v1.CreateTagResponse
-	(*ListTagsRequest)(nil),            // 16: gatehouse.portal.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),           // 17: gatehouse.portal.v1.ListTagsResponse
-	(*DeleteTagRequest)(nil),           // 18: gatehouse.portal.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),          // 19: gatehouse.portal.v1.DeleteTagResponse
-	(*Category)(nil),                   // 20: gatehouse.portal.v1.Category
-	(*CategoryInput)(nil),              // 21: gatehouse.portal.v1.CategoryInput
-	(*CreateCategoryRequest)(nil),      // 22: gatehouse.portal.v1.CreateCategoryRequest
-	(*CreateCategoryResponse)(nil),     // 23: gatehouse.portal.v1.CreateCategoryResponse
-	(*ListCategoriesRequest)(nil),      // 24: gatehouse.portal.v1.ListCategoriesRequest
-	(*ListCategoriesResponse)(nil),     // 25: gatehouse.portal.v1.ListCategoriesResponse
-	(*DeleteCategoryRequest)(nil),      // 26: gatehouse.portal.v1.DeleteCategoryRequest
-	(*DeleteCategoryResponse)(nil),     // 27: gatehouse.portal.v1.DeleteCategoryResponse
-	(*TutorialPage)(nil),               // 28: gatehouse.portal.v1.TutorialPage
-	(*TutorialPageHidden)(nil),         // 29: gatehouse.portal.v1.TutorialPageHidden
-	(*IdList)(nil),                     // 30: gatehouse.portal.v1.IdList
-	(*TutorialPageInput)(nil),          // 31: gatehouse.portal.v1.TutorialPageInput
-	(*CreateTutorialPageRequest)(nil),  // 32: gatehouse.portal.v1.CreateTutorialPageRequest
-	(*CreateTutorialPageResponse)(nil), // 33: gatehouse.portal.v1.CreateTutorialPageResponse
-	(*ListTutorialPagesRequest)(nil),   // 34: gatehouse.portal.v1.ListTutorialPagesRequest
-	(*ListTutorialPagesResponse)(nil),  // 35: gatehouse.portal.v1.ListTutorialPagesResponse
-	(*GetTutorialPageRequest)(nil),     // 36: gatehouse.portal.v1.GetTutorialPageRequest
-	(*GetTutorialPageResponse)(nil),    // 37: gatehouse.portal.v1.GetTutorialPageResponse
-	(*UpdateTutorialPageRequest)(nil),  // 38: gatehouse.portal.v1.UpdateTutorialPageRequest
-	(*UpdateTutorialPageResponse)(nil), // 39: gatehouse.portal.v1.UpdateTutorialPageResponse
-	(*DeleteTutorialPageRequest)(nil),  // 40: gatehouse.portal.v1.DeleteTutorialPageRequest
-	(*DeleteTutorialPageResponse)(nil), // 41: gatehouse.portal.v1.DeleteTutorialPageResponse
-	(*ErrorResponse)(nil),              // 42: gatehouse.portal.v1.ErrorResponse
+	(*Product)(nil),                      // 0: gatehouse.portal.v1.Product
+	(*ProductInput)(nil),                 // 1: gatehouse.portal.v1.ProductInput
+	(*CreateProductRequest)(nil),         // 2: gatehouse.portal.v1.CreateProductRequest
+	(*CreateProductResponse)(nil),        // 3: gatehouse.portal.v1.CreateProductResponse
+	(*ListProductsRequest)(nil),          // 4: gatehouse.portal.v1.ListProductsRequest
+	(*ListProductsResponse)(nil),         // 5: gatehouse.portal.v1.ListProductsResponse
+	(*GetProductRequest)(nil),            // 6: gatehouse.portal.v1.GetProductRequest
+	(*GetProductResponse)(nil),           // 7: gatehouse.portal.v1.GetProductResponse
+	(*UpdateProductRequest)(nil),         // 8: gatehouse.portal.v1.UpdateProductRequest
+	(*UpdateProductResponse)(nil),        // 9: gatehouse.portal.v1.UpdateProductResponse
+	(*DeleteProductRequest)(nil),         // 10: gatehouse.portal.v1.DeleteProductRequest
+	(*DeleteProductResponse)(nil),        // 11: gatehouse.portal.v1.DeleteProductResponse
+	(*Tag)(nil),                          // 12: gatehouse.portal.v1.Tag
+	(*TagInput)(nil),                     // 13: gatehouse.portal.v1.TagInput
+	(*CreateTagRequest)(nil),             // 14: gatehouse.portal.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),            // 15: gatehouse.portal.v1.CreateTagResponse
+	(*ListTagsRequest)(nil),              // 16: gatehouse.portal.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),             // 17: gatehouse.portal.v1.ListTagsResponse
+	(*DeleteTagRequest)(nil),             // 18: gatehouse.portal.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),            // 19: gatehouse.portal.v1.DeleteTagResponse
+	(*Category)(nil),                     // 20: gatehouse.portal.v1.Category
+	(*CategoryInput)(nil),                // 21: gatehouse.portal.v1.CategoryInput
+	(*CreateCategoryRequest)(nil),        // 22: gatehouse.portal.v1.CreateCategoryRequest
+	(*CreateCategoryResponse)(nil),       // 23: gatehouse.portal.v1.CreateCategoryResponse
+	(*ListCategoriesRequest)(nil),        // 24: gatehouse.portal.v1.ListCategoriesRequest
+	(*ListCategoriesResponse)(nil),       // 25: gatehouse.portal.v1.ListCategoriesResponse
+	(*DeleteCategoryRequest)(nil),        // 26: gatehouse.portal.v1.DeleteCategoryRequest
+	(*DeleteCategoryResponse)(nil),       // 27: gatehouse.portal.v1.DeleteCategoryResponse
+	(*TutorialPage)(nil),                 // 28: gatehouse.portal.v1.TutorialPage
+	(*TutorialPageHidden)(nil),           // 29: gatehouse.portal.v1.TutorialPageHidden
+	(*IdList)(nil),                       // 30: gatehouse.portal.v1.IdList
+	(*TutorialPageInput)(nil),            // 31: gatehouse.portal.v1.TutorialPageInput
+	(*CreateTutorialPageRequest)(nil),    // 32: gatehouse.portal.v1.CreateTutorialPageRequest
+	(*CreateTutorialPageResponse)(nil),   // 33: gatehouse.portal.v1.CreateTutorialPageResponse
+	(*ListTutorialPagesRequest)(nil),     // 34: gatehouse.portal.v1.ListTutorialPagesRequest
+	(*ListTutorialPagesResponse)(nil),    // 35: gatehouse.portal.v1.ListTutorialPagesResponse
+	(*GetTutorialPageRequest)(nil),       // 36: gatehouse.portal.v1.GetTutorialPageRequest
+	(*GetTutorialPageResponse)(nil),      // 37: gatehouse.portal.v1.GetTutorialPageResponse
+	(*UpdateTutorialPageRequest)(nil),    // 38: gatehouse.portal.v1.UpdateTutorialPageRequest
+	(*UpdateTutorialPageResponse)(nil),   // 39: gatehouse.portal.v1.UpdateTutorialPageResponse
+	(*DeleteTutorialPageRequest)(nil),    // 40: gatehouse.portal.v1.DeleteTutorialPageRequest
+	(*DeleteTutorialPageResponse)(nil),   // 41: gatehouse.portal.v1.DeleteTutorialPageResponse
+	(*ErrorResponse)(nil),                // 42: gatehouse.portal.v1.ErrorResponse
+	(*DocOrder)(nil),                     // 43: gatehouse.portal.v1.DocOrder
+	(*ReorderTutorialPagesRequest)(nil),  // 44: gatehouse.portal.v1.ReorderTutorialPagesRequest
+	(*ReorderTutorialPagesResponse)(nil), // 45: gatehouse.portal.v1.ReorderTutorialPagesResponse
 }
 var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	1,  // 0: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
@@ -2828,43 +3003,47 @@ var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	31, // 20: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
 	28, // 21: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
 	29, // 22: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	2,  // 23: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
-	4,  // 24: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
-	6,  // 25: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
-	8,  // 26: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
-	10, // 27: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
-	14, // 28: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
-	16, // 29: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
-	18, // 30: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
-	22, // 31: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
-	24, // 32: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
-	26, // 33: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
-	32, // 34: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
-	34, // 35: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
-	36, // 36: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
-	38, // 37: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
-	40, // 38: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
-	3,  // 39: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
-	5,  // 40: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
-	7,  // 41: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
-	9,  // 42: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
-	11, // 43: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
-	15, // 44: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
-	17, // 45: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
-	19, // 46: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
-	23, // 47: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
-	25, // 48: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
-	27, // 49: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
-	33, // 50: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
-	35, // 51: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
-	37, // 52: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
-	39, // 53: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
-	41, // 54: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
-	39, // [39:55] is the sub-list for method output_type
-	23, // [23:39] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	43, // 23: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
+	28, // 24: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	2,  // 25: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
+	4,  // 26: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
+	6,  // 27: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
+	8,  // 28: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
+	10, // 29: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
+	14, // 30: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
+	16, // 31: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
+	18, // 32: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
+	22, // 33: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
+	24, // 34: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
+	26, // 35: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
+	32, // 36: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
+	34, // 37: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
+	36, // 38: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
+	38, // 39: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
+	44, // 40: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
+	40, // 41: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
+	3,  // 42: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
+	5,  // 43: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
+	7,  // 44: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
+	9,  // 45: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
+	11, // 46: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
+	15, // 47: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
+	17, // 48: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
+	19, // 49: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
+	23, // 50: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
+	25, // 51: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
+	27, // 52: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
+	33, // 53: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
+	35, // 54: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
+	37, // 55: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
+	39, // 56: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
+	45, // 57: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
+	41, // 58: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
+	42, // [42:59] is the sub-list for method output_type
+	25, // [25:42] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_portal_v1_portal_proto_init() }
@@ -2880,7 +3059,7 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_portal_v1_portal_proto_rawDesc), len(file_gatehouse_portal_v1_portal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   43,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -608,6 +608,51 @@ func local_request_PortalService_UpdateTutorialPage_0(ctx context.Context, marsh
 	return msg, metadata, err
 }
 
+func request_PortalService_ReorderTutorialPages_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ReorderTutorialPagesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Order); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["product_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "product_id")
+	}
+	protoReq.ProductId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "product_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ReorderTutorialPages(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_ReorderTutorialPages_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ReorderTutorialPagesRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Order); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["product_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "product_id")
+	}
+	protoReq.ProductId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "product_id", err)
+	}
+	msg, err := server.ReorderTutorialPages(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_PortalService_DeleteTutorialPage_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq DeleteTutorialPageRequest
@@ -969,6 +1014,26 @@ func RegisterPortalServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_UpdateTutorialPage_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateTutorialPage_0{resp.(*UpdateTutorialPageResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_PortalService_ReorderTutorialPages_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", runtime.WithHTTPPathPattern("/portal-api/products/{product_id}/docs/reorder"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_ReorderTutorialPages_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_ReorderTutorialPages_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ReorderTutorialPages_0{resp.(*ReorderTutorialPagesResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteTutorialPage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1284,6 +1349,23 @@ func RegisterPortalServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_UpdateTutorialPage_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateTutorialPage_0{resp.(*UpdateTutorialPageResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodPost, pattern_PortalService_ReorderTutorialPages_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", runtime.WithHTTPPathPattern("/portal-api/products/{product_id}/docs/reorder"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_ReorderTutorialPages_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_ReorderTutorialPages_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ReorderTutorialPages_0{resp.(*ReorderTutorialPagesResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteTutorialPage_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1412,40 +1494,51 @@ func (m response_PortalService_UpdateTutorialPage_0) XXX_ResponseBody() interfac
 	return response.Page
 }
 
+type response_PortalService_ReorderTutorialPages_0 struct {
+	*ReorderTutorialPagesResponse
+}
+
+func (m response_PortalService_ReorderTutorialPages_0) XXX_ResponseBody() interface{} {
+	response := m.ReorderTutorialPagesResponse
+	return response.Pages
+}
+
 var (
-	pattern_PortalService_CreateProduct_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
-	pattern_PortalService_ListProducts_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
-	pattern_PortalService_GetProduct_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
-	pattern_PortalService_UpdateProduct_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
-	pattern_PortalService_DeleteProduct_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
-	pattern_PortalService_CreateTag_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
-	pattern_PortalService_ListTags_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
-	pattern_PortalService_DeleteTag_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "tags", "tag_id"}, ""))
-	pattern_PortalService_CreateCategory_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
-	pattern_PortalService_ListCategories_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
-	pattern_PortalService_DeleteCategory_0     = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "categories", "category_id"}, ""))
-	pattern_PortalService_CreateTutorialPage_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
-	pattern_PortalService_ListTutorialPages_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
-	pattern_PortalService_GetTutorialPage_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
-	pattern_PortalService_UpdateTutorialPage_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
-	pattern_PortalService_DeleteTutorialPage_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
+	pattern_PortalService_CreateProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
+	pattern_PortalService_ListProducts_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
+	pattern_PortalService_GetProduct_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
+	pattern_PortalService_UpdateProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
+	pattern_PortalService_DeleteProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
+	pattern_PortalService_CreateTag_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
+	pattern_PortalService_ListTags_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
+	pattern_PortalService_DeleteTag_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "tags", "tag_id"}, ""))
+	pattern_PortalService_CreateCategory_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
+	pattern_PortalService_ListCategories_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
+	pattern_PortalService_DeleteCategory_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "categories", "category_id"}, ""))
+	pattern_PortalService_CreateTutorialPage_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
+	pattern_PortalService_ListTutorialPages_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
+	pattern_PortalService_GetTutorialPage_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
+	pattern_PortalService_UpdateTutorialPage_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
+	pattern_PortalService_ReorderTutorialPages_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 2, 4}, []string{"portal-api", "products", "product_id", "docs", "reorder"}, ""))
+	pattern_PortalService_DeleteTutorialPage_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3, 1, 0, 4, 1, 5, 4}, []string{"portal-api", "products", "product_id", "docs", "doc_id"}, ""))
 )
 
 var (
-	forward_PortalService_CreateProduct_0      = runtime.ForwardResponseMessage
-	forward_PortalService_ListProducts_0       = runtime.ForwardResponseMessage
-	forward_PortalService_GetProduct_0         = runtime.ForwardResponseMessage
-	forward_PortalService_UpdateProduct_0      = runtime.ForwardResponseMessage
-	forward_PortalService_DeleteProduct_0      = runtime.ForwardResponseMessage
-	forward_PortalService_CreateTag_0          = runtime.ForwardResponseMessage
-	forward_PortalService_ListTags_0           = runtime.ForwardResponseMessage
-	forward_PortalService_DeleteTag_0          = runtime.ForwardResponseMessage
-	forward_PortalService_CreateCategory_0     = runtime.ForwardResponseMessage
-	forward_PortalService_ListCategories_0     = runtime.ForwardResponseMessage
-	forward_PortalService_DeleteCategory_0     = runtime.ForwardResponseMessage
-	forward_PortalService_CreateTutorialPage_0 = runtime.ForwardResponseMessage
-	forward_PortalService_ListTutorialPages_0  = runtime.ForwardResponseMessage
-	forward_PortalService_GetTutorialPage_0    = runtime.ForwardResponseMessage
-	forward_PortalService_UpdateTutorialPage_0 = runtime.ForwardResponseMessage
-	forward_PortalService_DeleteTutorialPage_0 = runtime.ForwardResponseMessage
+	forward_PortalService_CreateProduct_0        = runtime.ForwardResponseMessage
+	forward_PortalService_ListProducts_0         = runtime.ForwardResponseMessage
+	forward_PortalService_GetProduct_0           = runtime.ForwardResponseMessage
+	forward_PortalService_UpdateProduct_0        = runtime.ForwardResponseMessage
+	forward_PortalService_DeleteProduct_0        = runtime.ForwardResponseMessage
+	forward_PortalService_CreateTag_0            = runtime.ForwardResponseMessage
+	forward_PortalService_ListTags_0             = runtime.ForwardResponseMessage
+	forward_PortalService_DeleteTag_0            = runtime.ForwardResponseMessage
+	forward_PortalService_CreateCategory_0       = runtime.ForwardResponseMessage
+	forward_PortalService_ListCategories_0       = runtime.ForwardResponseMessage
+	forward_PortalService_DeleteCategory_0       = runtime.ForwardResponseMessage
+	forward_PortalService_CreateTutorialPage_0   = runtime.ForwardResponseMessage
+	forward_PortalService_ListTutorialPages_0    = runtime.ForwardResponseMessage
+	forward_PortalService_GetTutorialPage_0      = runtime.ForwardResponseMessage
+	forward_PortalService_UpdateTutorialPage_0   = runtime.ForwardResponseMessage
+	forward_PortalService_ReorderTutorialPages_0 = runtime.ForwardResponseMessage
+	forward_PortalService_DeleteTutorialPage_0   = runtime.ForwardResponseMessage
 )

@@ -19,22 +19,23 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	PortalService_CreateProduct_FullMethodName      = "/gatehouse.portal.v1.PortalService/CreateProduct"
-	PortalService_ListProducts_FullMethodName       = "/gatehouse.portal.v1.PortalService/ListProducts"
-	PortalService_GetProduct_FullMethodName         = "/gatehouse.portal.v1.PortalService/GetProduct"
-	PortalService_UpdateProduct_FullMethodName      = "/gatehouse.portal.v1.PortalService/UpdateProduct"
-	PortalService_DeleteProduct_FullMethodName      = "/gatehouse.portal.v1.PortalService/DeleteProduct"
-	PortalService_CreateTag_FullMethodName          = "/gatehouse.portal.v1.PortalService/CreateTag"
-	PortalService_ListTags_FullMethodName           = "/gatehouse.portal.v1.PortalService/ListTags"
-	PortalService_DeleteTag_FullMethodName          = "/gatehouse.portal.v1.PortalService/DeleteTag"
-	PortalService_CreateCategory_FullMethodName     = "/gatehouse.portal.v1.PortalService/CreateCategory"
-	PortalService_ListCategories_FullMethodName     = "/gatehouse.portal.v1.PortalService/ListCategories"
-	PortalService_DeleteCategory_FullMethodName     = "/gatehouse.portal.v1.PortalService/DeleteCategory"
-	PortalService_CreateTutorialPage_FullMethodName = "/gatehouse.portal.v1.PortalService/CreateTutorialPage"
-	PortalService_ListTutorialPages_FullMethodName  = "/gatehouse.portal.v1.PortalService/ListTutorialPages"
-	PortalService_GetTutorialPage_FullMethodName    = "/gatehouse.portal.v1.PortalService/GetTutorialPage"
-	PortalService_UpdateTutorialPage_FullMethodName = "/gatehouse.portal.v1.PortalService/UpdateTutorialPage"
-	PortalService_DeleteTutorialPage_FullMethodName = "/gatehouse.portal.v1.PortalService/DeleteTutorialPage"
+	PortalService_CreateProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/CreateProduct"
+	PortalService_ListProducts_FullMethodName         = "/gatehouse.portal.v1.PortalService/ListProducts"
+	PortalService_GetProduct_FullMethodName           = "/gatehouse.portal.v1.PortalService/GetProduct"
+	PortalService_UpdateProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/UpdateProduct"
+	PortalService_DeleteProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/DeleteProduct"
+	PortalService_CreateTag_FullMethodName            = "/gatehouse.portal.v1.PortalService/CreateTag"
+	PortalService_ListTags_FullMethodName             = "/gatehouse.portal.v1.PortalService/ListTags"
+	PortalService_DeleteTag_FullMethodName            = "/gatehouse.portal.v1.PortalService/DeleteTag"
+	PortalService_CreateCategory_FullMethodName       = "/gatehouse.portal.v1.PortalService/CreateCategory"
+	PortalService_ListCategories_FullMethodName       = "/gatehouse.portal.v1.PortalService/ListCategories"
+	PortalService_DeleteCategory_FullMethodName       = "/gatehouse.portal.v1.PortalService/DeleteCategory"
+	PortalService_CreateTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/CreateTutorialPage"
+	PortalService_ListTutorialPages_FullMethodName    = "/gatehouse.portal.v1.PortalService/ListTutorialPages"
+	PortalService_GetTutorialPage_FullMethodName      = "/gatehouse.portal.v1.PortalService/GetTutorialPage"
+	PortalService_UpdateTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/UpdateTutorialPage"
+	PortalService_ReorderTutorialPages_FullMethodName = "/gatehouse.portal.v1.PortalService/ReorderTutorialPages"
+	PortalService_DeleteTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/DeleteTutorialPage"
 )
 
 // PortalServiceClient is the client API for PortalService service.
@@ -77,13 +78,18 @@ type PortalServiceClient interface {
 	// CreateTutorialPage adds a tutorial page to a product; title is required,
 	// status defaults to draft.
 	CreateTutorialPage(ctx context.Context, in *CreateTutorialPageRequest, opts ...grpc.CallOption) (*CreateTutorialPageResponse, error)
-	// ListTutorialPages pages through a product's tutorial pages in ascending ID order.
+	// ListTutorialPages pages through a product's tutorial pages in their order
+	// (ReorderTutorialPages; new pages go last).
 	ListTutorialPages(ctx context.Context, in *ListTutorialPagesRequest, opts ...grpc.CallOption) (*ListTutorialPagesResponse, error)
 	// GetTutorialPage reads one page of a product.
 	GetTutorialPage(ctx context.Context, in *GetTutorialPageRequest, opts ...grpc.CallOption) (*GetTutorialPageResponse, error)
 	// UpdateTutorialPage is a partial update (specification 4.3a): the fields
 	// present in the request change, the absent ones keep their value.
 	UpdateTutorialPage(ctx context.Context, in *UpdateTutorialPageRequest, opts ...grpc.CallOption) (*UpdateTutorialPageResponse, error)
+	// ReorderTutorialPages sets the order of a product's tutorial pages, as the
+	// Tyk portal's `POST .../docs/reorder`: the list names every page of the
+	// product exactly once, first page first.
+	ReorderTutorialPages(ctx context.Context, in *ReorderTutorialPagesRequest, opts ...grpc.CallOption) (*ReorderTutorialPagesResponse, error)
 	// DeleteTutorialPage removes one page of a product.
 	DeleteTutorialPage(ctx context.Context, in *DeleteTutorialPageRequest, opts ...grpc.CallOption) (*DeleteTutorialPageResponse, error)
 }
@@ -246,6 +252,16 @@ func (c *portalServiceClient) UpdateTutorialPage(ctx context.Context, in *Update
 	return out, nil
 }
 
+func (c *portalServiceClient) ReorderTutorialPages(ctx context.Context, in *ReorderTutorialPagesRequest, opts ...grpc.CallOption) (*ReorderTutorialPagesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReorderTutorialPagesResponse)
+	err := c.cc.Invoke(ctx, PortalService_ReorderTutorialPages_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *portalServiceClient) DeleteTutorialPage(ctx context.Context, in *DeleteTutorialPageRequest, opts ...grpc.CallOption) (*DeleteTutorialPageResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteTutorialPageResponse)
@@ -296,13 +312,18 @@ type PortalServiceServer interface {
 	// CreateTutorialPage adds a tutorial page to a product; title is required,
 	// status defaults to draft.
 	CreateTutorialPage(context.Context, *CreateTutorialPageRequest) (*CreateTutorialPageResponse, error)
-	// ListTutorialPages pages through a product's tutorial pages in ascending ID order.
+	// ListTutorialPages pages through a product's tutorial pages in their order
+	// (ReorderTutorialPages; new pages go last).
 	ListTutorialPages(context.Context, *ListTutorialPagesRequest) (*ListTutorialPagesResponse, error)
 	// GetTutorialPage reads one page of a product.
 	GetTutorialPage(context.Context, *GetTutorialPageRequest) (*GetTutorialPageResponse, error)
 	// UpdateTutorialPage is a partial update (specification 4.3a): the fields
 	// present in the request change, the absent ones keep their value.
 	UpdateTutorialPage(context.Context, *UpdateTutorialPageRequest) (*UpdateTutorialPageResponse, error)
+	// ReorderTutorialPages sets the order of a product's tutorial pages, as the
+	// Tyk portal's `POST .../docs/reorder`: the list names every page of the
+	// product exactly once, first page first.
+	ReorderTutorialPages(context.Context, *ReorderTutorialPagesRequest) (*ReorderTutorialPagesResponse, error)
 	// DeleteTutorialPage removes one page of a product.
 	DeleteTutorialPage(context.Context, *DeleteTutorialPageRequest) (*DeleteTutorialPageResponse, error)
 	mustEmbedUnimplementedPortalServiceServer()
@@ -359,6 +380,9 @@ func (UnimplementedPortalServiceServer) GetTutorialPage(context.Context, *GetTut
 }
 func (UnimplementedPortalServiceServer) UpdateTutorialPage(context.Context, *UpdateTutorialPageRequest) (*UpdateTutorialPageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateTutorialPage not implemented")
+}
+func (UnimplementedPortalServiceServer) ReorderTutorialPages(context.Context, *ReorderTutorialPagesRequest) (*ReorderTutorialPagesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReorderTutorialPages not implemented")
 }
 func (UnimplementedPortalServiceServer) DeleteTutorialPage(context.Context, *DeleteTutorialPageRequest) (*DeleteTutorialPageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTutorialPage not implemented")
@@ -654,6 +678,24 @@ func _PortalService_UpdateTutorialPage_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortalService_ReorderTutorialPages_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReorderTutorialPagesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ReorderTutorialPages(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ReorderTutorialPages_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ReorderTutorialPages(ctx, req.(*ReorderTutorialPagesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PortalService_DeleteTutorialPage_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteTutorialPageRequest)
 	if err := dec(in); err != nil {
@@ -738,6 +780,10 @@ var PortalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateTutorialPage",
 			Handler:    _PortalService_UpdateTutorialPage_Handler,
+		},
+		{
+			MethodName: "ReorderTutorialPages",
+			Handler:    _PortalService_ReorderTutorialPages_Handler,
 		},
 		{
 			MethodName: "DeleteTutorialPage",
