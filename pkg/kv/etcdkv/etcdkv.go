@@ -1,0 +1,248 @@
+// Package etcdkv is the kv engine on an etcd v3 cluster: any number of
+// processes of one service share one key prefix and behave as one store.
+// It is the only package that imports the etcd client.
+//
+// # Key layout
+//
+// Everything lives under Config.Prefix (P):
+//
+//	P + "k/" + key   the records: the kv key space, bytewise ordered
+//	P + "s/" + name  sequences, the last value handed out as decimal text
+//	P + "g/" + dir   delete guards (see below), empty values
+//
+// # Transactions
+//
+// View reads at one revision: the first read is linearizable and fixes the
+// revision, every later read (Scan pages included) asks for that revision, so
+// a View sees one consistent snapshot.
+//
+// Update is optimistic and serializable. Its reads work as in View; its
+// writes are buffered (the transaction reads its own writes) and committed
+// with one etcd Txn whose compares cover everything the function read:
+//
+//   - a key read (Get, NextSeq): ModRevision(key) = the revision it had when
+//     read (0 when absent), so an insert, an update and a delete all conflict;
+//   - a range read (Scan, Count over prefix p): ModRevision over the range
+//     below rev+1, which catches an insert into or an update inside the range,
+//     and ModRevision(guard(dir(p))) below rev+1 for deletes: etcd keeps no
+//     trace of a deleted key that a range compare could see, so every Delete
+//     also writes the guard key of each directory above the deleted key (the
+//     key's prefixes that end in '/', and the root ""). dir(p) is p cut after
+//     its last '/', which is one of those directories for every key under p,
+//     so a delete under p after rev moves that guard and the commit fails.
+//
+// When the compares would pass etcd's operation limit (a function that read
+// hundreds of single keys), they are coarsened to whole directories (range
+// and guard compares per directory, climbing towards the root until they
+// fit): coarser compares only conflict more often, never less.
+//
+// A failed compare means another writer got there first: the function runs
+// again on a fresh revision after a jittered backoff, up to maxAttempts times,
+// then Update returns kv.ErrConflict. A sequence is a key read and written in
+// the same transaction, so two transactions never hand out the same value.
+//
+// # Limits and failures
+//
+// A transaction whose operations or size pass etcd's --max-txn-ops or
+// --max-request-bytes (128 and 1.5 MiB by default, Config overrides both) is
+// refused before it is sent, whole, with kv.ErrTooLarge naming the limit.
+// Every call to etcd carries a deadline (Config.RequestTimeout) and
+// requires a leader, so a lost quorum or an unreachable cluster turns into
+// kv.ErrUnavailable within that bound instead of a hanging request; the
+// client spreads over all endpoints and follows leader changes by itself.
+package etcdkv
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+// Defaults of etcd's own limits and of the engine's bounds.
+const (
+	DefaultMaxRequestBytes = 1536 * 1024 // etcd --max-request-bytes
+	DefaultMaxTxnOps       = 128         // etcd --max-txn-ops
+	DefaultRequestTimeout  = 3 * time.Second
+	DefaultStartTimeout    = 10 * time.Second
+
+	maxAttempts = 40
+	minBackoff  = 2 * time.Millisecond
+	maxBackoff  = 100 * time.Millisecond
+	pageSize    = 128
+)
+
+// Config says where the cluster is and how to talk to it.
+type Config struct {
+	// Endpoints are "host:port" or "http(s)://host:port"; give all members.
+	Endpoints []string
+	// Prefix holds every key of this store, e.g. "/gatehouse/studio/".
+	Prefix string
+	// CACert, Cert and Key are PEM files for TLS to etcd (all optional:
+	// CACert alone verifies the server, Cert and Key add a client identity).
+	CACert, Cert, Key string
+	// Username and Password for etcd authentication (optional).
+	Username, Password string
+	// MaxRequestBytes and MaxTxnOps mirror the cluster's --max-request-bytes
+	// and --max-txn-ops; zero means etcd's defaults.
+	MaxRequestBytes int
+	MaxTxnOps       int
+	// RequestTimeout bounds each call to etcd; zero means 3 s.
+	RequestTimeout time.Duration
+	// StartTimeout bounds Open's first contact; zero means 10 s.
+	StartTimeout time.Duration
+}
+
+// Engine is a kv.Engine on etcd.
+type Engine struct {
+	cli    *clientv3.Client
+	cfg    Config
+	data   string // P + "k/"
+	seqs   string // P + "s/"
+	guards string // P + "g/"
+}
+
+var _ kv.Engine = (*Engine)(nil)
+
+// Open connects to the cluster and waits (up to Config.StartTimeout) for one
+// linearizable read to succeed; when none does, the error names the endpoints.
+func Open(ctx context.Context, cfg Config) (*Engine, error) {
+	if len(cfg.Endpoints) == 0 {
+		return nil, errors.New("etcd: no endpoints given")
+	}
+	if cfg.Prefix == "" {
+		return nil, errors.New("etcd: empty key prefix")
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.MaxTxnOps <= 0 {
+		cfg.MaxTxnOps = DefaultMaxTxnOps
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	tlsConfig, err := tlsFrom(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            cfg.Endpoints,
+		DialTimeout:          cfg.RequestTimeout,
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 2 * time.Second,
+		TLS:                  tlsConfig,
+		Username:             cfg.Username,
+		Password:             cfg.Password,
+		// Room above the request limit so that etcd, not the client,
+		// is the one that refuses a request we let through.
+		MaxCallSendMsgSize: cfg.MaxRequestBytes + 512*1024,
+		Logger:             zap.NewNop(),
+		Context:            context.WithoutCancel(ctx),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	e := &Engine{cli: cli, cfg: cfg, data: cfg.Prefix + "k/", seqs: cfg.Prefix + "s/", guards: cfg.Prefix + "g/"}
+	pctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), cfg.StartTimeout)
+	defer cancel()
+	if _, err := cli.Get(pctx, e.data, clientv3.WithCountOnly()); err != nil {
+		_ = cli.Close()
+		return nil, fmt.Errorf("%w: no etcd endpoint answered within %s (%s): %v",
+			kv.ErrUnavailable, cfg.StartTimeout, strings.Join(cfg.Endpoints, ", "), err)
+	}
+	return e, nil
+}
+
+func tlsFrom(cfg Config) (*tls.Config, error) {
+	if cfg.CACert == "" && cfg.Cert == "" && cfg.Key == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if cfg.CACert != "" {
+		pem, err := os.ReadFile(cfg.CACert)
+		if err != nil {
+			return nil, fmt.Errorf("etcd CA certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("etcd CA certificate %s: no PEM certificate in it", cfg.CACert)
+		}
+		c.RootCAs = pool
+	}
+	if (cfg.Cert == "") != (cfg.Key == "") {
+		return nil, errors.New("etcd TLS: the client certificate and key go together")
+	}
+	if cfg.Cert != "" {
+		pair, err := tls.LoadX509KeyPair(cfg.Cert, cfg.Key)
+		if err != nil {
+			return nil, fmt.Errorf("etcd client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return c, nil
+}
+
+// Prefix is the key prefix the engine keeps everything under.
+func (e *Engine) Prefix() string { return e.cfg.Prefix }
+
+// Close releases the client.
+func (e *Engine) Close() error { return e.cli.Close() }
+
+// Ready is one linearizable read with a short deadline.
+func (e *Engine) Ready(ctx context.Context) error {
+	cctx, cancel := e.callCtx(ctx)
+	defer cancel()
+	_, err := e.cli.Get(cctx, e.data, clientv3.WithCountOnly())
+	return e.mapErr(ctx, err)
+}
+
+// View runs fn on one snapshot.
+func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
+	return fn(&tx{e: e, ctx: ctx})
+}
+
+// Update runs fn until its reads still hold at commit, at most maxAttempts
+// times; see the package comment.
+func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	backoff := minBackoff
+	for attempt := 1; ; attempt++ {
+		t := &tx{e: e, ctx: ctx, writable: true}
+		err := fn(t)
+		if err == nil {
+			var committed bool
+			committed, err = t.commit()
+			if err == nil && committed {
+				return nil
+			}
+		}
+		if err != nil && !errors.Is(err, errRevisionGone) {
+			return err
+		}
+		if attempt == maxAttempts {
+			return kv.ErrConflict
+		}
+		// Full jitter: a sleep in [backoff/2, backoff).
+		sleep := backoff/2 + time.Duration(randInt64(int64(backoff/2)))
+		timer := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
