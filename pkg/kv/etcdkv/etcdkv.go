@@ -211,6 +211,9 @@ func (e *Engine) Ready(ctx context.Context) error {
 
 // View runs fn on one snapshot.
 func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return fn(&tx{e: e, ctx: ctx})
 }
 
@@ -219,6 +222,9 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	backoff := minBackoff
 	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		t := &tx{e: e, ctx: ctx, writable: true}
 		err := fn(t)
 		if err == nil {

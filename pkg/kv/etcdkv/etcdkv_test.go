@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 )
 
 var prefixes atomic.Int64
@@ -94,8 +95,13 @@ func scan(t testing.TB, tx kv.ReadTx, prefix, start string) []string {
 	return out
 }
 
-// TestEngine runs the engine's own cases on one member; the shared
-// conformance suite (pkg/kv/kvtest) runs beside it.
+// TestConformance runs the suite every kv engine passes.
+func TestConformance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	kvtest.Run(t, func(t *testing.T) kv.Engine { return open(t, c) })
+}
+
+// TestEngine runs the engine's own cases on one member.
 func TestEngine(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	ctx := context.Background()

@@ -4,17 +4,13 @@ package kvopen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
 )
-
-// ErrEtcdNotBuilt is answered for --store etcd until the etcd engine is
-// plugged in here.
-var ErrEtcdNotBuilt = errors.New("--store etcd: the etcd engine is not built yet")
 
 // Open opens the engine cfg names: the bbolt file at cfg.DBPath, or the etcd
 // cluster of cfg.Etcd.
@@ -23,7 +19,15 @@ func Open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
 	case config.StoreBbolt, "":
 		return boltkv.Open(cfg.DBPath)
 	case config.StoreEtcd:
-		return nil, ErrEtcdNotBuilt
+		return etcdkv.Open(ctx, etcdkv.Config{
+			Endpoints: cfg.Etcd.Endpoints,
+			Prefix:    cfg.Etcd.Prefix,
+			CACert:    cfg.Etcd.CACert,
+			Cert:      cfg.Etcd.Cert,
+			Key:       cfg.Etcd.Key,
+			Username:  cfg.Etcd.Username,
+			Password:  cfg.Etcd.Password,
+		})
 	}
 	return nil, fmt.Errorf("unknown store %q", cfg.Store)
 }
