@@ -28,9 +28,11 @@ func (f *facade) handleError(_ context.Context, _ *runtime.ServeMux, _ runtime.M
 		f.writeError(w, r, code, msgs)
 		return
 	}
-	switch {
-	case bodyTooLarge(r):
+	switch body := bodyOf(r.Context()); {
+	case body.tooLarge:
 		f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{"request body too large"})
+	case body.timedOut:
+		f.writeError(w, r, http.StatusRequestTimeout, []string{"the request body did not arrive in time"})
 	case st.Code() == codes.InvalidArgument && f.opts.RequestError != nil:
 		code, msgs := f.opts.RequestError(r, err)
 		f.writeError(w, r, code, msgs)
@@ -57,5 +59,8 @@ func (f *facade) handleRoutingError(_ context.Context, _ *runtime.ServeMux, _ ru
 func cleanDecodeError(msg string) string {
 	msg = strings.TrimPrefix(msg, "proto:")
 	msg = strings.TrimSpace(strings.ReplaceAll(msg, "\u00a0", " "))
+	if strings.HasPrefix(msg, "the request body") {
+		return msg
+	}
 	return "invalid request body: " + msg
 }

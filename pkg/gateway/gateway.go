@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -49,6 +50,39 @@ type Options struct {
 	// MuxOptions are extra grpc-gateway options, such as marshalers for more
 	// content types; they are applied after the ones set here.
 	MuxOptions []runtime.ServeMuxOption
+	// Limits bound the requests the facade serves at once and how long a
+	// body may take; zero fields take the defaults.
+	Limits Limits
+}
+
+// Limits bound what one client can hold of the facade.
+type Limits struct {
+	// MaxInFlight is how many requests are served at once; one more is
+	// answered 503 at once. Default DefaultMaxInFlight.
+	MaxInFlight int
+	// BodyGrace and MinBodyRate size a body's read deadline: BodyGrace plus
+	// its length at MinBodyRate bytes per second. Defaults
+	// DefaultBodyGrace and DefaultMinBodyRate.
+	BodyGrace   time.Duration
+	MinBodyRate int
+}
+
+// DefaultMaxInFlight is the default of Limits.MaxInFlight: with bodies of
+// up to 16 MiB, enough for a management API's clients without letting them
+// exhaust memory.
+const DefaultMaxInFlight = 256
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxInFlight <= 0 {
+		l.MaxInFlight = DefaultMaxInFlight
+	}
+	if l.BodyGrace <= 0 {
+		l.BodyGrace = DefaultBodyGrace
+	}
+	if l.MinBodyRate <= 0 {
+		l.MinBodyRate = DefaultMinBodyRate
+	}
+	return l
 }
 
 // New returns the facade's handler.
@@ -57,12 +91,10 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI description: %w", err)
 	}
-	f := &facade{opts: o, routes: routes}
-	jsonpb := CompactJSON{&runtime.JSONPb{
-		MarshalOptions:   o.Marshal,
-		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-	}}
-	var own []runtime.ServeMuxOption
+	limits := o.Limits.withDefaults()
+	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight)}
+	jsonpb := NewJSON(o.Marshal)
+	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(validPathParams)}
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}
@@ -71,6 +103,10 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 		runtime.WithErrorHandler(f.handleError),
 		runtime.WithRoutingErrorHandler(f.handleRoutingError),
 		runtime.WithForwardResponseOption(forwardStatus),
+		runtime.WithForwardResponseOption(func(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+			closeUnread(ctx, w)
+			return nil
+		}),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithDisablePathLengthFallback(),
@@ -83,9 +119,11 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 }
 
 type facade struct {
-	opts   Options
-	routes routes
-	mux    *runtime.ServeMux
+	opts     Options
+	routes   routes
+	mux      *runtime.ServeMux
+	limits   Limits
+	inFlight chan struct{} // one token per request being served
 }
 
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -99,12 +137,20 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(f.opts.OpenAPI)
 		return
 	}
+	r = f.watchBody(w, r)
+	select {
+	case f.inFlight <- struct{}{}:
+		defer func() { <-f.inFlight }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		f.writeError(w, r, http.StatusServiceUnavailable, []string{"server busy: too many requests in flight, retry later"})
+		return
+	}
 	if r.ContentLength > MaxBody {
-		w.Header().Set("Connection", "close")
 		f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{"request body too large"})
 		return
 	}
-	r = limitBody(w, r)
+	validQuery(r)
 	if r.Method == http.MethodHead { // answered as GET; net/http drops the body
 		r.Method = http.MethodGet
 	}
@@ -128,6 +174,7 @@ func (f *facade) writeError(w http.ResponseWriter, r *http.Request, status int, 
 	if err != nil {
 		body = []byte(`{}`)
 	}
+	closeUnread(r.Context(), w)
 	h := w.Header()
 	h.Del("Content-Disposition")
 	h.Set("Content-Type", "application/json")

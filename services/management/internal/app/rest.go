@@ -3,7 +3,6 @@ package app
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -63,12 +62,12 @@ func forwardPath(_ context.Context, r *http.Request) metadata.MD {
 // marshaler is the facade's codec. API definitions are google.api.HttpBody
 // both ways, so a request body reaches the handler as its exact bytes and a
 // response body leaves as the handler assembled it; every other message is
-// protojson, compact. A response_body wrapper around an HttpBody answers
-// with the HttpBody's content type.
-type marshaler struct{ pb gateway.CompactJSON }
+// the facade's JSON codec: compact out, strictly typed in. A response_body
+// wrapper around an HttpBody answers with the HttpBody's content type.
+type marshaler struct{ pb gateway.JSON }
 
 func newMarshaler(o protojson.MarshalOptions) *marshaler {
-	return &marshaler{pb: gateway.CompactJSON{JSONPb: &runtime.JSONPb{MarshalOptions: o, UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true}}}}
+	return &marshaler{pb: gateway.NewJSON(o)}
 }
 
 // responseBody is what grpc-gateway's response_body wrappers implement.
@@ -95,9 +94,6 @@ func (m *marshaler) Unmarshal(data []byte, v any) error {
 	return m.NewDecoder(bytes.NewReader(data)).Decode(v)
 }
 
-// errEmptyBody refuses an empty body where a JSON message is expected.
-var errEmptyBody = errors.New("the request body is empty")
-
 func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
 	return runtime.DecoderFunc(func(v any) error {
 		data, err := io.ReadAll(r)
@@ -111,9 +107,6 @@ func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
 		case *httpbody.HttpBody:
 			t.Data = data
 			return nil
-		}
-		if len(bytes.TrimSpace(data)) == 0 {
-			return errEmptyBody
 		}
 		return m.pb.Unmarshal(data, v)
 	})

@@ -158,6 +158,9 @@ func decodeObject(data []byte, msg protoreflect.Message) []string {
 	if obj == nil {
 		return []string{"Request body must be a JSON object"}
 	}
+	if err := gateway.CheckOneValue(data); err != nil { // duplicate keys, depth
+		return []string{"Invalid request body: " + err.Error()}
+	}
 	var problems []string
 	fields := msg.Descriptor().Fields()
 	for i := range fields.Len() {

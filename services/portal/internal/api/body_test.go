@@ -26,7 +26,7 @@ func TestDecodeBody(t *testing.T) {
 			Title: proto.String("t"), MarkdownEnabled: proto.Bool(false), Categories: &portalv1.IdList{}, Tags: &portalv1.IdList{Ids: []string{"1", "2"}}}, nil},
 		{`{"Title":null,"Tags":null,"MarkdownEnabled":null}`, &portalv1.TutorialPageInput{}, nil},
 		{` { "Lede" : "a\u00e9\ud83d\ude00" } `, &portalv1.TutorialPageInput{Lede: proto.String("aé😀")}, nil},
-		{`{"Title":"x","Title":"y"}`, &portalv1.TutorialPageInput{Title: proto.String("y")}, nil}, // the last one wins, as encoding/json
+		{`{"Title":"x","Title":"y"}`, nil, []string{"Invalid request body: Title: duplicate key"}}, // ambiguous: refused
 		{`{"Status":"bogus"}`, &portalv1.TutorialPageInput{Status: proto.String("bogus")}, nil},   // values are the handler's business
 		{``, nil, []string{"Request body is empty: send a JSON object"}},
 		{`"x"`, nil, []string{"Request body must be a JSON object"}},
