@@ -7,8 +7,29 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 )
+
+// intFlag is a flag holding a number ≥ 0.
+type intFlag struct{ p *int }
+
+func (f intFlag) String() string {
+	if f.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*f.p)
+}
+
+func (f intFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return errors.New("want a number ≥ 0")
+	}
+	*f.p = n
+	return nil
+}
 
 // Config holds the settings every Gatehouse service takes (CONTRACT §0).
 type Config struct {
@@ -18,6 +39,7 @@ type Config struct {
 	BootstrapToken string // admin secret to ensure at start; empty: generate one if the store has no admin
 	Store          string // StoreBbolt or StoreEtcd (CONTRACT §4)
 	Etcd           Etcd   // the etcd cluster, with --store etcd
+	Limits         Limits // what clients may hold of the service
 }
 
 // The storage engines --store names.
@@ -32,6 +54,20 @@ type Etcd struct {
 	Prefix             string   // every key of the service lives under it
 	CACert, Cert, Key  string   // TLS files; empty: plain TCP unless the endpoints say https
 	Username, Password string   // from the environment only
+}
+
+// Limits bound what clients can hold of a service. Zero fields take the
+// defaults of pkg/server and pkg/gateway; only MaxConns and MaxInFlight are
+// flags, the timeouts are for tests.
+type Limits struct {
+	MaxConns    int // open HTTP connections; one more is answered 503 and closed (--max-conns, MAX_CONNS)
+	MaxInFlight int // REST requests served at once; one more is answered 503 (--max-inflight, MAX_INFLIGHT)
+
+	ReadHeaderTimeout time.Duration // request line and headers
+	IdleTimeout       time.Duration // keep-alive connection without a request
+	WriteTimeout      time.Duration // from the end of the headers to the end of the answer
+	BodyGrace         time.Duration // a body's read deadline: BodyGrace + length at MinBodyRate
+	MinBodyRate       int           // bytes per second
 }
 
 // Defaults are a service's built-in values, used when neither a flag nor the
@@ -68,6 +104,17 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.StringVar(&c.Etcd.Cert, "etcd-cert", getenv("ETCD_CERT"), "client certificate for etcd (env ETCD_CERT)")
 	fs.StringVar(&c.Etcd.Key, "etcd-key", getenv("ETCD_KEY"), "client key for etcd (env ETCD_KEY)")
 	c.Etcd.Username, c.Etcd.Password = getenv("ETCD_USERNAME"), getenv("ETCD_PASSWORD")
+	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most; 0: the default (env MAX_CONNS)")
+	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; 0: the default (env MAX_INFLIGHT)")
+	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight} {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return Config{}, fmt.Errorf("%s=%q: want a number ≥ 0", env, v)
+			}
+			*p = n
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}

@@ -90,3 +90,20 @@ func TestBadArguments(t *testing.T) {
 		t.Errorf("-h: %v, want ErrHelp", err)
 	}
 }
+
+func TestLimitFlags(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db"}
+	env := func(k string) string { return map[string]string{"MAX_CONNS": "10", "MAX_INFLIGHT": "5"}[k] }
+	got, err := Parse("svc", []string{"--max-inflight", "7"}, env, d, io.Discard)
+	if err != nil || got.Limits.MaxConns != 10 || got.Limits.MaxInFlight != 7 {
+		t.Errorf("limits %+v, %v; want MaxConns 10 (env), MaxInFlight 7 (flag)", got.Limits, err)
+	}
+	for _, args := range [][]string{{"--max-conns", "-1"}, {"--max-inflight", "x"}} {
+		if _, err := Parse("svc", args, func(string) string { return "" }, d, io.Discard); err == nil {
+			t.Errorf("Parse(%q) accepted a bad limit", args)
+		}
+	}
+	if _, err := Parse("svc", nil, func(k string) string { return map[string]string{"MAX_CONNS": "many"}[k] }, d, io.Discard); err == nil {
+		t.Error("MAX_CONNS=many accepted")
+	}
+}

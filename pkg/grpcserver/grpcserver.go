@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -23,6 +24,13 @@ import (
 
 // MaxRecvMsgSize admits the REST facade's largest body (16 MiB) with room for framing.
 const MaxRecvMsgSize = 17 << 20
+
+// MaxConcurrentStreams bounds the calls one connection has open at once;
+// it is above the REST facade's in-flight cap, whose calls share one
+// connection. A client that pings more often than every 10 s is
+// disconnected (keepalive enforcement); an idle connection is closed after
+// 5 minutes, a dead one noticed within 80 s.
+const MaxConcurrentStreams = 1024
 
 // AuthFunc checks the caller of fullMethod from the incoming metadata — and,
 // for authorization, may look at the decoded request — and returns the
@@ -39,6 +47,10 @@ func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Serv
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.ConnectionTimeout(10 * time.Second),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.ChainUnaryInterceptor(markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),
 		grpc.ChainStreamInterceptor(recoverStreamPanics(log)),
 	}, opts...)

@@ -7,18 +7,21 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 )
@@ -63,12 +66,47 @@ type Service struct {
 	// Gateway describes the REST facade; it reaches the service over a real
 	// gRPC connection, so Auth and the interceptors apply to REST calls too.
 	Gateway gateway.Options
+	// Limits bound what clients can hold of the service (cfg.Limits);
+	// zero fields take the defaults.
+	Limits config.Limits
+}
+
+// The defaults of config.Limits. A 16 MiB body on a slow link (64 KiB/s)
+// takes 256 s: the facade gives each body its own deadline by its length
+// (gateway.DefaultBodyGrace, gateway.DefaultMinBodyRate); the server's
+// read timeout is the bound for the largest, the write timeout leaves the
+// handler and the answer as long again.
+const (
+	DefaultMaxConns          = 4096
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultWriteTimeout      = 10 * time.Minute
+)
+
+func withDefaults(l config.Limits) config.Limits {
+	set := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = DefaultMaxConns
+	}
+	set(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	set(&l.IdleTimeout, DefaultIdleTimeout)
+	set(&l.WriteTimeout, DefaultWriteTimeout)
+	set(&l.BodyGrace, gateway.DefaultBodyGrace)
+	if l.MinBodyRate <= 0 {
+		l.MinBodyRate = gateway.DefaultMinBodyRate
+	}
+	return l
 }
 
 // Serve runs until ctx is cancelled or a server fails, then shuts down; it
 // closes l.
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
 	defer l.Close()
+	limits := withDefaults(svc.Limits)
 	grpcSrv, health := grpcserver.New(log, svc.Auth)
 	svc.Register(grpcSrv)
 	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
@@ -82,21 +120,29 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	defer conn.Close()
 	gwCtx, stopGateway := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopGateway()
-	handler, err := gateway.New(gwCtx, conn, svc.Gateway)
+	gwOpts := svc.Gateway
+	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate}
+	handler, err := gateway.New(gwCtx, conn, gwOpts)
 	if err != nil {
 		return err
 	}
 	httpSrv := &http.Server{
 		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       limits.ReadHeaderTimeout + limits.BodyGrace + gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate),
+		WriteTimeout:      limits.WriteTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	busy, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{"server busy: too many connections, retry later"}))
+	httpL := newCapListener(l.HTTP, limits.MaxConns, rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, busy))
+	grpcL := newCapListener(l.GRPC, limits.MaxConns, nil)
 
 	failed := make(chan error, 2)
-	go func() { failed <- grpcSrv.Serve(l.GRPC) }()
+	go func() { failed <- grpcSrv.Serve(grpcL) }()
 	go func() {
-		if err := httpSrv.Serve(l.HTTP); !errors.Is(err, http.ErrServerClosed) {
+		if err := httpSrv.Serve(httpL); !errors.Is(err, http.ErrServerClosed) {
 			failed <- err
 		}
 	}()

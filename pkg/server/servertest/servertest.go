@@ -30,8 +30,9 @@ type Instance struct {
 
 // Start serves on loopback ports with the store at db and the bootstrap
 // token, waits until /healthz answers 200, and stops the service when the
-// test ends (or when Stop is called).
-func Start(tb testing.TB, serve server.ServeFunc, db, token string) *Instance {
+// test ends (or when Stop is called). Options change the rest of the
+// settings (limits, say).
+func Start(tb testing.TB, serve server.ServeFunc, db, token string, options ...func(*config.Config)) *Instance {
 	tb.Helper()
 	log := slog.New(slog.DiscardHandler)
 	l, err := server.Listen(log, "127.0.0.1:0", "127.0.0.1:0")
@@ -39,6 +40,9 @@ func Start(tb testing.TB, serve server.ServeFunc, db, token string) *Instance {
 		tb.Fatal(err)
 	}
 	cfg := config.Config{HTTPAddr: l.HTTP.Addr().String(), GRPCAddr: l.GRPC.Addr().String(), DBPath: db, BootstrapToken: token}
+	for _, o := range options {
+		o(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Instance{Base: "http://" + cfg.HTTPAddr, tb: tb, stop: cancel, done: make(chan error, 1)}
 	go func() {

@@ -44,6 +44,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:     managementv1.ManagementService_ServiceDesc.ServiceName,
+		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Register: func(g *grpc.Server) { managementv1.RegisterManagementServiceServer(g, srv) },
 		Gateway: gateway.Options{

@@ -44,6 +44,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:     portalv1.PortalService_ServiceDesc.ServiceName,
+		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Register: func(g *grpc.Server) { portalv1.RegisterPortalServiceServer(g, srv) },
 		Gateway: gateway.Options{

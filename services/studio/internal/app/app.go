@@ -38,6 +38,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	srv := api.New(st, log)
 	return server.Serve(ctx, log, l, server.Service{
 		Name:     studiov1.StudioService_ServiceDesc.ServiceName,
+		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Register: func(g *grpc.Server) { studiov1.RegisterStudioServiceServer(g, srv) },
 		Gateway: gateway.Options{
