@@ -27,7 +27,7 @@ func TestDecodeBody(t *testing.T) {
 		{`{"Title":null,"Tags":null,"MarkdownEnabled":null}`, &portalv1.TutorialPageInput{}, nil},
 		{` { "Lede" : "a\u00e9\ud83d\ude00" } `, &portalv1.TutorialPageInput{Lede: proto.String("aé😀")}, nil},
 		{`{"Title":"x","Title":"y"}`, nil, []string{"Invalid request body: Title: duplicate key"}}, // ambiguous: refused
-		{`{"Status":"bogus"}`, &portalv1.TutorialPageInput{Status: proto.String("bogus")}, nil},   // values are the handler's business
+		{`{"Status":"bogus"}`, &portalv1.TutorialPageInput{Status: proto.String("bogus")}, nil},    // values are the handler's business
 		{``, nil, []string{"Request body is empty: send a JSON object"}},
 		{`"x"`, nil, []string{"Request body must be a JSON object"}},
 		{`{"Title":1,"MarkdownEnabled":0,"Tags":[null]}`, nil, []string{
