@@ -32,26 +32,25 @@ func Equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
 // AdminStore is what Bootstrap needs of a service's store.
 type AdminStore interface {
-	// HasAdmin reports whether any admin credential exists.
-	HasAdmin(ctx context.Context) (bool, error)
-	// EnsureAdmin stores an admin credential with this secret hash unless one exists.
-	EnsureAdmin(ctx context.Context, hash []byte) error
+	// EnsureAdmin stores an admin credential with this secret hash unless
+	// one with this hash exists or, when onlyFirst is set, unless any admin
+	// credential exists — check and write in one transaction, so that
+	// replicas starting together create one. It reports whether it stored one.
+	EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (created bool, err error)
 }
 
 // Bootstrap makes sure an admin credential exists. With a token, the
 // credential whose secret is exactly token is created if missing (idempotent
-// across restarts). Without one, a store holding no admin gets a random
-// secret, logged this once.
+// across restarts and replicas). Without one, a store holding no admin gets a
+// random secret, logged only by the process whose transaction created it.
 func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger) error {
 	if token != "" {
-		return s.EnsureAdmin(ctx, Hash(token))
-	}
-	has, err := s.HasAdmin(ctx)
-	if err != nil || has {
+		_, err := s.EnsureAdmin(ctx, Hash(token), false)
 		return err
 	}
 	secret := NewSecret()
-	if err := s.EnsureAdmin(ctx, Hash(secret)); err != nil {
+	created, err := s.EnsureAdmin(ctx, Hash(secret), true)
+	if err != nil || !created {
 		return err
 	}
 	log.Warn("created the bootstrap admin credential; it is shown only now", "admin_secret", secret)

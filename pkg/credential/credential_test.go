@@ -3,34 +3,65 @@ package credential
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 )
 
-type memStore struct{ admins [][]byte }
+// kvStore keeps admin hashes under admin/ in a real bbolt engine.
+type kvStore struct{ e kv.Engine }
 
-func (m *memStore) HasAdmin(context.Context) (bool, error) { return len(m.admins) > 0, nil }
-func (m *memStore) EnsureAdmin(_ context.Context, h []byte) error {
-	for _, a := range m.admins {
-		if Equal(a, h) {
-			return nil
-		}
+func newStore(t *testing.T) *kvStore {
+	e, err := boltkv.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.admins = append(m.admins, h)
-	return nil
+	t.Cleanup(func() { e.Close() })
+	return &kvStore{e}
+}
+
+func (s *kvStore) EnsureAdmin(ctx context.Context, h []byte, onlyFirst bool) (created bool, err error) {
+	err = s.e.Update(ctx, func(tx kv.WriteTx) error {
+		created = false
+		if v, err := tx.Get(append([]byte("admin/"), h...)); err != nil || v != nil {
+			return err
+		}
+		if n, err := tx.Count([]byte("admin/")); err != nil || (onlyFirst && n > 0) {
+			return err
+		}
+		created = true
+		return tx.Put(append([]byte("admin/"), h...), []byte("1"))
+	})
+	return created, err
+}
+
+func (s *kvStore) admins(t *testing.T) [][]byte {
+	var out [][]byte
+	err := s.e.View(context.Background(), func(tx kv.ReadTx) error {
+		return tx.Scan([]byte("admin/"), nil, func(k, _ []byte) error { out = append(out, bytes.Clone(k[len("admin/"):])); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func TestBootstrapWithToken(t *testing.T) {
 	var log bytes.Buffer
-	s := &memStore{}
+	s := newStore(t)
 	for range 2 {
 		if err := Bootstrap(context.Background(), s, "tok", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(s.admins) != 1 || !Equal(s.admins[0], Hash("tok")) {
-		t.Fatalf("admins %x, want one with the token's hash", s.admins)
+	if admins := s.admins(t); len(admins) != 1 || !Equal(admins[0], Hash("tok")) {
+		t.Fatalf("admins %x, want one with the token's hash", admins)
 	}
 	if strings.Contains(log.String(), "tok") {
 		t.Fatalf("the given token was logged: %s", log.String())
@@ -39,7 +70,7 @@ func TestBootstrapWithToken(t *testing.T) {
 
 func TestBootstrapGeneratesOnceAndLogsIt(t *testing.T) {
 	var log bytes.Buffer
-	s := &memStore{}
+	s := newStore(t)
 	lg := slog.New(slog.NewTextHandler(&log, nil))
 	if err := Bootstrap(context.Background(), s, "", lg); err != nil {
 		t.Fatal(err)
@@ -48,17 +79,53 @@ func TestBootstrapGeneratesOnceAndLogsIt(t *testing.T) {
 	if err := Bootstrap(context.Background(), s, "", lg); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.admins) != 1 {
-		t.Fatalf("%d admins after two starts, want 1", len(s.admins))
+	admins := s.admins(t)
+	if len(admins) != 1 {
+		t.Fatalf("%d admins after two starts, want 1", len(admins))
 	}
 	if log.String() != first {
 		t.Fatalf("a second start logged again: %s", log.String()[len(first):])
 	}
 	_, secret, _ := strings.Cut(first, "admin_secret=")
 	secret = strings.TrimSpace(secret)
-	if len(secret) < 43 || !Equal(Hash(secret), s.admins[0]) {
+	if len(secret) < 43 || !Equal(Hash(secret), admins[0]) {
 		t.Fatalf("logged secret %q does not match the stored hash", secret)
 	}
+}
+
+// TestConcurrentBootstrapCreatesOne: replicas starting together create one
+// admin, and only the one that created it logs the secret.
+func TestConcurrentBootstrapCreatesOne(t *testing.T) {
+	s := newStore(t)
+	var mu sync.Mutex
+	var log bytes.Buffer
+	lg := slog.New(slog.NewTextHandler(&lockedWriter{&mu, &log}, nil))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := Bootstrap(context.Background(), s, "", lg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(s.admins(t)); n != 1 {
+		t.Fatalf("%d admins after 8 concurrent starts, want 1", n)
+	}
+	if n := strings.Count(log.String(), "admin_secret="); n != 1 {
+		t.Fatalf("the secret was logged %d times, want once:\n%s", n, log.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestNewSecretIsRandom(t *testing.T) {

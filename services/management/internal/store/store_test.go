@@ -287,7 +287,7 @@ func TestUsers(t *testing.T) {
 		t.Fatal("no admin yet")
 	}
 	for range 2 {
-		if err := s.EnsureAdmin(ctx, []byte("0123456789admin")); err != nil {
+		if _, err := s.EnsureAdmin(ctx, []byte("0123456789admin"), false); err != nil {
 			t.Fatal(err)
 		}
 	}

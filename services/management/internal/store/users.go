@@ -244,37 +244,53 @@ func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
 	return u, err
 }
 
-// HasAdmin reports whether any user is an admin (credential.AdminStore).
+// HasAdmin reports whether any user is an admin.
 func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
 	found := false
-	err := s.View(ctx, func(tx *Tx) error {
-		return tx.r.Scan(userPrefix, nil, func(k, v []byte) error {
-			u, err := decodeUser(string(k[len(userPrefix):]), v)
-			if err != nil {
-				return err
-			}
-			if IsAdmin(u.Permissions) {
-				found = true
-				return kv.ErrStop
-			}
-			return nil
-		})
+	err := s.View(ctx, func(tx *Tx) (err error) { found, err = tx.hasAdmin(); return err })
+	return found, err
+}
+
+func (t *Tx) hasAdmin() (bool, error) {
+	found := false
+	err := t.r.Scan(userPrefix, nil, func(k, v []byte) error {
+		u, err := decodeUser(string(k[len(userPrefix):]), v)
+		if err != nil {
+			return err
+		}
+		if IsAdmin(u.Permissions) {
+			found = true
+			return kv.ErrStop
+		}
+		return nil
 	})
 	return found, err
 }
 
 // EnsureAdmin creates a bootstrap admin user with this key hash unless a
-// user holds that key (credential.AdminStore), in one transaction.
-func (s *Store) EnsureAdmin(ctx context.Context, hash []byte) error {
-	return s.Update(ctx, func(tx *Tx) error {
+// user holds that key or, with onlyFirst, unless any admin exists; one
+// transaction, so replicas starting together create one (credential.AdminStore).
+func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (created bool, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		created = false
 		v, err := tx.r.Get(key(userKeyPrefix, string(hash)))
 		if err != nil || v != nil {
 			return err
 		}
+		if onlyFirst {
+			if has, err := tx.hasAdmin(); err != nil || has {
+				return err
+			}
+		}
 		email := "bootstrap-admin+" + hex.EncodeToString(hash[:6]) + "@gatehouse.invalid"
-		return tx.putNewUser(&User{FirstName: "Bootstrap", LastName: "Admin", Email: email,
-			Permissions: map[string]string{"IsAdmin": "admin"}, KeyHash: hash})
+		if err := tx.putNewUser(&User{FirstName: "Bootstrap", LastName: "Admin", Email: email,
+			Permissions: map[string]string{"IsAdmin": "admin"}, KeyHash: hash}); err != nil {
+			return err
+		}
+		created = true
+		return nil
 	})
+	return created && err == nil, err
 }
 
 // checkUsers verifies the user indexes against the records and counts the

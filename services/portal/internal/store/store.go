@@ -531,15 +531,18 @@ func (s *Store) HasAdmin(_ context.Context) (bool, error) {
 	return found, err
 }
 
-// EnsureAdmin stores an admin API key with this hash unless it exists (credential.AdminStore).
-func (s *Store) EnsureAdmin(_ context.Context, hash []byte) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+// EnsureAdmin stores an admin API key with this hash unless it exists or,
+// with onlyFirst, unless any admin key exists; one transaction (credential.AdminStore).
+func (s *Store) EnsureAdmin(_ context.Context, hash []byte, onlyFirst bool) (created bool, err error) {
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(keyBucket)
-		if b.Get(hash) != nil {
+		if b.Get(hash) != nil || (onlyFirst && b.Stats().KeyN > 0) {
 			return nil
 		}
+		created = true
 		return put(b, hash, Credential{Admin: true, CreatedAt: time.Now().UTC()})
 	})
+	return created && err == nil, err
 }
 
 // Check runs bbolt's consistency check and verifies that every bucket

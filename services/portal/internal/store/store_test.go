@@ -248,7 +248,7 @@ func TestCredentialsAndReopen(t *testing.T) {
 	}
 	hash := []byte("0123456789abcdef0123456789abcdef")
 	for range 2 { // idempotent
-		if err := s.EnsureAdmin(ctx, hash); err != nil {
+		if _, err := s.EnsureAdmin(ctx, hash, false); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
@@ -48,11 +49,20 @@ func New(st *store.Store, log *slog.Logger) *Server {
 	return &Server{store: st, log: log.With("component", "api")}
 }
 
-// storeError maps a store error to the status a caller sees; unexpected
-// failures are logged and answered without their text.
-func (s *Server) storeError(err error, notFound error) error {
-	if errors.Is(err, store.ErrNotFound) {
+// status maps an error of the store, the engine or a request check to the
+// status a caller sees, in one place: notFound is the resource's 404 (nil
+// where a missing record is unexpected). Unexpected failures are logged and
+// answered without their text.
+func (s *Server) status(err error, notFound error) error {
+	var inv *invalidError
+	switch {
+	case errors.As(err, &inv):
+		return rest.Error(codes.InvalidArgument, http.StatusBadRequest, inv.msg)
+	case errors.Is(err, store.ErrNotFound) && notFound != nil:
 		return notFound
+	}
+	if mapped, ok := rest.StoreError(err); ok {
+		return mapped
 	}
 	s.log.Error("store failure", "err", err)
 	return errInternal
@@ -73,17 +83,17 @@ func parseID(s string) (uint32, bool) {
 }
 
 func (s *Server) CreateLlmSettings(ctx context.Context, req *studiov1.CreateLlmSettingsRequest) (*studiov1.CreateLlmSettingsResponse, error) {
-	attrs := &studiov1.LlmSettingsAttributes{}
-	if err := applyChanges(attrs, req.GetData().GetAttributes()); err != nil {
-		return nil, err
+	var rec store.LlmSettings
+	if err := applyChanges(&rec, req.GetData().GetAttributes()); err != nil {
+		return nil, s.status(err, nil)
 	}
-	id, err := s.store.CreateLlmSettings(ctx, attrs)
+	rec, err := s.store.CreateLlmSettings(ctx, rec)
 	if err != nil {
-		return nil, s.storeError(err, errInternal)
+		return nil, s.status(err, nil)
 	}
 	rest.SetStatus(ctx, http.StatusCreated)
-	rest.SetHeader(ctx, "Location", llmPrefix+strconv.FormatUint(uint64(id), 10))
-	return &studiov1.CreateLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+	rest.SetHeader(ctx, "Location", llmPrefix+strconv.FormatUint(uint64(rec.ID), 10))
+	return &studiov1.CreateLlmSettingsResponse{Data: llmRecord(rec)}, nil
 }
 
 func (s *Server) ListLlmSettings(ctx context.Context, req *studiov1.ListLlmSettingsRequest) (*studiov1.ListLlmSettingsResponse, error) {
@@ -93,13 +103,13 @@ func (s *Server) ListLlmSettings(ctx context.Context, req *studiov1.ListLlmSetti
 	}
 	recs, total, err := s.store.ListLlmSettings(ctx, (page-1)*size, size)
 	if err != nil {
-		return nil, s.storeError(err, errInternal)
+		return nil, s.status(err, nil)
 	}
 	rest.SetHeader(ctx, "X-Total-Count", strconv.Itoa(total))
 	rest.SetHeader(ctx, "X-Total-Pages", strconv.Itoa((total+size-1)/size))
 	resp := &studiov1.ListLlmSettingsResponse{Data: make([]*studiov1.LlmSettings, 0, len(recs))}
 	for _, r := range recs {
-		resp.Data = append(resp.Data, llmRecord(r.ID, r.Attrs))
+		resp.Data = append(resp.Data, llmRecord(r))
 	}
 	return resp, nil
 }
@@ -127,11 +137,11 @@ func (s *Server) GetLlmSettings(ctx context.Context, req *studiov1.GetLlmSetting
 	if !ok {
 		return nil, errInvalidLlmID
 	}
-	attrs, err := s.store.GetLlmSettings(ctx, id)
+	rec, err := s.store.GetLlmSettings(ctx, id)
 	if err != nil {
-		return nil, s.storeError(err, errLlmNotFound)
+		return nil, s.status(err, errLlmNotFound)
 	}
-	return &studiov1.GetLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+	return &studiov1.GetLlmSettingsResponse{Data: llmRecord(rec)}, nil
 }
 
 func (s *Server) UpdateLlmSettings(ctx context.Context, req *studiov1.UpdateLlmSettingsRequest) (*studiov1.UpdateLlmSettingsResponse, error) {
@@ -139,18 +149,13 @@ func (s *Server) UpdateLlmSettings(ctx context.Context, req *studiov1.UpdateLlmS
 	if !ok {
 		return nil, errInvalidLlmID
 	}
-	var invalid error
-	attrs, err := s.store.UpdateLlmSettings(ctx, id, func(attrs *studiov1.LlmSettingsAttributes) error {
-		invalid = applyChanges(attrs, req.GetData().GetAttributes())
-		return invalid
+	rec, err := s.store.UpdateLlmSettings(ctx, id, func(rec *store.LlmSettings) error {
+		return applyChanges(rec, req.GetData().GetAttributes())
 	})
-	switch {
-	case invalid != nil:
-		return nil, invalid
-	case err != nil:
-		return nil, s.storeError(err, errLlmNotFound)
+	if err != nil {
+		return nil, s.status(err, errLlmNotFound)
 	}
-	return &studiov1.UpdateLlmSettingsResponse{Data: llmRecord(id, attrs)}, nil
+	return &studiov1.UpdateLlmSettingsResponse{Data: llmRecord(rec)}, nil
 }
 
 func (s *Server) DeleteLlmSettings(ctx context.Context, req *studiov1.DeleteLlmSettingsRequest) (*studiov1.DeleteLlmSettingsResponse, error) {
@@ -159,18 +164,23 @@ func (s *Server) DeleteLlmSettings(ctx context.Context, req *studiov1.DeleteLlmS
 		return nil, errInvalidLlmID
 	}
 	if err := s.store.DeleteLlmSettings(ctx, id); err != nil {
-		return nil, s.storeError(err, errLlmNotFound)
+		return nil, s.status(err, errLlmNotFound)
 	}
 	rest.SetStatus(ctx, http.StatusNoContent)
 	return &studiov1.DeleteLlmSettingsResponse{}, nil
 }
 
-// llmRecord wraps attrs in the response envelope; metadata is always an object.
-func llmRecord(id uint32, attrs *studiov1.LlmSettingsAttributes) *studiov1.LlmSettings {
-	if attrs.Metadata == nil {
-		attrs.Metadata = &structpb.Struct{}
+// llmRecord is the response envelope of a stored record; metadata is always
+// an object.
+func llmRecord(rec store.LlmSettings) *studiov1.LlmSettings {
+	attrs := &studiov1.LlmSettingsAttributes{ModelName: rec.ModelName, MaxLength: rec.MaxLength, MaxTokens: rec.MaxTokens,
+		MinLength: rec.MinLength, Seed: rec.Seed, TopK: rec.TopK, Temperature: rec.Temperature, TopP: rec.TopP,
+		RepetitionPenalty: rec.RepetitionPenalty, StopWords: rec.StopWords, Metadata: &structpb.Struct{}, SystemPrompt: rec.SystemPrompt}
+	if len(rec.Metadata) > 0 {
+		// The store holds what applyChanges marshalled from a Struct.
+		_ = protojson.Unmarshal(rec.Metadata, attrs.Metadata)
 	}
-	return &studiov1.LlmSettings{Type: llmType, Id: strconv.FormatUint(uint64(id), 10), Attributes: attrs}
+	return &studiov1.LlmSettings{Type: llmType, Id: strconv.FormatUint(uint64(rec.ID), 10), Attributes: attrs}
 }
 
 func (s *Server) CreateUser(ctx context.Context, req *studiov1.CreateUserRequest) (*studiov1.CreateUserResponse, error) {
@@ -181,7 +191,7 @@ func (s *Server) CreateUser(ctx context.Context, req *studiov1.CreateUserRequest
 	secret := credential.NewSecret()
 	u, err := s.store.CreateUser(ctx, store.User{Email: in.GetEmail(), Name: in.GetName(), IsAdmin: in.GetIsAdmin(), KeyHash: credential.Hash(secret)})
 	if err != nil {
-		return nil, s.storeError(err, errInternal)
+		return nil, s.status(err, nil)
 	}
 	rest.SetStatus(ctx, http.StatusCreated)
 	out := userRecord(u)
@@ -192,7 +202,7 @@ func (s *Server) CreateUser(ctx context.Context, req *studiov1.CreateUserRequest
 func (s *Server) ListUsers(ctx context.Context, _ *studiov1.ListUsersRequest) (*studiov1.ListUsersResponse, error) {
 	users, err := s.store.ListUsers(ctx)
 	if err != nil {
-		return nil, s.storeError(err, errInternal)
+		return nil, s.status(err, nil)
 	}
 	resp := &studiov1.ListUsersResponse{Data: make([]*studiov1.User, 0, len(users))}
 	for _, u := range users {
@@ -207,7 +217,7 @@ func (s *Server) DeleteUser(ctx context.Context, req *studiov1.DeleteUserRequest
 		return nil, errInvalidUser
 	}
 	if err := s.store.DeleteUser(ctx, id); err != nil {
-		return nil, s.storeError(err, errUserNotFound)
+		return nil, s.status(err, errUserNotFound)
 	}
 	rest.SetStatus(ctx, http.StatusNoContent)
 	return &studiov1.DeleteUserResponse{}, nil

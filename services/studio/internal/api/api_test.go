@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
@@ -18,13 +19,17 @@ import (
 // TestStorageFailureIs500 closes the store under the server: every {id}
 // route answers 500 "internal error", never the storage error's text.
 func TestStorageFailureIs500(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "studio.db"))
+	ctx := context.Background()
+	engine, err := boltkv.Open(filepath.Join(t.TempDir(), "studio.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, engine)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st.Close()
-	ctx := context.Background()
+	engine.Close()
 	calls := map[string]func() error{
 		"delete": func() error {
 			_, err := srv.DeleteLlmSettings(ctx, &studiov1.DeleteLlmSettingsRequest{Id: "1"})

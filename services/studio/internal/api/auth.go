@@ -43,7 +43,7 @@ func (s *Server) checkAdmin(ctx context.Context, authorization []string) error {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && !credential.Equal(u.KeyHash, hash)):
 		return errUnauthorized
 	case err != nil:
-		return s.storeError(err, errUnauthorized)
+		return s.status(err, errUnauthorized)
 	case !u.IsAdmin:
 		return errNotAdmin
 	}

@@ -3,18 +3,17 @@ package api
 import (
 	"fmt"
 	"math"
-	"net/http"
 
-	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
-	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
 
 // applyChanges sets on attrs every attribute present in ch, then checks the
-// result; it answers 400 naming the first field in error.
-func applyChanges(attrs *studiov1.LlmSettingsAttributes, ch *studiov1.LlmSettingsChanges) error {
+// result; its error (an *invalidError, 400) names the first field in error.
+func applyChanges(attrs *store.LlmSettings, ch *studiov1.LlmSettingsChanges) error {
 	if ch != nil {
 		if ch.ModelName != nil {
 			attrs.ModelName = ch.GetModelName()
@@ -35,7 +34,11 @@ func applyChanges(attrs *studiov1.LlmSettingsAttributes, ch *studiov1.LlmSetting
 			attrs.StopWords = words
 		}
 		if ch.Metadata != nil {
-			attrs.Metadata = ch.Metadata
+			raw, err := protojson.Marshal(ch.Metadata)
+			if err != nil {
+				return invalid("metadata must be an object")
+			}
+			attrs.Metadata = raw
 		}
 		if ch.SystemPrompt != nil {
 			attrs.SystemPrompt = ch.GetSystemPrompt()
@@ -68,11 +71,16 @@ func stringList(l *structpb.ListValue) ([]string, bool) {
 	return out, true
 }
 
-func invalid(msg string) error { return rest.Error(codes.InvalidArgument, http.StatusBadRequest, msg) }
+// invalidError is a request that breaks a rule of CONTRACT §1: 400 with msg.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return e.msg }
+
+func invalid(msg string) error { return &invalidError{msg} }
 
 // validate checks a whole record against CONTRACT §1.
-func validate(a *studiov1.LlmSettingsAttributes) error {
-	if a.GetModelName() == "" {
+func validate(a *store.LlmSettings) error {
+	if a.ModelName == "" {
 		return invalid("model_name is required and must not be empty")
 	}
 	for _, f := range []struct {

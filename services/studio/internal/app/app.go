@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/studio/internal/api"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
@@ -24,14 +25,19 @@ import (
 // Defaults are the studio's built-in addresses and store file (CONTRACT §0).
 var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:8080", GRPCAddr: "127.0.0.1:9080", DBPath: "data/studio.db"}
 
-// Serve opens the store, ensures the bootstrap admin and serves on l until
-// ctx ends; the store is closed after both servers have stopped.
+// Serve opens the store (the engine --store names), ensures the bootstrap
+// admin and serves on l until ctx ends; the engine is closed after both
+// servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
-	st, err := store.Open(cfg.DBPath)
+	engine, err := kvopen.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer engine.Close()
+	st, err := store.Open(ctx, engine)
+	if err != nil {
+		return err
+	}
 	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
 		return err
 	}
