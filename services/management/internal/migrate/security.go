@@ -307,12 +307,21 @@ func (c *converter) authentication() *xAuthentication {
 				c.fail("oauth_meta.allowed_authorize_types: %q is not one of code, token", typ)
 			}
 		}
+		grants := 0
 		for _, typ := range m.AllowedAccessTypes {
 			switch typ {
-			case "authorization_code", "client_credentials", "password", "refresh_token", "implicit":
+			case "authorization_code", "client_credentials", "password", "implicit":
+				grants++
+			case "refresh_token":
 			default:
 				c.fail("oauth_meta.allowed_access_types: %q is not a supported grant type", typ)
 			}
+		}
+		if grants == 0 {
+			// Tyk's loader reads the allowed grants back from the OpenAPI flows, and an oauth2 scheme needs at
+			// least one flow: any flow written here would allow a grant classic refuses.
+			c.fail("oauth_meta.allowed_access_types: no grant type besides refresh_token is allowed; a Tyk OAS oauth2 " +
+				"scheme needs one flow, and each flow allows its grant")
 		}
 		if n := api.Notifications; n.SharedSecret != "" || n.OAuthKeyChangeURL != "" {
 			o.Notifications = &xNotifications{SharedSecret: n.SharedSecret, OnKeyChangeURL: n.OAuthKeyChangeURL}
@@ -432,9 +441,6 @@ func (c *converter) security(d *oasDocument) {
 			case "implicit":
 				flows.Implicit = &oauthFlow{AuthorizationURL: oauthAuthorizeURL, Scopes: map[string]string{}}
 			}
-		}
-		if *flows == (oauthFlows{}) {
-			flows.AuthorizationCode = &oauthFlow{AuthorizationURL: oauthAuthorizeURL, TokenURL: oauthTokenURL, Scopes: map[string]string{}}
 		}
 		schemes[oauthType] = &securityScheme{Type: "oauth2", Flows: flows}
 	}
