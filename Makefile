@@ -14,8 +14,8 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTRACT_SERVICES ?= studio management portal
 CONTRACT := ../shared/contract/run
 # Services whose part of ../shared/contract passes with --store etcd; `make
-# contract-etcd` runs them on a throwaway etcd. Empty until a service runs on etcd.
-CONTRACT_ETCD_SERVICES ?=
+# contract-etcd` runs them on a throwaway etcd.
+CONTRACT_ETCD_SERVICES ?= management
 
 .PHONY: help build run test lint generate checkgenerate bench contract contract-etcd etcd clean
 

@@ -60,6 +60,11 @@ var brokenCases = []brokenCase{
 	{dir: "netpol-all-ports", opts: checkOptions{requireNetworkPolicies: true}, wantCheck: checkNetworkPolicy},
 	{dir: "netpol-other-port", opts: checkOptions{requireNetworkPolicies: true}, wantCheck: checkNetworkPolicy},
 	{dir: "netpol-egress-only", opts: checkOptions{requireNetworkPolicies: true}, wantCheck: checkNetworkPolicy},
+	{dir: "replicated-max-unavailable", wantCheck: checkReplicated},
+	{dir: "replicated-no-budget", wantCheck: checkReplicated},
+	{dir: "replicated-even-etcd", wantCheck: checkReplicated},
+	{dir: "replicated-bbolt-deployment", wantCheck: checkReplicated},
+	{dir: "replicated-one-endpoint", wantCheck: checkReplicated},
 }
 
 func TestChecksCatchBrokenManifests(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,11 +33,13 @@ const (
 	checkGrace          = "grace"           // terminationGracePeriodSeconds above the 10 s drain
 	checkImage          = "image"           // image pinned by tag or digest, never latest
 	checkNetworkPolicy  = "network-policy"  // only the http and grpc ports are reachable
+	checkReplicated     = "replicated"      // etcd overlay: odd etcd quorum, replicas on etcd, budgets, spread, safe rollouts
 )
 
 var allChecks = []string{
 	checkSelector, checkService, checkGoverning, checkProbes, checkResources, checkSecurity,
 	checkServiceAccount, checkSecrets, checkStatefulSet, checkGrace, checkImage, checkNetworkPolicy,
+	checkReplicated,
 }
 
 // shutdownTimeoutSeconds is how long a service drains after SIGTERM (CONTRACT §0).
@@ -65,7 +68,16 @@ type workload struct {
 	template              corev1.PodTemplateSpec
 	claims                []corev1.PersistentVolumeClaim
 	serviceName           string
+	strategy              *appsv1.DeploymentStrategy // Deployments only
 }
+
+// gatehouse reports whether the workload runs a Gatehouse service (as opposed
+// to the etcd cluster of the replicated overlay).
+func (w workload) gatehouse() bool {
+	return slices.ContainsFunc(w.template.Spec.Containers, isGatehouse)
+}
+
+func isGatehouse(c corev1.Container) bool { return strings.Contains(c.Image, "gatehouse/") }
 
 func (w workload) String() string { return w.kind + " " + qualified(w.namespace, w.name) }
 
@@ -82,6 +94,7 @@ type inventory struct {
 	serviceAccounts []*corev1.ServiceAccount
 	secrets         []*corev1.Secret
 	netpols         []*networkingv1.NetworkPolicy
+	budgets         []*policyv1.PodDisruptionBudget
 }
 
 func inventoryOf(objs []runtime.Object) inventory {
@@ -98,6 +111,7 @@ func inventoryOf(objs []runtime.Object) inventory {
 			inv.workloads = append(inv.workloads, workload{
 				kind: "Deployment", namespace: o.Namespace, name: o.Name,
 				replicas: o.Spec.Replicas, hasReplicas: true, selector: o.Spec.Selector, template: o.Spec.Template,
+				strategy: &o.Spec.Strategy,
 			})
 		case *appsv1.DaemonSet:
 			inv.workloads = append(inv.workloads, workload{
@@ -112,6 +126,8 @@ func inventoryOf(objs []runtime.Object) inventory {
 			inv.secrets = append(inv.secrets, o)
 		case *networkingv1.NetworkPolicy:
 			inv.netpols = append(inv.netpols, o)
+		case *policyv1.PodDisruptionBudget:
+			inv.budgets = append(inv.budgets, o)
 		}
 	}
 	return inv
@@ -130,6 +146,7 @@ func checkAll(objs []runtime.Object, opts checkOptions) []finding {
 		checkPod(w, add)
 		checkServiceAccountOf(w, inv, add)
 		checkStorage(w, add)
+		checkReplicas(w, inv, add)
 		if opts.requireNetworkPolicies {
 			checkNetworkPolicies(w, inv, add)
 		}
@@ -195,7 +212,11 @@ func checkServiceTargets(s *corev1.Service, inv inventory, add addFunc) {
 			}
 		}
 	}
-	for _, want := range []string{"http", "grpc"} {
+	want := []string{"http", "grpc"}
+	if len(picked) > 0 && !slices.ContainsFunc(picked, workload.gatehouse) {
+		want = []string{"client"} // etcd's Services
+	}
+	for _, want := range want {
 		if !slices.Contains(names, want) {
 			add(checkService, id, "no port named %q (has %v)", want, names)
 		}
@@ -364,7 +385,7 @@ func checkContainerSecrets(c corev1.Container, id string, add addFunc) {
 			add(checkSecrets, id, "env %s holds a literal value", e.Name)
 		}
 	}
-	if len(c.Ports) == 0 { // not a Gatehouse server container
+	if len(c.Ports) == 0 || !isGatehouse(c) { // not a Gatehouse server container
 		return
 	}
 	i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "BOOTSTRAP_TOKEN" })
@@ -395,10 +416,15 @@ func checkContainerProbes(c corev1.Container, id string, add addFunc) {
 		name  string
 		probe *corev1.Probe
 	}{{"readinessProbe", c.ReadinessProbe}, {"livenessProbe", c.LivenessProbe}} {
-		if p.probe == nil {
+		switch {
+		case p.probe == nil:
 			add(checkProbes, id, "no %s", p.name)
-		} else if p.probe.GRPC == nil {
-			add(checkProbes, id, "%s is not a gRPC probe", p.name)
+		case !isGatehouse(c) || p.probe.GRPC != nil:
+			// etcd's probes are its own HTTP endpoints.
+		case p.name == "readinessProbe" && p.probe.HTTPGet != nil && p.probe.HTTPGet.Path == "/readyz":
+			// /readyz answers 503 while the store does not (CONTRACT §0).
+		default:
+			add(checkProbes, id, "%s is not a gRPC probe (or, for readiness, GET /readyz)", p.name)
 		}
 	}
 	for _, p := range []struct {
@@ -448,6 +474,12 @@ func checkServiceAccountOf(w workload, inv inventory, add addFunc) {
 // checkStorage enforces the bbolt rules: the store is one locked file, so the
 // workload is a single-replica StatefulSet whose DB_PATH lives on its claim.
 func checkStorage(w workload, add addFunc) {
+	if !w.gatehouse() {
+		return // the etcd cluster: checkReplicas
+	}
+	if w.kind != "StatefulSet" && storesInEtcd(w) {
+		return // replicas on etcd keep no file: checkReplicas
+	}
 	if w.kind == "StatefulSet" {
 		if w.replicas == nil || *w.replicas != 1 {
 			got := "unset"
@@ -489,6 +521,97 @@ func checkStorage(w workload, add addFunc) {
 	}
 }
 
+// envOf returns the literal value of a container's variable name.
+func envOf(c corev1.Container, name string) (string, bool) {
+	i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+	if i < 0 {
+		return "", false
+	}
+	return c.Env[i].Value, true
+}
+
+// storesInEtcd reports whether every Gatehouse container of w runs --store etcd.
+func storesInEtcd(w workload) bool {
+	for _, c := range w.template.Spec.Containers {
+		if v, _ := envOf(c, "STORE"); isGatehouse(c) && v != "etcd" {
+			return false
+		}
+	}
+	return true
+}
+
+// checkReplicas covers the replicated overlay (CONTRACT §4): the etcd
+// cluster is an odd number of at least 3 members on volumes; a service with
+// more than one replica runs on etcd with every member as an endpoint; every
+// replicated workload has a PodDisruptionBudget allowing at most one pod
+// down, spreads over nodes, and a Deployment rolls out without taking a pod
+// down first (maxUnavailable 0).
+func checkReplicas(w workload, inv inventory, add addFunc) {
+	n := int32(1)
+	if w.replicas != nil {
+		n = *w.replicas
+	}
+	id := w.String()
+	if !w.gatehouse() {
+		if w.kind != "StatefulSet" {
+			add(checkReplicated, id, "etcd members need stable names and volumes: a StatefulSet, not a %s", w.kind)
+		}
+		if n < 3 || n%2 == 0 {
+			add(checkReplicated, id, "%d etcd members: want an odd number of at least 3 (a quorum that survives one loss)", n)
+		}
+		if len(w.claims) == 0 {
+			add(checkReplicated, id, "etcd members without a volumeClaimTemplate lose the data on restart")
+		}
+	} else if n > 1 || w.kind == "Deployment" {
+		if !storesInEtcd(w) {
+			add(checkReplicated, id, "%d replicas without STORE=etcd: replicas need the etcd store", n)
+		}
+		for _, c := range w.template.Spec.Containers {
+			if !isGatehouse(c) {
+				continue
+			}
+			eps, _ := envOf(c, "ETCD_ENDPOINTS")
+			if members := etcdMembers(inv, w.namespace); len(strings.Split(eps, ",")) < members {
+				add(checkReplicated, id+" container "+c.Name, "ETCD_ENDPOINTS %q does not list all %d etcd members", eps, members)
+			}
+		}
+		if s := w.strategy; s != nil && (s.RollingUpdate == nil || s.RollingUpdate.MaxUnavailable == nil ||
+			s.RollingUpdate.MaxUnavailable.String() != "0") {
+			add(checkReplicated, id, "rolling update does not set maxUnavailable 0 (a rollout would lose capacity first)")
+		}
+	}
+	if n <= 1 {
+		return
+	}
+	if a := w.template.Spec.Affinity; a == nil || a.PodAntiAffinity == nil {
+		add(checkReplicated, id, "%d replicas without podAntiAffinity: they may share one node", n)
+	}
+	budgeted := false
+	for _, b := range inv.budgets {
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || b.Spec.Selector == nil || !selects(b.Namespace, sel, w) {
+			continue
+		}
+		budgeted = true
+		if b.Spec.MaxUnavailable == nil || b.Spec.MaxUnavailable.String() != "1" {
+			add(checkReplicated, "PodDisruptionBudget "+qualified(b.Namespace, b.Name), "want maxUnavailable 1 for %s", w)
+		}
+	}
+	if !budgeted {
+		add(checkReplicated, id, "%d replicas without a PodDisruptionBudget", n)
+	}
+}
+
+// etcdMembers is the replica count of the etcd StatefulSet in ns (0 if none).
+func etcdMembers(inv inventory, ns string) int {
+	for _, w := range inv.workloads {
+		if !w.gatehouse() && w.namespace == ns && w.replicas != nil {
+			return int(*w.replicas)
+		}
+	}
+	return 0
+}
+
 // checkNetworkPolicies requires that some policy isolates the workload's pods
 // for ingress and that every policy selecting them opens only the container's
 // "http" and "grpc" ports.
@@ -515,6 +638,9 @@ func checkNetworkPolicies(w workload, inv inventory, add addFunc) {
 				}
 				ok := slices.ContainsFunc(w.template.Spec.Containers, func(c corev1.Container) bool {
 					cp, found := containerPort(c, *p.Port, 0)
+					if !isGatehouse(c) {
+						return found && (cp.Name == "client" || cp.Name == "peer") // etcd
+					}
 					return found && (cp.Name == "http" || cp.Name == "grpc")
 				})
 				if !ok {

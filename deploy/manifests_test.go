@@ -25,6 +25,9 @@ type kustomizationCase struct {
 	opts     checkOptions
 	services []string // services whose StatefulSet, Service and ServiceAccount it must hold
 	overlay  bool
+	// replicated: the services are Deployments on an etcd StatefulSet
+	// instead of bbolt StatefulSets.
+	replicated bool
 }
 
 var kustomizations = []kustomizationCase{
@@ -34,6 +37,7 @@ var kustomizations = []kustomizationCase{
 	{dir: "base/portal", services: []string{"portal"}},
 	{dir: "overlays/dev", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true},
 	{dir: "overlays/prod", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true},
+	{dir: "overlays/ha", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true, replicated: true},
 }
 
 func TestManifests(t *testing.T) {
@@ -47,8 +51,17 @@ func TestManifests(t *testing.T) {
 			for _, f := range checkAll(objectsOf(rs), k.opts) {
 				t.Error(f)
 			}
+			workloadKind := "StatefulSet"
+			if k.replicated {
+				workloadKind = "Deployment"
+				for _, kind := range []string{"StatefulSet", "Service", "PodDisruptionBudget"} {
+					if !hasObject(rs, kind, "etcd") {
+						t.Errorf("no %s etcd in the build", kind)
+					}
+				}
+			}
 			for _, svc := range k.services {
-				for _, kind := range []string{"StatefulSet", "Service", "ServiceAccount"} {
+				for _, kind := range []string{workloadKind, "Service", "ServiceAccount"} {
 					if !hasObject(rs, kind, svc) {
 						t.Errorf("no %s %s in the build", kind, svc)
 					}
@@ -98,8 +111,15 @@ func checkOverlay(t *testing.T, rs []rendered) {
 		}
 	}
 	for _, r := range rs {
-		if sts, ok := r.obj.(*appsv1.StatefulSet); ok {
-			for _, c := range sts.Spec.Template.Spec.Containers {
+		var pod corev1.PodSpec
+		switch o := r.obj.(type) {
+		case *appsv1.StatefulSet:
+			pod = o.Spec.Template.Spec
+		case *appsv1.Deployment:
+			pod = o.Spec.Template.Spec
+		}
+		{
+			for _, c := range pod.Containers {
 				if strings.HasPrefix(c.Image, "gatehouse/") && !strings.HasSuffix(c.Image, ":dev") {
 					t.Errorf("%s: image %s: overlays set the release tag", r.id, c.Image)
 				}
