@@ -81,6 +81,9 @@ func (s *Server) storeError(err error, notFound error) error {
 	if taken, ok := errors.AsType[*store.PathTakenError](err); ok {
 		return invalid([]string{fmt.Sprintf("Path %s is already the path of tutorial page %d of this product", quote(taken.Path), taken.By)})
 	}
+	if mapped, ok := rest.StoreError(err); ok {
+		return mapped
+	}
 	if _, ok := status.FromError(err); ok {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/portal/internal/api"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
@@ -23,14 +24,19 @@ import (
 // Defaults are the portal's built-in addresses and store file (CONTRACT §0).
 var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db"}
 
-// Serve opens the store, ensures the bootstrap admin key and serves on l
-// until ctx ends; the store is closed after both servers have stopped.
+// Serve opens the store (the engine --store names), ensures the bootstrap
+// admin key and serves on l until ctx ends; the engine is closed after both
+// servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
-	st, err := store.Open(cfg.DBPath)
+	engine, err := kvopen.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer engine.Close()
+	st, err := store.Open(ctx, engine)
+	if err != nil {
+		return err
+	}
 	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
 		return err
 	}

@@ -8,30 +8,30 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/gatehouse/gatehouse/pkg/boltstore"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
-// A product's pages have an order, kept in orderBucket as the list of their
+// A product's pages have an order, kept under order/<product> as the list of their
 // ids. The list is only written by a reorder or a removal: a page it does not
 // name comes after those it names, in ascending id order, so a new page (the
 // highest id so far) goes last without a write, and a store written before
 // orders existed reads as ascending id order.
 
-// changedKey, in siteBucket, holds when pages last changed in a way no
-// UpdatedAt records: a reorder, a removal, a label's removal.
-var changedKey = []byte("changed_at")
+// changedKey holds when pages last changed in a way no UpdatedAt records:
+// a reorder, a removal, a label's removal. It is written without being read
+// in the transaction, so concurrent writers do not conflict on it.
 
 // pageOrder returns the ids of product's pages in their order.
-func pageOrder(tx *bolt.Tx, product uint32) []uint32 {
+func pageOrder(tx kv.ReadTx, product uint32) ([]uint32, error) {
 	var ids []uint32 // ascending, as the keys are
-	prefix := boltstore.Key(product)
-	c := tx.Bucket(pageBucket).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, _ = c.Next() {
-		ids = append(ids, binary.BigEndian.Uint32(k[len(prefix):]))
+	err := tx.Scan(pagesOf(product), nil, func(k, _ []byte) error { ids = append(ids, lastID(k)); return nil })
+	if err != nil {
+		return nil, err
 	}
-	stored := tx.Bucket(orderBucket).Get(prefix)
+	stored, err := tx.Get(orderKey(product))
+	if err != nil {
+		return nil, err
+	}
 	out := make([]uint32, 0, len(ids))
 	named := make(map[uint32]bool, len(stored)/4)
 	for i := 0; i+4 <= len(stored); i += 4 {
@@ -46,42 +46,42 @@ func pageOrder(tx *bolt.Tx, product uint32) []uint32 {
 			out = append(out, id)
 		}
 	}
-	return out
+	return out, nil
 }
 
-func setOrder(tx *bolt.Tx, product uint32, ids []uint32) error {
+func setOrder(tx kv.WriteTx, product uint32, ids []uint32) error {
 	raw := make([]byte, 0, 4*len(ids))
 	for _, id := range ids {
 		raw = binary.BigEndian.AppendUint32(raw, id)
 	}
-	return tx.Bucket(orderBucket).Put(boltstore.Key(product), raw)
+	return tx.Put(orderKey(product), raw)
 }
 
 // markChanged records now as the time pages last changed without an UpdatedAt.
-func markChanged(tx *bolt.Tx) error {
+func markChanged(tx kv.WriteTx) error {
 	raw, err := time.Now().UTC().MarshalBinary()
 	if err != nil {
 		return err
 	}
-	return tx.Bucket(siteBucket).Put(changedKey, raw)
+	return tx.Put(changedKey, raw)
 }
 
-func lastChange(tx *bolt.Tx) time.Time {
+func lastChange(tx kv.ReadTx) (time.Time, error) {
 	var t time.Time
-	if raw := tx.Bucket(siteBucket).Get(changedKey); raw != nil {
+	raw, err := tx.Get(changedKey)
+	if err == nil && raw != nil {
 		_ = t.UnmarshalBinary(raw) // an unreadable time reads as never
 	}
-	return t
+	return t, err
 }
 
 // pagesByID reads the pages of product with these ids, in this order, with
 // their label names.
-func pagesByID(tx *bolt.Tx, product uint32, ids []uint32) ([]Page, error) {
+func pagesByID(tx kv.ReadTx, product uint32, ids []uint32) ([]Page, error) {
 	out := make([]Page, 0, len(ids))
-	b := tx.Bucket(pageBucket)
 	names := map[labelRef]string{}
 	for _, id := range ids {
-		p, err := decode[Page](b.Get(pageKey(product, id)), "page")
+		p, err := get[Page](tx, pageKey(product, id), "page")
 		if err != nil {
 			return nil, err
 		}
@@ -99,13 +99,16 @@ func pagesByID(tx *bolt.Tx, product uint32, ids []uint32) ([]Page, error) {
 // the caller's to check that it names each once); pages it leaves out keep
 // their relative order after it. The pages come back in the new order.
 // ErrNotFound when the product does not exist.
-func (s *Store) ReorderPages(_ context.Context, product uint32, reorder func(current []uint32) ([]uint32, error)) ([]Page, error) {
+func (s *Store) ReorderPages(ctx context.Context, product uint32, reorder func(current []uint32) ([]uint32, error)) ([]Page, error) {
 	var out []Page
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(productBucket).Get(boltstore.Key(product)) == nil {
-			return ErrNotFound
+	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		if err := mustExist(tx, productKey(product)); err != nil {
+			return err
 		}
-		current := pageOrder(tx, product)
+		current, err := pageOrder(tx, product)
+		if err != nil {
+			return err
+		}
 		next, err := reorder(slices.Clone(current))
 		if err != nil {
 			return err
@@ -121,8 +124,16 @@ func (s *Store) ReorderPages(_ context.Context, product uint32, reorder func(cur
 		if err := markChanged(tx); err != nil {
 			return err
 		}
-		out, err = pagesByID(tx, product, pageOrder(tx, product))
-		return err
+		order, err := pageOrder(tx, product)
+		if err != nil {
+			return err
+		}
+		pages, err := pagesByID(tx, product, order)
+		if err != nil {
+			return err
+		}
+		out = pages
+		return nil
 	})
 	return out, err
 }
@@ -145,18 +156,18 @@ func (e *PathTakenError) Error() string {
 // Is makes a PathTakenError match ErrPathTaken.
 func (e *PathTakenError) Is(target error) bool { return target == ErrPathTaken }
 
-// pathFree checks that no page of product other than self has path.
-func pathFree(tx *bolt.Tx, product, self uint32, path string) error {
+// pathFree checks that no page of product other than self has path. It
+// reads the product's whole page range, so a concurrent page with the same
+// path conflicts with this transaction.
+func pathFree(tx kv.ReadTx, product, self uint32, path string) error {
 	want := CleanPath(path)
 	if want == "" {
 		return nil
 	}
-	prefix := boltstore.Key(product)
-	c := tx.Bucket(pageBucket).Cursor()
-	for k, v := c.Seek(prefix); k != nil && hasPrefix(k, prefix); k, v = c.Next() {
-		id := binary.BigEndian.Uint32(k[len(prefix):])
+	return tx.Scan(pagesOf(product), nil, func(k, v []byte) error {
+		id := lastID(k)
 		if id == self {
-			continue
+			return nil
 		}
 		s, err := decode[pathOnly](v, "page")
 		if err != nil {
@@ -165,8 +176,8 @@ func pathFree(tx *bolt.Tx, product, self uint32, path string) error {
 		if CleanPath(s.Path) == want {
 			return &PathTakenError{Path: path, By: id}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 type pathOnly struct {

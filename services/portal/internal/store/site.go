@@ -4,9 +4,7 @@ import (
 	"context"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/gatehouse/gatehouse/pkg/boltstore"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 // Outline is a product with a summary of each of its pages, in their order:
@@ -29,16 +27,18 @@ type PageSummary struct {
 // Outline returns product's outline and when pages last changed without an
 // UpdatedAt moving (a reorder or a removal anywhere); ErrNotFound when the
 // product does not exist.
-func (s *Store) Outline(_ context.Context, product uint32) (Outline, time.Time, error) {
+func (s *Store) Outline(ctx context.Context, product uint32) (Outline, time.Time, error) {
 	var o Outline
 	var changed time.Time
-	err := s.db.View(func(tx *bolt.Tx) error {
-		p, err := decode[Product](tx.Bucket(productBucket).Get(boltstore.Key(product)), "product")
+	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
+		p, err := get[Product](tx, productKey(product), "product")
 		if err != nil {
 			return err
 		}
-		o, err = outline(tx, p)
-		changed = lastChange(tx)
+		if o, err = outline(tx, p); err != nil {
+			return err
+		}
+		changed, err = lastChange(tx)
 		return err
 	})
 	return o, changed, err
@@ -46,12 +46,14 @@ func (s *Store) Outline(_ context.Context, product uint32) (Outline, time.Time, 
 
 // Outlines returns every product's outline in ascending product id order,
 // and when pages last changed without an UpdatedAt moving.
-func (s *Store) Outlines(_ context.Context) ([]Outline, time.Time, error) {
+func (s *Store) Outlines(ctx context.Context) ([]Outline, time.Time, error) {
 	var out []Outline
 	var changed time.Time
-	err := s.db.View(func(tx *bolt.Tx) error {
-		changed = lastChange(tx)
-		return tx.Bucket(productBucket).ForEach(func(_, v []byte) error {
+	err := s.kv.View(ctx, func(tx kv.ReadTx) (err error) {
+		if changed, err = lastChange(tx); err != nil {
+			return err
+		}
+		return tx.Scan(productPrefix, nil, func(_, v []byte) error {
 			p, err := decode[Product](v, "product")
 			if err != nil {
 				return err
@@ -64,11 +66,14 @@ func (s *Store) Outlines(_ context.Context) ([]Outline, time.Time, error) {
 	return out, changed, err
 }
 
-func outline(tx *bolt.Tx, p Product) (Outline, error) {
+func outline(tx kv.ReadTx, p Product) (Outline, error) {
 	o := Outline{Product: p}
-	b := tx.Bucket(pageBucket)
-	for _, id := range pageOrder(tx, p.ID) {
-		s, err := decode[PageSummary](b.Get(pageKey(p.ID, id)), "page")
+	order, err := pageOrder(tx, p.ID)
+	if err != nil {
+		return o, err
+	}
+	for _, id := range order {
+		s, err := get[PageSummary](tx, pageKey(p.ID, id), "page")
 		if err != nil {
 			return o, err
 		}

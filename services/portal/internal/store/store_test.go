@@ -3,28 +3,84 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 )
 
-// open returns a store in a fresh folder, checked for consistency and closed
-// when the test ends.
+// open returns a store on a bbolt engine in a fresh folder; when the test
+// ends the indexes must agree with the records, the file must pass bbolt's
+// check, and the engine is closed.
 func open(t testing.TB) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "portal.db")
-	s, err := Open(path)
+	return openAt(t, path), path
+}
+
+func openAt(t testing.TB, path string) *Store {
+	t.Helper()
+	e, err := boltkv.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := Open(ctx, e)
+	if err != nil {
+		e.Close()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
-		if err := s.Check(); err != nil {
+		if e.Ready(ctx) != nil {
+			return // the test closed it
+		}
+		if err := s.checkIndexes(); err != nil {
+			t.Errorf("indexes: %v", err)
+		}
+		if err := e.Check(); err != nil {
 			t.Errorf("consistency check: %v", err)
 		}
-		s.Close()
+		e.Close()
 	})
-	return s, path
+	return s
+}
+
+// checkIndexes verifies in one snapshot that each label name index holds
+// exactly the names of the labels, and that every page belongs to an
+// existing product.
+func (s *Store) checkIndexes() error {
+	return s.kv.View(ctx, func(tx kv.ReadTx) error {
+		for kind, keys := range labelLayout {
+			want, got := map[string]uint32{}, map[string]uint32{}
+			if err := tx.Scan(keys.prefix, nil, func(_, v []byte) error {
+				l, err := decode[Label](v, "label")
+				want[l.Name] = l.ID
+				return err
+			}); err != nil {
+				return err
+			}
+			if err := tx.Scan(keys.namePrefix, nil, func(k, v []byte) error {
+				got[string(k[len(keys.namePrefix):])] = lastID(v)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				return fmt.Errorf("kind %d: name index %v, want %v", kind, got, want)
+			}
+		}
+		return tx.Scan(pagePrefix, nil, func(k, _ []byte) error {
+			if err := mustExist(tx, productKey(lastID(k[:len(pagePrefix)+4]))); err != nil {
+				return fmt.Errorf("page %x: its product: %w", k, err)
+			}
+			return nil
+		})
+	})
 }
 
 var ctx = context.Background()
@@ -253,14 +309,8 @@ func TestCredentialsAndReopen(t *testing.T) {
 		}
 	}
 	prod := mustProduct(t, s, "kept")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	*s = *s2 // the cleanup checks and closes the reopened store
+	s.kv.Close()
+	s = openAt(t, path)
 	if ok, err := s.KeyValid(ctx, hash); err != nil || !ok {
 		t.Errorf("KeyValid after reopen: %v, %v", ok, err)
 	}
@@ -275,14 +325,96 @@ func TestCredentialsAndReopen(t *testing.T) {
 	}
 }
 
-func TestSecondOpenIsRefused(t *testing.T) {
-	_, path := open(t)
-	start := time.Now()
-	if _, err := Open(path); err == nil {
-		t.Fatal("a second Open of a held file succeeded")
+// TestConcurrentFirstAdmin: replicas bootstrapping at once create one key.
+func TestConcurrentFirstAdmin(t *testing.T) {
+	s, _ := open(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	for i := range 16 {
+		wg.Go(func() {
+			ok, err := s.EnsureAdmin(ctx, fmt.Appendf(nil, "hash-%02d", i), true)
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if ok {
+				created++
+			}
+		})
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the refusal took %v", d)
+	wg.Wait()
+	var keys int
+	s.kv.View(ctx, func(tx kv.ReadTx) (err error) { keys, err = tx.Count(apiKeyPrefix); return err })
+	if created != 1 || keys != 1 {
+		t.Fatalf("16 concurrent first-admin bootstraps: %d reported created, %d keys; want 1 and 1", created, keys)
+	}
+}
+
+// TestConcurrentLabelNamesStayUnique: the name check and the write are one
+// transaction, so one of many concurrent creations of a name wins.
+func TestConcurrentLabelNamesStayUnique(t *testing.T) {
+	s, _ := open(t)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	results := map[error]int{}
+	for range 16 {
+		wg.Go(func() {
+			_, err := s.CreateLabel(ctx, Tags, "same")
+			mu.Lock()
+			results[err]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if results[nil] != 1 || results[ErrAlreadyExists] != 15 {
+		t.Fatalf("16 concurrent creations of one name: %v, want 1 success and 15 ErrAlreadyExists", results)
+	}
+}
+
+// TestUpgradesVersion1File opens a file written by the bbolt store before
+// the kv seam (testdata/v1.db: product 1 "payments" with pages 1-3 ordered
+// 3, 1, 2, each with tag 1 "beginner" and category 1 "guides"; product 2
+// deleted with its page 4; one admin key).
+func TestUpgradesVersion1File(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "v1.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "portal.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openAt(t, path)
+	products, err := s.ListProducts(ctx, 0, 10)
+	if err != nil || len(products) != 1 || products[0].Name != "payments" || products[0].Path != "pay" {
+		t.Fatalf("products after the upgrade: %+v, %v", products, err)
+	}
+	pages, err := s.ListPages(ctx, 1, 0, 10)
+	var got []string
+	for _, p := range pages {
+		got = append(got, fmt.Sprint(p.ID, p.Title, p.TagNames, p.CategoryNames))
+	}
+	if want := []string{"3three[beginner] [guides]", "1one[beginner] [guides]", "2two[beginner] [guides]"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("pages after the upgrade: %q, %v; want %q", got, err, want)
+	}
+	if ok, err := s.KeyValid(ctx, []byte("0123456789abcdef0123456789abcdef")); err != nil || !ok {
+		t.Errorf("the admin key after the upgrade: %v, %v", ok, err)
+	}
+	if _, err := s.CreateLabel(ctx, Tags, "beginner"); !errors.Is(err, ErrAlreadyExists) {
+		t.Errorf("the tag name index after the upgrade: %v, want ErrAlreadyExists", err)
+	}
+	if p := mustProduct(t, s, "next"); p.ID != 3 {
+		t.Errorf("next product id: %d, want 3 (the version-1 sequence carries over)", p.ID)
+	}
+	if p := mustPage(t, s, 1, "four", nil, nil); p.ID != 5 {
+		t.Errorf("next page id: %d, want 5", p.ID)
+	}
+	var legacy int
+	s.kv.View(ctx, func(tx kv.ReadTx) (err error) { legacy, err = tx.Count(legacyPrefix); return err })
+	if legacy != 0 {
+		t.Errorf("%d legacy keys left after the upgrade, want 0", legacy)
 	}
 }
 

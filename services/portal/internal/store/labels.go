@@ -1,0 +1,93 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"slices"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+// CreateLabel stores a tag or category named name; ErrAlreadyExists when
+// one of that kind has exactly that name. The name index is written in the
+// same transaction as the label.
+func (s *Store) CreateLabel(ctx context.Context, kind LabelKind, name string) (Label, error) {
+	var out Label
+	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		taken, err := exists(tx, labelNameKey(kind, name))
+		if err != nil {
+			return err
+		}
+		if taken {
+			return ErrAlreadyExists
+		}
+		id, err := nextID(tx, labelLayout[kind].seq)
+		if err != nil {
+			return err
+		}
+		l := Label{ID: id, Name: name}
+		if err := tx.Put(labelNameKey(kind, name), idKey(nil, id)); err != nil {
+			return err
+		}
+		if err := put(tx, labelKey(kind, id), l); err != nil {
+			return err
+		}
+		out = l
+		return nil
+	})
+	return out, err
+}
+
+// ListLabels returns every tag or category in ascending id order.
+func (s *Store) ListLabels(ctx context.Context, kind LabelKind) ([]Label, error) {
+	var out []Label
+	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
+		out = []Label{}
+		return tx.Scan(labelLayout[kind].prefix, nil, func(_, v []byte) error {
+			l, err := decode[Label](v, "label")
+			out = append(out, l)
+			return err
+		})
+	})
+	return out, err
+}
+
+// DeleteLabel removes a tag or category, its name and its id from every
+// page that lists it, in one transaction.
+func (s *Store) DeleteLabel(ctx context.Context, kind LabelKind, id uint32) error {
+	return s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		l, err := get[Label](tx, labelKey(kind, id), "label")
+		if err != nil {
+			return err
+		}
+		if err := tx.Delete(labelNameKey(kind, l.Name)); err != nil {
+			return err
+		}
+		if err := tx.Delete(labelKey(kind, id)); err != nil {
+			return err
+		}
+		if err := markChanged(tx); err != nil {
+			return err
+		}
+		return unlinkLabel(tx, kind, id)
+	})
+}
+
+// unlinkLabel removes a label's id from every page that lists it.
+func unlinkLabel(tx kv.WriteTx, kind LabelKind, id uint32) error {
+	return tx.Scan(pagePrefix, nil, func(k, v []byte) error {
+		p, err := decode[Page](v, "page")
+		if err != nil {
+			return err
+		}
+		list := &p.Tags
+		if kind == Categories {
+			list = &p.Categories
+		}
+		if !slices.Contains(*list, id) {
+			return nil
+		}
+		*list = slices.DeleteFunc(*list, func(x uint32) bool { return x == id })
+		return put(tx, bytes.Clone(k), p)
+	})
+}
