@@ -53,6 +53,12 @@ type Options struct {
 	// Limits bound the requests the facade serves at once and how long a
 	// body may take; zero fields take the defaults.
 	Limits Limits
+	// Site, when set, serves every path outside the API's (a service's public
+	// pages), with its own 404 and 405. The API keeps the paths under the
+	// first segment of each of its routes (for the portal, /portal-api/...),
+	// where its own 404 and 405 answer as before, and /healthz and
+	// /openapi.json.
+	Site http.Handler
 }
 
 // Limits bound what one client can hold of the facade.
@@ -144,6 +150,10 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Retry-After", "1")
 		f.writeError(w, r, http.StatusServiceUnavailable, []string{"server busy: too many requests in flight, retry later"})
+		return
+	}
+	if f.opts.Site != nil && !f.routes.owns(r.URL.Path) {
+		f.opts.Site.ServeHTTP(w, r)
 		return
 	}
 	if r.ContentLength > MaxBody {

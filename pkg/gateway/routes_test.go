@@ -30,3 +30,18 @@ func TestAllowedMethods(t *testing.T) {
 		t.Error("parseRoutes accepted a broken description")
 	}
 }
+
+func TestOwnedPaths(t *testing.T) {
+	rs, err := parseRoutes([]byte(`{"paths":{"/portal-api/products":{"get":{}},"/portal-api/products/{id}":{"get":{}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		"/portal-api": true, "/portal-api/": true, "/portal-api/nothing/here": true, "/portal-api/products/1": true,
+		"/": false, "/products/1": false, "/portal-apis": false, "/assets/site.css": false,
+	} {
+		if got := rs.owns(path); got != want {
+			t.Errorf("owns(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

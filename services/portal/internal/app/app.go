@@ -1,5 +1,6 @@
 // Package app assembles the portal service: store, bootstrap credential,
-// gRPC API and REST facade.
+// gRPC API, REST facade (/portal-api) and the public pages (every other path
+// of the HTTP port).
 package app
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/portal/internal/api"
+	"github.com/gatehouse/gatehouse/services/portal/internal/site"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
 
@@ -41,6 +43,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return err
 	}
 	srv := api.New(st, log)
+	pages, err := site.New(st, log)
+	if err != nil {
+		return err
+	}
 	marshaler := api.NewMarshaler()
 	// The facade's mux, known once Register runs (before any request), so
 	// that the precheck middleware answers through the facade's error handler.
@@ -63,6 +69,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			ErrorBody:    errorBody,
 			RequestError: api.RequestError,
 			Authenticate: srv.AuthenticateREST,
+			Site:         pages,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 				runtime.WithMiddlewares(srv.Precheck(fail)),

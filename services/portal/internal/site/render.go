@@ -1,0 +1,252 @@
+package site
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"regexp"
+	"strconv"
+	"strings"
+
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	highlighting "github.com/yuin/goldmark-highlighting/v2"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/gatehouse/gatehouse/services/portal/internal/store"
+)
+
+// Body is a page's content made safe to show: sanitised HTML and the
+// headings it holds, for a table of contents.
+type Body struct {
+	HTML     template.HTML
+	Headings []Heading
+}
+
+// Heading is one entry of a table of contents.
+type Heading struct {
+	Level int // 2 or 3; a body's own h1s count as 2
+	ID    string
+	Text  string
+}
+
+// Source tells which stored text a page shows and how it is read: when
+// MarkdownEnabled, MarkdownContent if it is not empty, else Content, as
+// Markdown; otherwise Content as HTML.
+func Source(p store.Page) (text string, markdown bool) {
+	if !p.MarkdownEnabled {
+		return p.Content, false
+	}
+	if p.MarkdownContent != "" {
+		return p.MarkdownContent, true
+	}
+	return p.Content, true
+}
+
+// markdown is CommonMark with GitHub tables, strikethrough and autolinks,
+// code blocks highlighted with CSS classes (so no inline style attribute is
+// needed), and heading IDs. Raw HTML passes through: the sanitiser, not the
+// Markdown renderer, decides what is safe, for Markdown and HTML alike.
+var markdown = goldmark.New(
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify,
+		highlighting.NewHighlighting(
+			highlighting.WithStyle(lightStyle),
+			highlighting.WithFormatOptions(chromahtml.WithClasses(true)),
+		)),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+	goldmark.WithRendererOptions(gmhtml.WithUnsafe()),
+)
+
+// Code colours: chroma's GitHub styles, light and dark.
+const (
+	lightStyle = "github"
+	darkStyle  = "github-dark"
+)
+
+// sanitiser is bluemonday's policy for user-generated content: no script,
+// no event handler, no style, no frame, object or form, only http, https and
+// mailto URLs (and relative ones), rel="nofollow" on every link. It also
+// keeps the class names of highlighted code.
+var sanitiser = func() *bluemonday.Policy {
+	p := bluemonday.UGCPolicy()
+	p.RequireNoFollowOnLinks(true)
+	p.RequireNoReferrerOnFullyQualifiedLinks(true)
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-zA-Z0-9_ -]{1,200}$`)).OnElements("span", "pre", "code", "div")
+	return p
+}()
+
+// Render turns a stored page into a safe Body; the stored page is not changed.
+func Render(p store.Page) (Body, error) {
+	text, md := Source(p)
+	return renderText(text, md)
+}
+
+func renderText(text string, md bool) (Body, error) {
+	raw := []byte(text)
+	if md {
+		var buf bytes.Buffer
+		if err := markdown.Convert(raw, &buf); err != nil {
+			return Body{}, fmt.Errorf("render markdown: %w", err)
+		}
+		raw = buf.Bytes()
+	}
+	return finish(sanitiser.SanitizeBytes(raw))
+}
+
+// finish reads sanitised HTML and adds what the theme needs: an ID on every
+// h1–h3 that lacks one, "noopener" on links; it collects the headings. It
+// only adds attributes with values made here, to HTML that is already safe.
+func finish(clean []byte) (Body, error) {
+	body := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
+	nodes, err := html.ParseFragment(bytes.NewReader(clean), body)
+	if err != nil {
+		return Body{}, fmt.Errorf("read sanitised html: %w", err)
+	}
+	var b Body
+	used := map[string]bool{}
+	for _, n := range nodes {
+		walk(n, func(n *html.Node) {
+			if n.Type != html.ElementNode {
+				return
+			}
+			switch n.DataAtom {
+			case atom.A:
+				addRel(n)
+			case atom.H1, atom.H2, atom.H3:
+				id := attr(n, "id")
+				if id == "" || used[id] {
+					id = unique(used, slug(textOf(n)))
+					setAttr(n, "id", id)
+				}
+				used[id] = true
+				level := max(int(n.Data[1]-'0'), 2)
+				b.Headings = append(b.Headings, Heading{Level: level, ID: id, Text: strings.Join(strings.Fields(textOf(n)), " ")})
+			}
+		})
+	}
+	var out bytes.Buffer
+	for _, n := range nodes {
+		if err := html.Render(&out, n); err != nil {
+			return Body{}, err
+		}
+	}
+	b.HTML = template.HTML(out.String()) // sanitised above
+	return b, nil
+}
+
+func walk(n *html.Node, fn func(*html.Node)) {
+	fn(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func setAttr(n *html.Node, key, val string) {
+	for i, a := range n.Attr {
+		if a.Key == key && a.Namespace == "" {
+			n.Attr[i].Val = val
+			return
+		}
+	}
+	n.Attr = append(n.Attr, html.Attribute{Key: key, Val: val})
+}
+
+// addRel makes every link rel="nofollow noopener" at least.
+func addRel(n *html.Node) {
+	if attr(n, "href") == "" {
+		return
+	}
+	rel := strings.Fields(attr(n, "rel"))
+	for _, want := range []string{"nofollow", "noopener"} {
+		if !contains(rel, want) {
+			rel = append(rel, want)
+		}
+	}
+	setAttr(n, "rel", strings.Join(rel, " "))
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func textOf(n *html.Node) string {
+	var sb strings.Builder
+	walk(n, func(n *html.Node) {
+		if n.Type == html.TextNode {
+			sb.WriteString(n.Data)
+		}
+	})
+	return sb.String()
+}
+
+// slug is an ID made of a heading's letters and digits: "Get started!" → "get-started".
+func slug(s string) string {
+	var sb strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
+			if dash && sb.Len() > 0 {
+				sb.WriteByte('-')
+			}
+			dash = false
+			sb.WriteRune(r)
+		default:
+			dash = true
+		}
+		if sb.Len() >= 64 {
+			break
+		}
+	}
+	if sb.Len() == 0 {
+		return "section"
+	}
+	return sb.String()
+}
+
+func unique(used map[string]bool, id string) string {
+	if !used[id] {
+		return id
+	}
+	for i := 1; ; i++ {
+		if c := id + "-" + strconv.Itoa(i); !used[c] {
+			return c
+		}
+	}
+}
+
+// codeCSS is the stylesheet of highlighted code: light colours, and dark
+// ones when the reader prefers a dark scheme.
+func codeCSS() (string, error) {
+	f := chromahtml.New(chromahtml.WithClasses(true))
+	var buf bytes.Buffer
+	if err := f.WriteCSS(&buf, styles.Get(lightStyle)); err != nil {
+		return "", err
+	}
+	buf.WriteString("@media (prefers-color-scheme: dark) {\n")
+	if err := f.WriteCSS(&buf, styles.Get(darkStyle)); err != nil {
+		return "", err
+	}
+	buf.WriteString("}\n")
+	return buf.String(), nil
+}
