@@ -17,7 +17,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management
 
-.PHONY: help build run test lint generate checkgenerate bench contract contract-etcd etcd clean
+.PHONY: help build run test test-long lint generate checkgenerate bench contract contract-etcd etcd clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,6 +31,9 @@ run: build ## run all three services on their defaults; Ctrl-C stops them
 
 test: ## go test -race over the whole workspace
 	go test -race -count=1 work
+
+test-long: $(GOBIN)/etcd ## the long runs make test skips (SIGKILL during a 3,000-API migration on etcd, ...)
+	GATEHOUSE_LONG=1 go test -race -count=1 -run 'OnEtcd|Replicas' ./services/management/... ./deploy/replicas/...
 
 lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticcheck and buf lint
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'not gofmt-formatted'; exit 1; }
