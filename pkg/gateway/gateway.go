@@ -161,6 +161,9 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	validQuery(r)
+	// grpc-gateway would give the call the client's own deadline: a REST
+	// client's Grpc-Timeout: 1n answered 504.
+	r.Header.Del("Grpc-Timeout")
 	if r.Method == http.MethodHead { // answered as GET; net/http drops the body
 		r.Method = http.MethodGet
 	}

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/genproto/googleapis/api/httpbody"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -23,7 +23,9 @@ var dbIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 // classicDefinition reads `{"api_definition":{..}}` and returns the
 // definition's exact bytes with its api_id and name checked.
 func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err error) {
-	if !json.Valid(body) {
+	// One JSON value, valid UTF-8, no duplicate keys (which one would Tyk
+	// read?): the definition is stored verbatim, so it must be unambiguous.
+	if gateway.CheckOneValue(body) != nil {
 		return nil, "", false, errMalformedAPI
 	}
 	m, found, err := rawjson.Find(body, "api_definition")
