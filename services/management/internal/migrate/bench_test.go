@@ -15,11 +15,13 @@ func BenchmarkConvert(b *testing.B) {
 	}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
+	start := processCPU()
 	for b.Loop() {
 		if _, err := Convert(raw, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkClassify is the skip check the migrate endpoint runs before converting.

@@ -41,6 +41,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -223,10 +224,11 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 	}
 
 	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name)}
-	var buf bytes.Buffer
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer encodeBuffers.Put(buf)
 	for i, d := range docs {
 		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath,
-			DBID: targets[i].dbID, JSON: encode(&buf, d)}
+			DBID: targets[i].dbID, JSON: encode(buf, d)}
 		if i == 0 {
 			res.Base = doc
 		} else {
@@ -235,6 +237,10 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 	}
 	return res, nil
 }
+
+// encodeBuffers keeps serialisation buffers between conversions: a document is encoded into a grown buffer
+// and copied out once, instead of growing a fresh buffer step by step for every document.
+var encodeBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 16<<10)) }}
 
 // encode serialises d compactly without HTML escaping.
 func encode(buf *bytes.Buffer, d *oasDocument) []byte {

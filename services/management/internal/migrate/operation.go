@@ -52,13 +52,43 @@ func (p *pathItem) operation(method string) **operation {
 }
 
 type operation struct {
-	OperationID string              `json:"operationId"`
-	RequestBody *requestBody        `json:"requestBody,omitempty"`
-	Responses   map[string]response `json:"responses"`
+	OperationID string       `json:"operationId"`
+	RequestBody *requestBody `json:"requestBody,omitempty"`
+	Responses   responses    `json:"responses"`
 }
 
-type response struct {
-	Description string `json:"description"`
+// responses are the response keys of an operation ("default" or status codes), in the order encoding a map
+// gives (sorted), each with an empty description: {"200":{"description":""}}. A sorted slice costs one small
+// allocation where a map cost a table per operation.
+type responses []string
+
+// set adds a key, keeping the order.
+func (r *responses) set(key string) {
+	i, found := slices.BinarySearch(*r, key)
+	if !found {
+		*r = slices.Insert(*r, i, key)
+	}
+}
+
+// remove drops a key.
+func (r *responses) remove(key string) {
+	if i, found := slices.BinarySearch(*r, key); found {
+		*r = slices.Delete(*r, i, i+1)
+	}
+}
+
+// MarshalJSON writes the keys as an object of empty-description responses.
+func (r responses) MarshalJSON() ([]byte, error) {
+	out := make([]byte, 0, 2+len(r)*32)
+	out = append(out, '{')
+	for i, k := range r {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = strconv.AppendQuote(out, k)
+		out = append(out, `:{"description":""}`...)
+	}
+	return append(out, '}'), nil
 }
 
 type requestBody struct {
@@ -191,6 +221,15 @@ type xCircuitBreaker struct {
 	HalfOpenStateEnabled bool    `json:"halfOpenStateEnabled"`
 }
 
+// entries counts the endpoint entries of a version, an upper bound of its operations.
+func (ep *extendedPaths) entries() int {
+	return len(ep.Ignored) + len(ep.WhiteList) + len(ep.BlackList) + len(ep.MockResponse) + len(ep.Cached) +
+		len(ep.AdvanceCacheConfig) + len(ep.Transform) + len(ep.TransformResponse) + len(ep.TransformHeader) +
+		len(ep.TransformResponseHeader) + len(ep.HardTimeouts) + len(ep.CircuitBreaker) + len(ep.URLRewrite) +
+		len(ep.Virtual) + len(ep.SizeLimit) + len(ep.MethodTransforms) + len(ep.TrackEndpoints) +
+		len(ep.DoNotTrackEndpoints) + len(ep.ValidateJSON) + len(ep.Internal) + len(ep.GoPlugin) + len(ep.RateLimit)
+}
+
 // opBuilder collects the operations of one document.
 type opBuilder struct {
 	c       *converter
@@ -207,7 +246,7 @@ type opBuilder struct {
 // contribution is what one classic endpoint entry (list field, path, method) sets on its operation.
 type contribution struct {
 	opID, field, rawPath, method string
-	set                          *xOperation
+	set                          xOperation
 }
 
 func (c *contribution) String() string { return c.field + ": " + c.method + " " + c.rawPath }
@@ -226,10 +265,23 @@ type templated struct {
 
 // operations fills doc.Paths and returns the operations' middleware, in Tyk's filler order.
 func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperation {
-	b := &opBuilder{c: c, doc: doc, ops: map[string]*xOperation{}, keyless: c.api.UseKeyless, paths: map[string]*templated{}, setBy: map[setting]*contribution{}, bodySetBy: map[*operation]string{}}
 	ep := &t.version.ExtendedPaths
+	n := ep.entries() // sizes the maps once instead of growing them entry by entry
+	if len(doc.Paths) == 0 {
+		doc.Paths = make(map[string]*pathItem, n)
+	}
+	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: make(map[string]*templated, n),
+		setBy: make(map[setting]*contribution, n), bodySetBy: map[*operation]string{}, pending: make([]contribution, 0, n)}
 	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
-	field := func(name string) string { return prefix + name }
+	fields := make(map[string]string, 8)
+	field := func(name string) string { // the classic field of a list, for messages; built once per list
+		f, ok := fields[name]
+		if !ok {
+			f = prefix + name
+			fields[name] = f
+		}
+		return f
+	}
 
 	for _, l := range []struct {
 		name string
@@ -402,8 +454,8 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 		op.MockResponse = &xMockResponse{Enabled: !e.Disabled, Code: e.Code, Body: e.Body, Headers: c.mockHeaders(f, e.Method, e.Path, e.Headers)}
 		op = b.op(f, e.Path, e.Method)
 		oas := *b.doc.Paths[b.paths[e.Path].path].operation(e.Method)
-		delete(oas.Responses, "default")
-		oas.Responses[strconv.Itoa(e.Code)] = response{}
+		oas.Responses.remove("default")
+		oas.Responses.set(strconv.Itoa(e.Code))
 		// Classic serves mocks before authentication, so Tyk OAS needs ignoreAuthentication. A disabled mock
 		// must not open the endpoint, unless the API is keyless anyway.
 		if op.IgnoreAuthentication == nil {
@@ -481,15 +533,14 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 // get returns a fresh record for the settings that one classic entry (list field, path, method) puts on
 // its operation, creating the OpenAPI path item and operation on first use; the settings are merged into
 // the operation later (merge). It returns nil when the path cannot be expressed in OpenAPI (the problem is
-// recorded once per path).
+// recorded once per path). The record lives in b.pending: fill it before the next get, which may move it.
 func (b *opBuilder) get(field, rawPath, method string) *xOperation {
 	id, ok := b.slot(field, rawPath, method)
 	if !ok {
 		return nil
 	}
-	set := &xOperation{}
-	b.pending = append(b.pending, contribution{opID: id, field: field, rawPath: rawPath, method: method, set: set})
-	return set
+	b.pending = append(b.pending, contribution{opID: id, field: field, rawPath: rawPath, method: method})
+	return &b.pending[len(b.pending)-1].set
 }
 
 // op returns the operation for a classic path and method with every setting so far merged into it, for
@@ -521,7 +572,7 @@ func (b *opBuilder) merge() {
 	for i := range b.pending {
 		p := &b.pending[i]
 		op := b.operation(p.opID)
-		dst, src := reflect.ValueOf(op).Elem(), reflect.ValueOf(p.set).Elem()
+		dst, src := reflect.ValueOf(op).Elem(), reflect.ValueOf(&p.set).Elem()
 		for i := range src.NumField() {
 			v := src.Field(i)
 			if v.IsNil() {
@@ -568,7 +619,7 @@ func (b *opBuilder) slot(field, rawPath, method string) (string, bool) {
 	}
 	slot := item.operation(method)
 	if *slot == nil {
-		*slot = &operation{OperationID: strings.TrimPrefix(rawPath, "/") + method, Responses: map[string]response{"default": {}}}
+		*slot = &operation{OperationID: strings.TrimPrefix(rawPath, "/") + method, Responses: responses{"default"}}
 	}
 	return (*slot).OperationID, true
 }

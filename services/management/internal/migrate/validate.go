@@ -107,7 +107,7 @@ func (v *validator) openAPI(d *oasDocument) {
 			if len(op.Responses) <= 0 {
 				v.add("%s.responses: must be a non-empty object", at)
 			}
-			for code := range op.Responses {
+			for _, code := range op.Responses {
 				if !responseKey(code) {
 					v.add("%s.responses: %q is not a status code", at, code)
 				}
