@@ -28,6 +28,7 @@ Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
   studio      http://${http[studio]}/api/v1      grpc ${grpc[studio]}      admin key: $st
   management  http://${http[management]}/api        grpc ${grpc[management]}      admin key: $mg
   portal      http://${http[portal]}/portal-api grpc ${grpc[portal]}      admin key: $pt
+  portal site http://${http[portal]}/          (public: published tutorial pages, no key)
 API descriptions: http://<addr>/openapi.json on each service.
 
 Try it (paste into a shell; each block creates what it uses, so it works on any store):
@@ -50,5 +51,8 @@ Try it (paste into a shell; each block creates what it uses, so it works on any 
   DOC=\$(curl -s -X POST \$P/products/\$PROD/docs -H "Authorization: \$PK" \\
        -d '{"Title":"Getting started","Content":"Hello"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" -d '{"Title":"Getting started with orders"}'
+  # publish it as Markdown; then open http://${http[portal]}/ in a browser
+  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" \\
+       -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT
 wait -n "${pids[@]}"

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -79,6 +80,37 @@ func BenchmarkListPages1000(b *testing.B) {
 		res.Body.Close()
 		if res.StatusCode != 200 || bytes.Count(got, []byte(`"Type":"tutorial"`)) != 1000 {
 			b.Fatalf("status %d, %d bytes", res.StatusCode, len(got))
+		}
+	}
+}
+
+// BenchmarkPublicPage is one public page request end to end: HTTP, the
+// store's outline and page reads, the cached 20 KB Markdown body, the
+// template, the ETag hash.
+func BenchmarkPublicPage(b *testing.B) {
+	p := newPortal(b)
+	prod := p.product("bench")
+	for i := range 10 {
+		p.page(prod, fmt.Sprintf(`{"Title":"Page %d","Status":"published"}`, i))
+	}
+	var md strings.Builder
+	for md.Len() < 20<<10 {
+		md.WriteString("## Step\n\nCall the **payments** API; see [the reference](https://example.com/ref).\n\n```go\nfunc main() { payments.Charge(100) }\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n")
+	}
+	body, _ := json.Marshal(md.String())
+	id, _ := p.page(prod, `{"Title":"Guide","Status":"published","MarkdownEnabled":true,"MarkdownContent":`+string(body)+`}`)
+	url := p.base + "/products/" + prod + "/docs/" + id
+	client := &http.Client{}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("status %d", res.StatusCode)
 		}
 	}
 }
