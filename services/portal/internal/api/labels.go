@@ -36,13 +36,55 @@ func (s *Server) createLabel(ctx context.Context, l label, name string) (store.L
 	}
 	created, err := s.store.CreateLabel(ctx, l.kind, name)
 	if errors.Is(err, store.ErrAlreadyExists) {
-		return store.Label{}, rest.Error(codes.AlreadyExists, http.StatusUnprocessableEntity, fmt.Sprintf("Name: a %s named %s already exists", l.noun, quote(name)))
+		return store.Label{}, l.taken(name)
 	}
 	if err != nil {
 		return store.Label{}, s.storeError(err, errInternal)
 	}
 	rest.SetStatus(ctx, http.StatusCreated)
 	return created, nil
+}
+
+// getLabel reads a tag or category: 400 for an ID that is not a positive integer, 404 when there is none.
+func (s *Server) getLabel(ctx context.Context, l label, idText string) (store.Label, error) {
+	id, err := pathID(idText, l.id)
+	if err != nil {
+		return store.Label{}, err
+	}
+	got, err := s.store.GetLabel(ctx, l.kind, id)
+	if err != nil {
+		return store.Label{}, s.storeError(err, l.id.missing)
+	}
+	return got, nil
+}
+
+// renameLabel gives a tag or category a new name: 400 and 404 as getLabel,
+// 422 for a missing, over-long or taken name.
+func (s *Server) renameLabel(ctx context.Context, l label, idText, name string) (store.Label, error) {
+	id, err := pathID(idText, l.id)
+	if err != nil {
+		return store.Label{}, err
+	}
+	msgs := labelFieldProblems(name)
+	if name == "" {
+		msgs = append(msgs, "Name is required")
+	}
+	if len(msgs) > 0 {
+		return store.Label{}, invalid(msgs)
+	}
+	renamed, err := s.store.RenameLabel(ctx, l.kind, id, name)
+	if errors.Is(err, store.ErrAlreadyExists) {
+		return store.Label{}, l.taken(name)
+	}
+	if err != nil {
+		return store.Label{}, s.storeError(err, l.id.missing)
+	}
+	return renamed, nil
+}
+
+// taken is the 422 for a name another label of the kind has.
+func (l label) taken(name string) error {
+	return rest.Error(codes.AlreadyExists, http.StatusUnprocessableEntity, fmt.Sprintf("Name: a %s named %s already exists", l.noun, quote(name)))
 }
 
 func (s *Server) deleteLabel(ctx context.Context, l label, idText string) error {
@@ -108,4 +150,36 @@ func (s *Server) DeleteCategory(ctx context.Context, req *portalv1.DeleteCategor
 		return nil, err
 	}
 	return &portalv1.DeleteCategoryResponse{Status: deleted}, nil
+}
+
+func (s *Server) GetTag(ctx context.Context, req *portalv1.GetTagRequest) (*portalv1.GetTagResponse, error) {
+	l, err := s.getLabel(ctx, tagLabel, req.GetTagId())
+	if err != nil {
+		return nil, err
+	}
+	return &portalv1.GetTagResponse{Tag: &portalv1.Tag{Id: l.ID, Name: l.Name}}, nil
+}
+
+func (s *Server) UpdateTag(ctx context.Context, req *portalv1.UpdateTagRequest) (*portalv1.UpdateTagResponse, error) {
+	l, err := s.renameLabel(ctx, tagLabel, req.GetTagId(), req.GetTag().GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &portalv1.UpdateTagResponse{Tag: &portalv1.Tag{Id: l.ID, Name: l.Name}}, nil
+}
+
+func (s *Server) GetCategory(ctx context.Context, req *portalv1.GetCategoryRequest) (*portalv1.GetCategoryResponse, error) {
+	l, err := s.getLabel(ctx, categoryLabel, req.GetCategoryId())
+	if err != nil {
+		return nil, err
+	}
+	return &portalv1.GetCategoryResponse{Category: &portalv1.Category{Id: l.ID, Name: l.Name}}, nil
+}
+
+func (s *Server) UpdateCategory(ctx context.Context, req *portalv1.UpdateCategoryRequest) (*portalv1.UpdateCategoryResponse, error) {
+	l, err := s.renameLabel(ctx, categoryLabel, req.GetCategoryId(), req.GetCategory().GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &portalv1.UpdateCategoryResponse{Category: &portalv1.Category{Id: l.ID, Name: l.Name}}, nil
 }

@@ -38,6 +38,55 @@ func (s *Store) CreateLabel(ctx context.Context, kind LabelKind, name string) (L
 	return out, err
 }
 
+// GetLabel reads one tag or category; ErrNotFound when there is none.
+func (s *Store) GetLabel(ctx context.Context, kind LabelKind, id uint32) (Label, error) {
+	var out Label
+	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
+		l, err := get[Label](tx, labelKey(kind, id), "label")
+		out = l
+		return err
+	})
+	return out, err
+}
+
+// RenameLabel gives a tag or category a new name; ErrNotFound when there is
+// none, ErrAlreadyExists when another one of that kind has the name. Pages
+// keep label IDs, so they show the new name at once.
+func (s *Store) RenameLabel(ctx context.Context, kind LabelKind, id uint32, name string) (Label, error) {
+	var out Label
+	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		l, err := get[Label](tx, labelKey(kind, id), "label")
+		if err != nil {
+			return err
+		}
+		if l.Name != name {
+			taken, err := exists(tx, labelNameKey(kind, name))
+			if err != nil {
+				return err
+			}
+			if taken {
+				return ErrAlreadyExists
+			}
+			if err := tx.Delete(labelNameKey(kind, l.Name)); err != nil {
+				return err
+			}
+			l.Name = name
+			if err := tx.Put(labelNameKey(kind, name), idKey(nil, id)); err != nil {
+				return err
+			}
+			if err := put(tx, labelKey(kind, id), l); err != nil {
+				return err
+			}
+			if err := markChanged(tx); err != nil {
+				return err
+			}
+		}
+		out = l
+		return nil
+	})
+	return out, err
+}
+
 // ListLabels returns every tag or category in ascending id order.
 func (s *Store) ListLabels(ctx context.Context, kind LabelKind) ([]Label, error) {
 	var out []Label

@@ -970,6 +970,199 @@ func (x *ListTagsResponse) GetTags() []*Tag {
 	return nil
 }
 
+// GetTagRequest names a tag.
+type GetTagRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tag_id is the tag's ID as written in the path.
+	TagId         string `protobuf:"bytes,1,opt,name=tag_id,proto3" json:"tag_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTagRequest) Reset() {
+	*x = GetTagRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTagRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTagRequest) ProtoMessage() {}
+
+func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
+func (*GetTagRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetTagRequest) GetTagId() string {
+	if x != nil {
+		return x.TagId
+	}
+	return ""
+}
+
+// GetTagResponse carries the tag; REST answers the tag itself.
+type GetTagResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tag is the stored tag.
+	Tag           *Tag `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTagResponse) Reset() {
+	*x = GetTagResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTagResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTagResponse) ProtoMessage() {}
+
+func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
+func (*GetTagResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetTagResponse) GetTag() *Tag {
+	if x != nil {
+		return x.Tag
+	}
+	return nil
+}
+
+// UpdateTagRequest renames a tag.
+type UpdateTagRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tag_id is the tag's ID as written in the path.
+	TagId string `protobuf:"bytes,1,opt,name=tag_id,proto3" json:"tag_id,omitempty"`
+	// tag holds the new name.
+	Tag           *TagInput `protobuf:"bytes,2,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateTagRequest) Reset() {
+	*x = UpdateTagRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTagRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTagRequest) ProtoMessage() {}
+
+func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTagRequest.ProtoReflect.Descriptor instead.
+func (*UpdateTagRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *UpdateTagRequest) GetTagId() string {
+	if x != nil {
+		return x.TagId
+	}
+	return ""
+}
+
+func (x *UpdateTagRequest) GetTag() *TagInput {
+	if x != nil {
+		return x.Tag
+	}
+	return nil
+}
+
+// UpdateTagResponse carries the renamed tag; REST answers the tag itself.
+type UpdateTagResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tag is the stored tag.
+	Tag           *Tag `protobuf:"bytes,1,opt,name=tag,proto3" json:"tag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateTagResponse) Reset() {
+	*x = UpdateTagResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateTagResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateTagResponse) ProtoMessage() {}
+
+func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateTagResponse.ProtoReflect.Descriptor instead.
+func (*UpdateTagResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *UpdateTagResponse) GetTag() *Tag {
+	if x != nil {
+		return x.Tag
+	}
+	return nil
+}
+
 // DeleteTagRequest names the tag to remove.
 type DeleteTagRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -981,7 +1174,7 @@ type DeleteTagRequest struct {
 
 func (x *DeleteTagRequest) Reset() {
 	*x = DeleteTagRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1186,7 @@ func (x *DeleteTagRequest) String() string {
 func (*DeleteTagRequest) ProtoMessage() {}
 
 func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1199,7 @@ func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTagRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{18}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeleteTagRequest) GetTagId() string {
@@ -1027,7 +1220,7 @@ type DeleteTagResponse struct {
 
 func (x *DeleteTagResponse) Reset() {
 	*x = DeleteTagResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1039,7 +1232,7 @@ func (x *DeleteTagResponse) String() string {
 func (*DeleteTagResponse) ProtoMessage() {}
 
 func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1052,7 +1245,7 @@ func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTagResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{19}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DeleteTagResponse) GetStatus() string {
@@ -1075,7 +1268,7 @@ type Category struct {
 
 func (x *Category) Reset() {
 	*x = Category{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1280,7 @@ func (x *Category) String() string {
 func (*Category) ProtoMessage() {}
 
 func (x *Category) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1293,7 @@ func (x *Category) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Category.ProtoReflect.Descriptor instead.
 func (*Category) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{20}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Category) GetId() uint32 {
@@ -1128,7 +1321,7 @@ type CategoryInput struct {
 
 func (x *CategoryInput) Reset() {
 	*x = CategoryInput{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1333,7 @@ func (x *CategoryInput) String() string {
 func (*CategoryInput) ProtoMessage() {}
 
 func (x *CategoryInput) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1346,7 @@ func (x *CategoryInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryInput.ProtoReflect.Descriptor instead.
 func (*CategoryInput) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{21}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CategoryInput) GetName() string {
@@ -1174,7 +1367,7 @@ type CreateCategoryRequest struct {
 
 func (x *CreateCategoryRequest) Reset() {
 	*x = CreateCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1379,7 @@ func (x *CreateCategoryRequest) String() string {
 func (*CreateCategoryRequest) ProtoMessage() {}
 
 func (x *CreateCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1392,7 @@ func (x *CreateCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCategoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{22}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateCategoryRequest) GetCategory() *CategoryInput {
@@ -1220,7 +1413,7 @@ type CreateCategoryResponse struct {
 
 func (x *CreateCategoryResponse) Reset() {
 	*x = CreateCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1232,7 +1425,7 @@ func (x *CreateCategoryResponse) String() string {
 func (*CreateCategoryResponse) ProtoMessage() {}
 
 func (x *CreateCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1245,7 +1438,7 @@ func (x *CreateCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCategoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{23}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateCategoryResponse) GetCategory() *Category {
@@ -1264,7 +1457,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1469,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1482,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{24}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{28}
 }
 
 // ListCategoriesResponse lists every category.
@@ -1303,7 +1496,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +1508,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,12 +1521,205 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{25}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*Category {
 	if x != nil {
 		return x.Categories
+	}
+	return nil
+}
+
+// GetCategoryRequest names a category.
+type GetCategoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// category_id is the category's ID as written in the path.
+	CategoryId    string `protobuf:"bytes,1,opt,name=category_id,proto3" json:"category_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCategoryRequest) Reset() {
+	*x = GetCategoryRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCategoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCategoryRequest) ProtoMessage() {}
+
+func (x *GetCategoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCategoryRequest.ProtoReflect.Descriptor instead.
+func (*GetCategoryRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *GetCategoryRequest) GetCategoryId() string {
+	if x != nil {
+		return x.CategoryId
+	}
+	return ""
+}
+
+// GetCategoryResponse carries the category; REST answers the category itself.
+type GetCategoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// category is the stored category.
+	Category      *Category `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCategoryResponse) Reset() {
+	*x = GetCategoryResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCategoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCategoryResponse) ProtoMessage() {}
+
+func (x *GetCategoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCategoryResponse.ProtoReflect.Descriptor instead.
+func (*GetCategoryResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetCategoryResponse) GetCategory() *Category {
+	if x != nil {
+		return x.Category
+	}
+	return nil
+}
+
+// UpdateCategoryRequest renames a category.
+type UpdateCategoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// category_id is the category's ID as written in the path.
+	CategoryId string `protobuf:"bytes,1,opt,name=category_id,proto3" json:"category_id,omitempty"`
+	// category holds the new name.
+	Category      *CategoryInput `protobuf:"bytes,2,opt,name=category,proto3" json:"category,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateCategoryRequest) Reset() {
+	*x = UpdateCategoryRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateCategoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateCategoryRequest) ProtoMessage() {}
+
+func (x *UpdateCategoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateCategoryRequest.ProtoReflect.Descriptor instead.
+func (*UpdateCategoryRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *UpdateCategoryRequest) GetCategoryId() string {
+	if x != nil {
+		return x.CategoryId
+	}
+	return ""
+}
+
+func (x *UpdateCategoryRequest) GetCategory() *CategoryInput {
+	if x != nil {
+		return x.Category
+	}
+	return nil
+}
+
+// UpdateCategoryResponse carries the renamed category; REST answers the category itself.
+type UpdateCategoryResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// category is the stored category.
+	Category      *Category `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateCategoryResponse) Reset() {
+	*x = UpdateCategoryResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateCategoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateCategoryResponse) ProtoMessage() {}
+
+func (x *UpdateCategoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateCategoryResponse.ProtoReflect.Descriptor instead.
+func (*UpdateCategoryResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *UpdateCategoryResponse) GetCategory() *Category {
+	if x != nil {
+		return x.Category
 	}
 	return nil
 }
@@ -1349,7 +1735,7 @@ type DeleteCategoryRequest struct {
 
 func (x *DeleteCategoryRequest) Reset() {
 	*x = DeleteCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1747,7 @@ func (x *DeleteCategoryRequest) String() string {
 func (*DeleteCategoryRequest) ProtoMessage() {}
 
 func (x *DeleteCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1760,7 @@ func (x *DeleteCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCategoryRequest.ProtoReflect.Descriptor instead.
 func (*DeleteCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{26}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteCategoryRequest) GetCategoryId() string {
@@ -1395,7 +1781,7 @@ type DeleteCategoryResponse struct {
 
 func (x *DeleteCategoryResponse) Reset() {
 	*x = DeleteCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1407,7 +1793,7 @@ func (x *DeleteCategoryResponse) String() string {
 func (*DeleteCategoryResponse) ProtoMessage() {}
 
 func (x *DeleteCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1420,7 +1806,7 @@ func (x *DeleteCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCategoryResponse.ProtoReflect.Descriptor instead.
 func (*DeleteCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{27}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteCategoryResponse) GetStatus() string {
@@ -1464,7 +1850,7 @@ type TutorialPage struct {
 
 func (x *TutorialPage) Reset() {
 	*x = TutorialPage{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1862,7 @@ func (x *TutorialPage) String() string {
 func (*TutorialPage) ProtoMessage() {}
 
 func (x *TutorialPage) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1875,7 @@ func (x *TutorialPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPage.ProtoReflect.Descriptor instead.
 func (*TutorialPage) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{28}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *TutorialPage) GetId() uint32 {
@@ -1590,7 +1976,7 @@ type TutorialPageHidden struct {
 
 func (x *TutorialPageHidden) Reset() {
 	*x = TutorialPageHidden{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1602,7 +1988,7 @@ func (x *TutorialPageHidden) String() string {
 func (*TutorialPageHidden) ProtoMessage() {}
 
 func (x *TutorialPageHidden) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1615,7 +2001,7 @@ func (x *TutorialPageHidden) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPageHidden.ProtoReflect.Descriptor instead.
 func (*TutorialPageHidden) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{29}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *TutorialPageHidden) GetMarkdownContent() string {
@@ -1645,7 +2031,7 @@ type IdList struct {
 
 func (x *IdList) Reset() {
 	*x = IdList{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1657,7 +2043,7 @@ func (x *IdList) String() string {
 func (*IdList) ProtoMessage() {}
 
 func (x *IdList) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1670,7 +2056,7 @@ func (x *IdList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdList.ProtoReflect.Descriptor instead.
 func (*IdList) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{30}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *IdList) GetIds() []string {
@@ -1711,7 +2097,7 @@ type TutorialPageInput struct {
 
 func (x *TutorialPageInput) Reset() {
 	*x = TutorialPageInput{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1723,7 +2109,7 @@ func (x *TutorialPageInput) String() string {
 func (*TutorialPageInput) ProtoMessage() {}
 
 func (x *TutorialPageInput) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1736,7 +2122,7 @@ func (x *TutorialPageInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPageInput.ProtoReflect.Descriptor instead.
 func (*TutorialPageInput) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{31}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TutorialPageInput) GetContent() string {
@@ -1822,7 +2208,7 @@ type CreateTutorialPageRequest struct {
 
 func (x *CreateTutorialPageRequest) Reset() {
 	*x = CreateTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +2220,7 @@ func (x *CreateTutorialPageRequest) String() string {
 func (*CreateTutorialPageRequest) ProtoMessage() {}
 
 func (x *CreateTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +2233,7 @@ func (x *CreateTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*CreateTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{32}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CreateTutorialPageRequest) GetProductId() string {
@@ -1877,7 +2263,7 @@ type CreateTutorialPageResponse struct {
 
 func (x *CreateTutorialPageResponse) Reset() {
 	*x = CreateTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +2275,7 @@ func (x *CreateTutorialPageResponse) String() string {
 func (*CreateTutorialPageResponse) ProtoMessage() {}
 
 func (x *CreateTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +2288,7 @@ func (x *CreateTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*CreateTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{33}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CreateTutorialPageResponse) GetPage() *TutorialPage {
@@ -1934,7 +2320,7 @@ type ListTutorialPagesRequest struct {
 
 func (x *ListTutorialPagesRequest) Reset() {
 	*x = ListTutorialPagesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2332,7 @@ func (x *ListTutorialPagesRequest) String() string {
 func (*ListTutorialPagesRequest) ProtoMessage() {}
 
 func (x *ListTutorialPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2345,7 @@ func (x *ListTutorialPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTutorialPagesRequest.ProtoReflect.Descriptor instead.
 func (*ListTutorialPagesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{34}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListTutorialPagesRequest) GetProductId() string {
@@ -1994,7 +2380,7 @@ type ListTutorialPagesResponse struct {
 
 func (x *ListTutorialPagesResponse) Reset() {
 	*x = ListTutorialPagesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2392,7 @@ func (x *ListTutorialPagesResponse) String() string {
 func (*ListTutorialPagesResponse) ProtoMessage() {}
 
 func (x *ListTutorialPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2405,7 @@ func (x *ListTutorialPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTutorialPagesResponse.ProtoReflect.Descriptor instead.
 func (*ListTutorialPagesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{35}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListTutorialPagesResponse) GetPages() []*TutorialPage {
@@ -2042,7 +2428,7 @@ type GetTutorialPageRequest struct {
 
 func (x *GetTutorialPageRequest) Reset() {
 	*x = GetTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2440,7 @@ func (x *GetTutorialPageRequest) String() string {
 func (*GetTutorialPageRequest) ProtoMessage() {}
 
 func (x *GetTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2453,7 @@ func (x *GetTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*GetTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{36}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetTutorialPageRequest) GetProductId() string {
@@ -2097,7 +2483,7 @@ type GetTutorialPageResponse struct {
 
 func (x *GetTutorialPageResponse) Reset() {
 	*x = GetTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2109,7 +2495,7 @@ func (x *GetTutorialPageResponse) String() string {
 func (*GetTutorialPageResponse) ProtoMessage() {}
 
 func (x *GetTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2122,7 +2508,7 @@ func (x *GetTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*GetTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{37}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetTutorialPageResponse) GetPage() *TutorialPage {
@@ -2154,7 +2540,7 @@ type UpdateTutorialPageRequest struct {
 
 func (x *UpdateTutorialPageRequest) Reset() {
 	*x = UpdateTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2552,7 @@ func (x *UpdateTutorialPageRequest) String() string {
 func (*UpdateTutorialPageRequest) ProtoMessage() {}
 
 func (x *UpdateTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2565,7 @@ func (x *UpdateTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{38}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *UpdateTutorialPageRequest) GetProductId() string {
@@ -2216,7 +2602,7 @@ type UpdateTutorialPageResponse struct {
 
 func (x *UpdateTutorialPageResponse) Reset() {
 	*x = UpdateTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2228,7 +2614,7 @@ func (x *UpdateTutorialPageResponse) String() string {
 func (*UpdateTutorialPageResponse) ProtoMessage() {}
 
 func (x *UpdateTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2241,7 +2627,7 @@ func (x *UpdateTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{39}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UpdateTutorialPageResponse) GetPage() *TutorialPage {
@@ -2271,7 +2657,7 @@ type DeleteTutorialPageRequest struct {
 
 func (x *DeleteTutorialPageRequest) Reset() {
 	*x = DeleteTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2283,7 +2669,7 @@ func (x *DeleteTutorialPageRequest) String() string {
 func (*DeleteTutorialPageRequest) ProtoMessage() {}
 
 func (x *DeleteTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2296,7 +2682,7 @@ func (x *DeleteTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{40}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteTutorialPageRequest) GetProductId() string {
@@ -2324,7 +2710,7 @@ type DeleteTutorialPageResponse struct {
 
 func (x *DeleteTutorialPageResponse) Reset() {
 	*x = DeleteTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2336,7 +2722,7 @@ func (x *DeleteTutorialPageResponse) String() string {
 func (*DeleteTutorialPageResponse) ProtoMessage() {}
 
 func (x *DeleteTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2349,7 +2735,7 @@ func (x *DeleteTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{41}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *DeleteTutorialPageResponse) GetStatus() string {
@@ -2372,7 +2758,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2384,7 +2770,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2397,7 +2783,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{42}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ErrorResponse) GetErrors() []string {
@@ -2420,7 +2806,7 @@ type DocOrder struct {
 
 func (x *DocOrder) Reset() {
 	*x = DocOrder{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2818,7 @@ func (x *DocOrder) String() string {
 func (*DocOrder) ProtoMessage() {}
 
 func (x *DocOrder) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2831,7 @@ func (x *DocOrder) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocOrder.ProtoReflect.Descriptor instead.
 func (*DocOrder) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{43}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DocOrder) GetDocIds() []string {
@@ -2468,7 +2854,7 @@ type ReorderTutorialPagesRequest struct {
 
 func (x *ReorderTutorialPagesRequest) Reset() {
 	*x = ReorderTutorialPagesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2480,7 +2866,7 @@ func (x *ReorderTutorialPagesRequest) String() string {
 func (*ReorderTutorialPagesRequest) ProtoMessage() {}
 
 func (x *ReorderTutorialPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2493,7 +2879,7 @@ func (x *ReorderTutorialPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReorderTutorialPagesRequest.ProtoReflect.Descriptor instead.
 func (*ReorderTutorialPagesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{44}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ReorderTutorialPagesRequest) GetProductId() string {
@@ -2521,7 +2907,7 @@ type ReorderTutorialPagesResponse struct {
 
 func (x *ReorderTutorialPagesResponse) Reset() {
 	*x = ReorderTutorialPagesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2919,7 @@ func (x *ReorderTutorialPagesResponse) String() string {
 func (*ReorderTutorialPagesResponse) ProtoMessage() {}
 
 func (x *ReorderTutorialPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2932,7 @@ func (x *ReorderTutorialPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReorderTutorialPagesResponse.ProtoReflect.Descriptor instead.
 func (*ReorderTutorialPagesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{45}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ReorderTutorialPagesResponse) GetPages() []*TutorialPage {
@@ -2623,7 +3009,16 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x03tag\x18\x01 \x01(\v2\x18.gatehouse.portal.v1.TagR\x03tag\"\x11\n" +
 	"\x0fListTagsRequest\"@\n" +
 	"\x10ListTagsResponse\x12,\n" +
-	"\x04tags\x18\x01 \x03(\v2\x18.gatehouse.portal.v1.TagR\x04tags\"*\n" +
+	"\x04tags\x18\x01 \x03(\v2\x18.gatehouse.portal.v1.TagR\x04tags\"'\n" +
+	"\rGetTagRequest\x12\x16\n" +
+	"\x06tag_id\x18\x01 \x01(\tR\x06tag_id\"<\n" +
+	"\x0eGetTagResponse\x12*\n" +
+	"\x03tag\x18\x01 \x01(\v2\x18.gatehouse.portal.v1.TagR\x03tag\"[\n" +
+	"\x10UpdateTagRequest\x12\x16\n" +
+	"\x06tag_id\x18\x01 \x01(\tR\x06tag_id\x12/\n" +
+	"\x03tag\x18\x02 \x01(\v2\x1d.gatehouse.portal.v1.TagInputR\x03tag\"?\n" +
+	"\x11UpdateTagResponse\x12*\n" +
+	"\x03tag\x18\x01 \x01(\v2\x18.gatehouse.portal.v1.TagR\x03tag\"*\n" +
 	"\x10DeleteTagRequest\x12\x16\n" +
 	"\x06tag_id\x18\x01 \x01(\tR\x06tag_id\"+\n" +
 	"\x11DeleteTagResponse\x12\x16\n" +
@@ -2641,7 +3036,16 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12=\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2\x1d.gatehouse.portal.v1.CategoryR\n" +
-	"categories\"9\n" +
+	"categories\"6\n" +
+	"\x12GetCategoryRequest\x12 \n" +
+	"\vcategory_id\x18\x01 \x01(\tR\vcategory_id\"P\n" +
+	"\x13GetCategoryResponse\x129\n" +
+	"\bcategory\x18\x01 \x01(\v2\x1d.gatehouse.portal.v1.CategoryR\bcategory\"y\n" +
+	"\x15UpdateCategoryRequest\x12 \n" +
+	"\vcategory_id\x18\x01 \x01(\tR\vcategory_id\x12>\n" +
+	"\bcategory\x18\x02 \x01(\v2\".gatehouse.portal.v1.CategoryInputR\bcategory\"S\n" +
+	"\x16UpdateCategoryResponse\x129\n" +
+	"\bcategory\x18\x01 \x01(\v2\x1d.gatehouse.portal.v1.CategoryR\bcategory\"9\n" +
 	"\x15DeleteCategoryRequest\x12 \n" +
 	"\vcategory_id\x18\x01 \x01(\tR\vcategory_id\"0\n" +
 	"\x16DeleteCategoryResponse\x12\x16\n" +
@@ -2744,7 +3148,7 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"product_id\x123\n" +
 	"\x05order\x18\x02 \x01(\v2\x1d.gatehouse.portal.v1.DocOrderR\x05order\"W\n" +
 	"\x1cReorderTutorialPagesResponse\x127\n" +
-	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\x95>\n" +
+	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\xc5K\n" +
 	"\rPortalService\x12\xa6\x03\n" +
 	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
 	"\x03201\x127\n" +
@@ -2804,7 +3208,30 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\bListTags\x12$.gatehouse.portal.v1.ListTagsRequest\x1a%.gatehouse.portal.v1.ListTagsResponse\"\x83\x01\x92AbJ`\n" +
 	"\x03200\x12Y\n" +
 	"!Every tag, in ascending ID order.\x124\n" +
-	"2\x1a0#/definitions/v1ListTagsResponse/properties/tags\x82\xd3\xe4\x93\x02\x18b\x04tags\x12\x10/portal-api/tags\x12\x88\x03\n" +
+	"2\x1a0#/definitions/v1ListTagsResponse/properties/tags\x82\xd3\xe4\x93\x02\x18b\x04tags\x12\x10/portal-api/tags\x12\xc6\x02\n" +
+	"\x06GetTag\x12\".gatehouse.portal.v1.GetTagRequest\x1a#.gatehouse.portal.v1.GetTagResponse\"\xf2\x01\x92A\xc8\x01J/\n" +
+	"\x03200\x12(\n" +
+	"\bThe tag.\x12\x1c\n" +
+	"\x1a\x1a\x18.gatehouse.portal.v1.TagJV\n" +
+	"\x03400\x12O\n" +
+	"%`{tag_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ=\n" +
+	"\x03404\x126\n" +
+	"\fNo such tag.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02 b\x03tag\x12\x19/portal-api/tags/{tag_id}\x12\xd4\x03\n" +
+	"\tUpdateTag\x12%.gatehouse.portal.v1.UpdateTagRequest\x1a&.gatehouse.portal.v1.UpdateTagResponse\"\xf7\x02\x92A\xc8\x02J7\n" +
+	"\x03200\x120\n" +
+	"\x10The renamed tag.\x12\x1c\n" +
+	"\x1a\x1a\x18.gatehouse.portal.v1.TagJV\n" +
+	"\x03400\x12O\n" +
+	"%`{tag_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ=\n" +
+	"\x03404\x126\n" +
+	"\fNo such tag.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJv\n" +
+	"\x03422\x12o\n" +
+	"EThe body is malformed, `Name` is blank, or another tag has that name.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02%:\x03tagb\x03tag\x1a\x19/portal-api/tags/{tag_id}\x12\x88\x03\n" +
 	"\tDeleteTag\x12%.gatehouse.portal.v1.DeleteTagRequest\x1a&.gatehouse.portal.v1.DeleteTagResponse\"\xab\x02\x92A\x86\x02Jm\n" +
 	"\x03200\x12f\n" +
 	"8Deleted, and removed from every page: `{\"status\":\"ok\"}`.\x12*\n" +
@@ -2826,7 +3253,30 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x03200\x12j\n" +
 	"&Every category, in ascending ID order.\x12@\n" +
 	">\x1a<#/definitions/v1ListCategoriesResponse/properties/categories\x82\xd3\xe4\x93\x02$b\n" +
-	"categories\x12\x16/portal-api/categories\x12\xb1\x03\n" +
+	"categories\x12\x16/portal-api/categories\x12\xf9\x02\n" +
+	"\vGetCategory\x12'.gatehouse.portal.v1.GetCategoryRequest\x1a(.gatehouse.portal.v1.GetCategoryResponse\"\x96\x02\x92A\xdc\x01J9\n" +
+	"\x03200\x122\n" +
+	"\rThe category.\x12!\n" +
+	"\x1f\x1a\x1d.gatehouse.portal.v1.CategoryJ[\n" +
+	"\x03400\x12T\n" +
+	"*`{category_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJB\n" +
+	"\x03404\x12;\n" +
+	"\x11No such category.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x020b\bcategory\x12$/portal-api/categories/{category_id}\x12\x91\x04\n" +
+	"\x0eUpdateCategory\x12*.gatehouse.portal.v1.UpdateCategoryRequest\x1a+.gatehouse.portal.v1.UpdateCategoryResponse\"\xa5\x03\x92A\xe1\x02JA\n" +
+	"\x03200\x12:\n" +
+	"\x15The renamed category.\x12!\n" +
+	"\x1f\x1a\x1d.gatehouse.portal.v1.CategoryJ[\n" +
+	"\x03400\x12T\n" +
+	"*`{category_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJB\n" +
+	"\x03404\x12;\n" +
+	"\x11No such category.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ{\n" +
+	"\x03422\x12t\n" +
+	"JThe body is malformed, `Name` is blank, or another category has that name.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02::\bcategoryb\bcategory\x1a$/portal-api/categories/{category_id}\x12\xb1\x03\n" +
 	"\x0eDeleteCategory\x12*.gatehouse.portal.v1.DeleteCategoryRequest\x1a+.gatehouse.portal.v1.DeleteCategoryResponse\"\xc5\x02\x92A\x95\x02Jr\n" +
 	"\x03200\x12k\n" +
 	"8Deleted, and removed from every page: `{\"status\":\"ok\"}`.\x12/\n" +
@@ -2930,7 +3380,7 @@ func file_gatehouse_portal_v1_portal_proto_rawDescGZIP() []byte {
 	return file_gatehouse_portal_v1_portal_proto_rawDescData
 }
 
-var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*Product)(nil),                      // 0: gatehouse.portal.v1.Product
 	(*ProductInput)(nil),                 // 1: gatehouse.portal.v1.ProductInput
@@ -2950,34 +3400,42 @@ var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*CreateTagResponse)(nil),            // 15: gatehouse.portal.v1.CreateTagResponse
 	(*ListTagsRequest)(nil),              // 16: gatehouse.portal.v1.ListTagsRequest
 	(*ListTagsResponse)(nil),             // 17: gatehouse.portal.v1.ListTagsResponse
-	(*DeleteTagRequest)(nil),             // 18: gatehouse.portal.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),            // 19: gatehouse.portal.v1.DeleteTagResponse
-	(*Category)(nil),                     // 20: gatehouse.portal.v1.Category
-	(*CategoryInput)(nil),                // 21: gatehouse.portal.v1.CategoryInput
-	(*CreateCategoryRequest)(nil),        // 22: gatehouse.portal.v1.CreateCategoryRequest
-	(*CreateCategoryResponse)(nil),       // 23: gatehouse.portal.v1.CreateCategoryResponse
-	(*ListCategoriesRequest)(nil),        // 24: gatehouse.portal.v1.ListCategoriesRequest
-	(*ListCategoriesResponse)(nil),       // 25: gatehouse.portal.v1.ListCategoriesResponse
-	(*DeleteCategoryRequest)(nil),        // 26: gatehouse.portal.v1.DeleteCategoryRequest
-	(*DeleteCategoryResponse)(nil),       // 27: gatehouse.portal.v1.DeleteCategoryResponse
-	(*TutorialPage)(nil),                 // 28: gatehouse.portal.v1.TutorialPage
-	(*TutorialPageHidden)(nil),           // 29: gatehouse.portal.v1.TutorialPageHidden
-	(*IdList)(nil),                       // 30: gatehouse.portal.v1.IdList
-	(*TutorialPageInput)(nil),            // 31: gatehouse.portal.v1.TutorialPageInput
-	(*CreateTutorialPageRequest)(nil),    // 32: gatehouse.portal.v1.CreateTutorialPageRequest
-	(*CreateTutorialPageResponse)(nil),   // 33: gatehouse.portal.v1.CreateTutorialPageResponse
-	(*ListTutorialPagesRequest)(nil),     // 34: gatehouse.portal.v1.ListTutorialPagesRequest
-	(*ListTutorialPagesResponse)(nil),    // 35: gatehouse.portal.v1.ListTutorialPagesResponse
-	(*GetTutorialPageRequest)(nil),       // 36: gatehouse.portal.v1.GetTutorialPageRequest
-	(*GetTutorialPageResponse)(nil),      // 37: gatehouse.portal.v1.GetTutorialPageResponse
-	(*UpdateTutorialPageRequest)(nil),    // 38: gatehouse.portal.v1.UpdateTutorialPageRequest
-	(*UpdateTutorialPageResponse)(nil),   // 39: gatehouse.portal.v1.UpdateTutorialPageResponse
-	(*DeleteTutorialPageRequest)(nil),    // 40: gatehouse.portal.v1.DeleteTutorialPageRequest
-	(*DeleteTutorialPageResponse)(nil),   // 41: gatehouse.portal.v1.DeleteTutorialPageResponse
-	(*ErrorResponse)(nil),                // 42: gatehouse.portal.v1.ErrorResponse
-	(*DocOrder)(nil),                     // 43: gatehouse.portal.v1.DocOrder
-	(*ReorderTutorialPagesRequest)(nil),  // 44: gatehouse.portal.v1.ReorderTutorialPagesRequest
-	(*ReorderTutorialPagesResponse)(nil), // 45: gatehouse.portal.v1.ReorderTutorialPagesResponse
+	(*GetTagRequest)(nil),                // 18: gatehouse.portal.v1.GetTagRequest
+	(*GetTagResponse)(nil),               // 19: gatehouse.portal.v1.GetTagResponse
+	(*UpdateTagRequest)(nil),             // 20: gatehouse.portal.v1.UpdateTagRequest
+	(*UpdateTagResponse)(nil),            // 21: gatehouse.portal.v1.UpdateTagResponse
+	(*DeleteTagRequest)(nil),             // 22: gatehouse.portal.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),            // 23: gatehouse.portal.v1.DeleteTagResponse
+	(*Category)(nil),                     // 24: gatehouse.portal.v1.Category
+	(*CategoryInput)(nil),                // 25: gatehouse.portal.v1.CategoryInput
+	(*CreateCategoryRequest)(nil),        // 26: gatehouse.portal.v1.CreateCategoryRequest
+	(*CreateCategoryResponse)(nil),       // 27: gatehouse.portal.v1.CreateCategoryResponse
+	(*ListCategoriesRequest)(nil),        // 28: gatehouse.portal.v1.ListCategoriesRequest
+	(*ListCategoriesResponse)(nil),       // 29: gatehouse.portal.v1.ListCategoriesResponse
+	(*GetCategoryRequest)(nil),           // 30: gatehouse.portal.v1.GetCategoryRequest
+	(*GetCategoryResponse)(nil),          // 31: gatehouse.portal.v1.GetCategoryResponse
+	(*UpdateCategoryRequest)(nil),        // 32: gatehouse.portal.v1.UpdateCategoryRequest
+	(*UpdateCategoryResponse)(nil),       // 33: gatehouse.portal.v1.UpdateCategoryResponse
+	(*DeleteCategoryRequest)(nil),        // 34: gatehouse.portal.v1.DeleteCategoryRequest
+	(*DeleteCategoryResponse)(nil),       // 35: gatehouse.portal.v1.DeleteCategoryResponse
+	(*TutorialPage)(nil),                 // 36: gatehouse.portal.v1.TutorialPage
+	(*TutorialPageHidden)(nil),           // 37: gatehouse.portal.v1.TutorialPageHidden
+	(*IdList)(nil),                       // 38: gatehouse.portal.v1.IdList
+	(*TutorialPageInput)(nil),            // 39: gatehouse.portal.v1.TutorialPageInput
+	(*CreateTutorialPageRequest)(nil),    // 40: gatehouse.portal.v1.CreateTutorialPageRequest
+	(*CreateTutorialPageResponse)(nil),   // 41: gatehouse.portal.v1.CreateTutorialPageResponse
+	(*ListTutorialPagesRequest)(nil),     // 42: gatehouse.portal.v1.ListTutorialPagesRequest
+	(*ListTutorialPagesResponse)(nil),    // 43: gatehouse.portal.v1.ListTutorialPagesResponse
+	(*GetTutorialPageRequest)(nil),       // 44: gatehouse.portal.v1.GetTutorialPageRequest
+	(*GetTutorialPageResponse)(nil),      // 45: gatehouse.portal.v1.GetTutorialPageResponse
+	(*UpdateTutorialPageRequest)(nil),    // 46: gatehouse.portal.v1.UpdateTutorialPageRequest
+	(*UpdateTutorialPageResponse)(nil),   // 47: gatehouse.portal.v1.UpdateTutorialPageResponse
+	(*DeleteTutorialPageRequest)(nil),    // 48: gatehouse.portal.v1.DeleteTutorialPageRequest
+	(*DeleteTutorialPageResponse)(nil),   // 49: gatehouse.portal.v1.DeleteTutorialPageResponse
+	(*ErrorResponse)(nil),                // 50: gatehouse.portal.v1.ErrorResponse
+	(*DocOrder)(nil),                     // 51: gatehouse.portal.v1.DocOrder
+	(*ReorderTutorialPagesRequest)(nil),  // 52: gatehouse.portal.v1.ReorderTutorialPagesRequest
+	(*ReorderTutorialPagesResponse)(nil), // 53: gatehouse.portal.v1.ReorderTutorialPagesResponse
 }
 var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	1,  // 0: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
@@ -2989,61 +3447,75 @@ var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	13, // 6: gatehouse.portal.v1.CreateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
 	12, // 7: gatehouse.portal.v1.CreateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
 	12, // 8: gatehouse.portal.v1.ListTagsResponse.tags:type_name -> gatehouse.portal.v1.Tag
-	21, // 9: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
-	20, // 10: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	20, // 11: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
-	30, // 12: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
-	30, // 13: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
-	31, // 14: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	28, // 15: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	29, // 16: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	28, // 17: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	28, // 18: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	29, // 19: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	31, // 20: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	28, // 21: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	29, // 22: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	43, // 23: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
-	28, // 24: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	2,  // 25: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
-	4,  // 26: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
-	6,  // 27: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
-	8,  // 28: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
-	10, // 29: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
-	14, // 30: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
-	16, // 31: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
-	18, // 32: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
-	22, // 33: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
-	24, // 34: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
-	26, // 35: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
-	32, // 36: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
-	34, // 37: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
-	36, // 38: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
-	38, // 39: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
-	44, // 40: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
-	40, // 41: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
-	3,  // 42: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
-	5,  // 43: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
-	7,  // 44: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
-	9,  // 45: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
-	11, // 46: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
-	15, // 47: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
-	17, // 48: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
-	19, // 49: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
-	23, // 50: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
-	25, // 51: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
-	27, // 52: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
-	33, // 53: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
-	35, // 54: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
-	37, // 55: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
-	39, // 56: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
-	45, // 57: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
-	41, // 58: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
-	42, // [42:59] is the sub-list for method output_type
-	25, // [25:42] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	12, // 9: gatehouse.portal.v1.GetTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	13, // 10: gatehouse.portal.v1.UpdateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
+	12, // 11: gatehouse.portal.v1.UpdateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	25, // 12: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	24, // 13: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	24, // 14: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
+	24, // 15: gatehouse.portal.v1.GetCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	25, // 16: gatehouse.portal.v1.UpdateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	24, // 17: gatehouse.portal.v1.UpdateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	38, // 18: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
+	38, // 19: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
+	39, // 20: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	36, // 21: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	37, // 22: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	36, // 23: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	36, // 24: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	37, // 25: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	39, // 26: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	36, // 27: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	37, // 28: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	51, // 29: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
+	36, // 30: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	2,  // 31: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
+	4,  // 32: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
+	6,  // 33: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
+	8,  // 34: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
+	10, // 35: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
+	14, // 36: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
+	16, // 37: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
+	18, // 38: gatehouse.portal.v1.PortalService.GetTag:input_type -> gatehouse.portal.v1.GetTagRequest
+	20, // 39: gatehouse.portal.v1.PortalService.UpdateTag:input_type -> gatehouse.portal.v1.UpdateTagRequest
+	22, // 40: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
+	26, // 41: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
+	28, // 42: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
+	30, // 43: gatehouse.portal.v1.PortalService.GetCategory:input_type -> gatehouse.portal.v1.GetCategoryRequest
+	32, // 44: gatehouse.portal.v1.PortalService.UpdateCategory:input_type -> gatehouse.portal.v1.UpdateCategoryRequest
+	34, // 45: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
+	40, // 46: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
+	42, // 47: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
+	44, // 48: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
+	46, // 49: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
+	52, // 50: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
+	48, // 51: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
+	3,  // 52: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
+	5,  // 53: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
+	7,  // 54: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
+	9,  // 55: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
+	11, // 56: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
+	15, // 57: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
+	17, // 58: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
+	19, // 59: gatehouse.portal.v1.PortalService.GetTag:output_type -> gatehouse.portal.v1.GetTagResponse
+	21, // 60: gatehouse.portal.v1.PortalService.UpdateTag:output_type -> gatehouse.portal.v1.UpdateTagResponse
+	23, // 61: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
+	27, // 62: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
+	29, // 63: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
+	31, // 64: gatehouse.portal.v1.PortalService.GetCategory:output_type -> gatehouse.portal.v1.GetCategoryResponse
+	33, // 65: gatehouse.portal.v1.PortalService.UpdateCategory:output_type -> gatehouse.portal.v1.UpdateCategoryResponse
+	35, // 66: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
+	41, // 67: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
+	43, // 68: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
+	45, // 69: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
+	47, // 70: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
+	53, // 71: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
+	49, // 72: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
+	52, // [52:73] is the sub-list for method output_type
+	31, // [31:52] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_portal_v1_portal_proto_init() }
@@ -3052,14 +3524,14 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 		return
 	}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[1].OneofWrappers = []any{}
-	file_gatehouse_portal_v1_portal_proto_msgTypes[31].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[39].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_portal_v1_portal_proto_rawDesc), len(file_gatehouse_portal_v1_portal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -268,6 +268,90 @@ func local_request_PortalService_ListTags_0(ctx context.Context, marshaler runti
 	return msg, metadata, err
 }
 
+func request_PortalService_GetTag_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetTagRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["tag_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "tag_id")
+	}
+	protoReq.TagId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "tag_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetTag(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_GetTag_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetTagRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["tag_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "tag_id")
+	}
+	protoReq.TagId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "tag_id", err)
+	}
+	msg, err := server.GetTag(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_PortalService_UpdateTag_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq UpdateTagRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Tag); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["tag_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "tag_id")
+	}
+	protoReq.TagId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "tag_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.UpdateTag(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_UpdateTag_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq UpdateTagRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Tag); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["tag_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "tag_id")
+	}
+	protoReq.TagId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "tag_id", err)
+	}
+	msg, err := server.UpdateTag(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_PortalService_DeleteTag_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq DeleteTagRequest
@@ -352,6 +436,90 @@ func local_request_PortalService_ListCategories_0(ctx context.Context, marshaler
 		metadata runtime.ServerMetadata
 	)
 	msg, err := server.ListCategories(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_PortalService_GetCategory_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCategoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["category_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "category_id")
+	}
+	protoReq.CategoryId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "category_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.GetCategory(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_GetCategory_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq GetCategoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["category_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "category_id")
+	}
+	protoReq.CategoryId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "category_id", err)
+	}
+	msg, err := server.GetCategory(ctx, &protoReq)
+	return msg, metadata, err
+}
+
+func request_PortalService_UpdateCategory_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq UpdateCategoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Category); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["category_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "category_id")
+	}
+	protoReq.CategoryId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "category_id", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.UpdateCategory(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_UpdateCategory_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq UpdateCategoryRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	if err := marshaler.NewDecoder(req.Body).Decode(&protoReq.Category); err != nil && !errors.Is(err, io.EOF) {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	val, ok := pathParams["category_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "category_id")
+	}
+	protoReq.CategoryId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "category_id", err)
+	}
+	msg, err := server.UpdateCategory(ctx, &protoReq)
 	return msg, metadata, err
 }
 
@@ -854,6 +1022,46 @@ func RegisterPortalServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_ListTags_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListTags_0{resp.(*ListTagsResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_PortalService_GetTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/GetTag", runtime.WithHTTPPathPattern("/portal-api/tags/{tag_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_GetTag_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_GetTag_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_GetTag_0{resp.(*GetTagResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPut, pattern_PortalService_UpdateTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/UpdateTag", runtime.WithHTTPPathPattern("/portal-api/tags/{tag_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_UpdateTag_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_UpdateTag_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateTag_0{resp.(*UpdateTagResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -913,6 +1121,46 @@ func RegisterPortalServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 			return
 		}
 		forward_PortalService_ListCategories_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListCategories_0{resp.(*ListCategoriesResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_PortalService_GetCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/GetCategory", runtime.WithHTTPPathPattern("/portal-api/categories/{category_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_GetCategory_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_GetCategory_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_GetCategory_0{resp.(*GetCategoryResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPut, pattern_PortalService_UpdateCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/UpdateCategory", runtime.WithHTTPPathPattern("/portal-api/categories/{category_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_UpdateCategory_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_UpdateCategory_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateCategory_0{resp.(*UpdateCategoryResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1213,6 +1461,40 @@ func RegisterPortalServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_ListTags_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListTags_0{resp.(*ListTagsResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_PortalService_GetTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/GetTag", runtime.WithHTTPPathPattern("/portal-api/tags/{tag_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_GetTag_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_GetTag_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_GetTag_0{resp.(*GetTagResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPut, pattern_PortalService_UpdateTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/UpdateTag", runtime.WithHTTPPathPattern("/portal-api/tags/{tag_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_UpdateTag_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_UpdateTag_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateTag_0{resp.(*UpdateTagResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteTag_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1263,6 +1545,40 @@ func RegisterPortalServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 			return
 		}
 		forward_PortalService_ListCategories_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListCategories_0{resp.(*ListCategoriesResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_PortalService_GetCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/GetCategory", runtime.WithHTTPPathPattern("/portal-api/categories/{category_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_GetCategory_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_GetCategory_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_GetCategory_0{resp.(*GetCategoryResponse)}, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodPut, pattern_PortalService_UpdateCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/UpdateCategory", runtime.WithHTTPPathPattern("/portal-api/categories/{category_id}"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_UpdateCategory_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_UpdateCategory_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_UpdateCategory_0{resp.(*UpdateCategoryResponse)}, mux.GetForwardResponseOptions()...)
 	})
 	mux.Handle(http.MethodDelete, pattern_PortalService_DeleteCategory_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
@@ -1440,6 +1756,24 @@ func (m response_PortalService_ListTags_0) XXX_ResponseBody() interface{} {
 	return response.Tags
 }
 
+type response_PortalService_GetTag_0 struct {
+	*GetTagResponse
+}
+
+func (m response_PortalService_GetTag_0) XXX_ResponseBody() interface{} {
+	response := m.GetTagResponse
+	return response.Tag
+}
+
+type response_PortalService_UpdateTag_0 struct {
+	*UpdateTagResponse
+}
+
+func (m response_PortalService_UpdateTag_0) XXX_ResponseBody() interface{} {
+	response := m.UpdateTagResponse
+	return response.Tag
+}
+
 type response_PortalService_CreateCategory_0 struct {
 	*CreateCategoryResponse
 }
@@ -1456,6 +1790,24 @@ type response_PortalService_ListCategories_0 struct {
 func (m response_PortalService_ListCategories_0) XXX_ResponseBody() interface{} {
 	response := m.ListCategoriesResponse
 	return response.Categories
+}
+
+type response_PortalService_GetCategory_0 struct {
+	*GetCategoryResponse
+}
+
+func (m response_PortalService_GetCategory_0) XXX_ResponseBody() interface{} {
+	response := m.GetCategoryResponse
+	return response.Category
+}
+
+type response_PortalService_UpdateCategory_0 struct {
+	*UpdateCategoryResponse
+}
+
+func (m response_PortalService_UpdateCategory_0) XXX_ResponseBody() interface{} {
+	response := m.UpdateCategoryResponse
+	return response.Category
 }
 
 type response_PortalService_CreateTutorialPage_0 struct {
@@ -1511,9 +1863,13 @@ var (
 	pattern_PortalService_DeleteProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
 	pattern_PortalService_CreateTag_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
 	pattern_PortalService_ListTags_0             = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "tags"}, ""))
+	pattern_PortalService_GetTag_0               = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "tags", "tag_id"}, ""))
+	pattern_PortalService_UpdateTag_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "tags", "tag_id"}, ""))
 	pattern_PortalService_DeleteTag_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "tags", "tag_id"}, ""))
 	pattern_PortalService_CreateCategory_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
 	pattern_PortalService_ListCategories_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "categories"}, ""))
+	pattern_PortalService_GetCategory_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "categories", "category_id"}, ""))
+	pattern_PortalService_UpdateCategory_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "categories", "category_id"}, ""))
 	pattern_PortalService_DeleteCategory_0       = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "categories", "category_id"}, ""))
 	pattern_PortalService_CreateTutorialPage_0   = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
 	pattern_PortalService_ListTutorialPages_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"portal-api", "products", "product_id", "docs"}, ""))
@@ -1531,9 +1887,13 @@ var (
 	forward_PortalService_DeleteProduct_0        = runtime.ForwardResponseMessage
 	forward_PortalService_CreateTag_0            = runtime.ForwardResponseMessage
 	forward_PortalService_ListTags_0             = runtime.ForwardResponseMessage
+	forward_PortalService_GetTag_0               = runtime.ForwardResponseMessage
+	forward_PortalService_UpdateTag_0            = runtime.ForwardResponseMessage
 	forward_PortalService_DeleteTag_0            = runtime.ForwardResponseMessage
 	forward_PortalService_CreateCategory_0       = runtime.ForwardResponseMessage
 	forward_PortalService_ListCategories_0       = runtime.ForwardResponseMessage
+	forward_PortalService_GetCategory_0          = runtime.ForwardResponseMessage
+	forward_PortalService_UpdateCategory_0       = runtime.ForwardResponseMessage
 	forward_PortalService_DeleteCategory_0       = runtime.ForwardResponseMessage
 	forward_PortalService_CreateTutorialPage_0   = runtime.ForwardResponseMessage
 	forward_PortalService_ListTutorialPages_0    = runtime.ForwardResponseMessage

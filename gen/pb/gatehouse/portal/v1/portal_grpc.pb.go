@@ -26,9 +26,13 @@ const (
 	PortalService_DeleteProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/DeleteProduct"
 	PortalService_CreateTag_FullMethodName            = "/gatehouse.portal.v1.PortalService/CreateTag"
 	PortalService_ListTags_FullMethodName             = "/gatehouse.portal.v1.PortalService/ListTags"
+	PortalService_GetTag_FullMethodName               = "/gatehouse.portal.v1.PortalService/GetTag"
+	PortalService_UpdateTag_FullMethodName            = "/gatehouse.portal.v1.PortalService/UpdateTag"
 	PortalService_DeleteTag_FullMethodName            = "/gatehouse.portal.v1.PortalService/DeleteTag"
 	PortalService_CreateCategory_FullMethodName       = "/gatehouse.portal.v1.PortalService/CreateCategory"
 	PortalService_ListCategories_FullMethodName       = "/gatehouse.portal.v1.PortalService/ListCategories"
+	PortalService_GetCategory_FullMethodName          = "/gatehouse.portal.v1.PortalService/GetCategory"
+	PortalService_UpdateCategory_FullMethodName       = "/gatehouse.portal.v1.PortalService/UpdateCategory"
 	PortalService_DeleteCategory_FullMethodName       = "/gatehouse.portal.v1.PortalService/DeleteCategory"
 	PortalService_CreateTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/CreateTutorialPage"
 	PortalService_ListTutorialPages_FullMethodName    = "/gatehouse.portal.v1.PortalService/ListTutorialPages"
@@ -67,12 +71,20 @@ type PortalServiceClient interface {
 	CreateTag(ctx context.Context, in *CreateTagRequest, opts ...grpc.CallOption) (*CreateTagResponse, error)
 	// ListTags lists every tag in ascending ID order.
 	ListTags(ctx context.Context, in *ListTagsRequest, opts ...grpc.CallOption) (*ListTagsResponse, error)
+	// GetTag reads one tag.
+	GetTag(ctx context.Context, in *GetTagRequest, opts ...grpc.CallOption) (*GetTagResponse, error)
+	// UpdateTag renames a tag; pages that carry it show the new name.
+	UpdateTag(ctx context.Context, in *UpdateTagRequest, opts ...grpc.CallOption) (*UpdateTagResponse, error)
 	// DeleteTag removes a tag, and removes it from every page that carried it.
 	DeleteTag(ctx context.Context, in *DeleteTagRequest, opts ...grpc.CallOption) (*DeleteTagResponse, error)
 	// CreateCategory stores a new category; names are unique.
 	CreateCategory(ctx context.Context, in *CreateCategoryRequest, opts ...grpc.CallOption) (*CreateCategoryResponse, error)
 	// ListCategories lists every category in ascending ID order.
 	ListCategories(ctx context.Context, in *ListCategoriesRequest, opts ...grpc.CallOption) (*ListCategoriesResponse, error)
+	// GetCategory reads one category.
+	GetCategory(ctx context.Context, in *GetCategoryRequest, opts ...grpc.CallOption) (*GetCategoryResponse, error)
+	// UpdateCategory renames a category; pages that carry it show the new name.
+	UpdateCategory(ctx context.Context, in *UpdateCategoryRequest, opts ...grpc.CallOption) (*UpdateCategoryResponse, error)
 	// DeleteCategory removes a category, and removes it from every page filed under it.
 	DeleteCategory(ctx context.Context, in *DeleteCategoryRequest, opts ...grpc.CallOption) (*DeleteCategoryResponse, error)
 	// CreateTutorialPage adds a tutorial page to a product; title is required,
@@ -172,6 +184,26 @@ func (c *portalServiceClient) ListTags(ctx context.Context, in *ListTagsRequest,
 	return out, nil
 }
 
+func (c *portalServiceClient) GetTag(ctx context.Context, in *GetTagRequest, opts ...grpc.CallOption) (*GetTagResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTagResponse)
+	err := c.cc.Invoke(ctx, PortalService_GetTag_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) UpdateTag(ctx context.Context, in *UpdateTagRequest, opts ...grpc.CallOption) (*UpdateTagResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateTagResponse)
+	err := c.cc.Invoke(ctx, PortalService_UpdateTag_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *portalServiceClient) DeleteTag(ctx context.Context, in *DeleteTagRequest, opts ...grpc.CallOption) (*DeleteTagResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeleteTagResponse)
@@ -196,6 +228,26 @@ func (c *portalServiceClient) ListCategories(ctx context.Context, in *ListCatego
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListCategoriesResponse)
 	err := c.cc.Invoke(ctx, PortalService_ListCategories_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) GetCategory(ctx context.Context, in *GetCategoryRequest, opts ...grpc.CallOption) (*GetCategoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCategoryResponse)
+	err := c.cc.Invoke(ctx, PortalService_GetCategory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) UpdateCategory(ctx context.Context, in *UpdateCategoryRequest, opts ...grpc.CallOption) (*UpdateCategoryResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateCategoryResponse)
+	err := c.cc.Invoke(ctx, PortalService_UpdateCategory_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -301,12 +353,20 @@ type PortalServiceServer interface {
 	CreateTag(context.Context, *CreateTagRequest) (*CreateTagResponse, error)
 	// ListTags lists every tag in ascending ID order.
 	ListTags(context.Context, *ListTagsRequest) (*ListTagsResponse, error)
+	// GetTag reads one tag.
+	GetTag(context.Context, *GetTagRequest) (*GetTagResponse, error)
+	// UpdateTag renames a tag; pages that carry it show the new name.
+	UpdateTag(context.Context, *UpdateTagRequest) (*UpdateTagResponse, error)
 	// DeleteTag removes a tag, and removes it from every page that carried it.
 	DeleteTag(context.Context, *DeleteTagRequest) (*DeleteTagResponse, error)
 	// CreateCategory stores a new category; names are unique.
 	CreateCategory(context.Context, *CreateCategoryRequest) (*CreateCategoryResponse, error)
 	// ListCategories lists every category in ascending ID order.
 	ListCategories(context.Context, *ListCategoriesRequest) (*ListCategoriesResponse, error)
+	// GetCategory reads one category.
+	GetCategory(context.Context, *GetCategoryRequest) (*GetCategoryResponse, error)
+	// UpdateCategory renames a category; pages that carry it show the new name.
+	UpdateCategory(context.Context, *UpdateCategoryRequest) (*UpdateCategoryResponse, error)
 	// DeleteCategory removes a category, and removes it from every page filed under it.
 	DeleteCategory(context.Context, *DeleteCategoryRequest) (*DeleteCategoryResponse, error)
 	// CreateTutorialPage adds a tutorial page to a product; title is required,
@@ -357,6 +417,12 @@ func (UnimplementedPortalServiceServer) CreateTag(context.Context, *CreateTagReq
 func (UnimplementedPortalServiceServer) ListTags(context.Context, *ListTagsRequest) (*ListTagsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTags not implemented")
 }
+func (UnimplementedPortalServiceServer) GetTag(context.Context, *GetTagRequest) (*GetTagResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetTag not implemented")
+}
+func (UnimplementedPortalServiceServer) UpdateTag(context.Context, *UpdateTagRequest) (*UpdateTagResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateTag not implemented")
+}
 func (UnimplementedPortalServiceServer) DeleteTag(context.Context, *DeleteTagRequest) (*DeleteTagResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTag not implemented")
 }
@@ -365,6 +431,12 @@ func (UnimplementedPortalServiceServer) CreateCategory(context.Context, *CreateC
 }
 func (UnimplementedPortalServiceServer) ListCategories(context.Context, *ListCategoriesRequest) (*ListCategoriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCategories not implemented")
+}
+func (UnimplementedPortalServiceServer) GetCategory(context.Context, *GetCategoryRequest) (*GetCategoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCategory not implemented")
+}
+func (UnimplementedPortalServiceServer) UpdateCategory(context.Context, *UpdateCategoryRequest) (*UpdateCategoryResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateCategory not implemented")
 }
 func (UnimplementedPortalServiceServer) DeleteCategory(context.Context, *DeleteCategoryRequest) (*DeleteCategoryResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteCategory not implemented")
@@ -534,6 +606,42 @@ func _PortalService_ListTags_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortalService_GetTag_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTagRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).GetTag(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_GetTag_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).GetTag(ctx, req.(*GetTagRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_UpdateTag_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateTagRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).UpdateTag(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_UpdateTag_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).UpdateTag(ctx, req.(*UpdateTagRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _PortalService_DeleteTag_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeleteTagRequest)
 	if err := dec(in); err != nil {
@@ -584,6 +692,42 @@ func _PortalService_ListCategories_Handler(srv interface{}, ctx context.Context,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(PortalServiceServer).ListCategories(ctx, req.(*ListCategoriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_GetCategory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCategoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).GetCategory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_GetCategory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).GetCategory(ctx, req.(*GetCategoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_UpdateCategory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateCategoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).UpdateCategory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_UpdateCategory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).UpdateCategory(ctx, req.(*UpdateCategoryRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -750,6 +894,14 @@ var PortalService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _PortalService_ListTags_Handler,
 		},
 		{
+			MethodName: "GetTag",
+			Handler:    _PortalService_GetTag_Handler,
+		},
+		{
+			MethodName: "UpdateTag",
+			Handler:    _PortalService_UpdateTag_Handler,
+		},
+		{
 			MethodName: "DeleteTag",
 			Handler:    _PortalService_DeleteTag_Handler,
 		},
@@ -760,6 +912,14 @@ var PortalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCategories",
 			Handler:    _PortalService_ListCategories_Handler,
+		},
+		{
+			MethodName: "GetCategory",
+			Handler:    _PortalService_GetCategory_Handler,
+		},
+		{
+			MethodName: "UpdateCategory",
+			Handler:    _PortalService_UpdateCategory_Handler,
 		},
 		{
 			MethodName: "DeleteCategory",
