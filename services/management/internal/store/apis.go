@@ -132,6 +132,25 @@ func (t *Tx) API(id string) (API, error) {
 	return decodeAPI(id, v)
 }
 
+// Resolve finds the API a request path names. The name may be the API ID or,
+// as the Tyk Dashboard accepts "either internal or public API ID", the API's
+// db id (24 hex): the API ID wins when both would match. ErrNotFound when
+// neither names an API.
+func (t *Tx) Resolve(ref string) (API, error) {
+	a, err := t.API(ref)
+	if !errors.Is(err, ErrNotFound) || !dbIDPattern.MatchString(ref) {
+		return a, err
+	}
+	id, ok, err := t.APIIDByDBID(ref)
+	switch {
+	case err != nil:
+		return API{}, err
+	case !ok:
+		return API{}, ErrNotFound
+	}
+	return t.API(id)
+}
+
 // Exists reports whether an API (of either kind) has this ID.
 func (t *Tx) Exists(id string) (bool, error) {
 	if id == "" {

@@ -18,6 +18,7 @@ import (
 //	user/<user id>                          user record (encodeUser)
 //	userkey/<SHA-256 of the access key>     → user id
 //	useremail/<lower-cased email>           → user id
+//	settings/org_id                         the installation's organisation id (24 hex)
 //
 // Category counts are not stored: GET /api/apis/categories scans apicat/,
 // so no single key is written by every API change.
@@ -30,6 +31,7 @@ var (
 	userPrefix      = []byte("user/")
 	userKeyPrefix   = []byte("userkey/")
 	userEmailPrefix = []byte("useremail/")
+	orgIDKey        = []byte("settings/org_id")
 )
 
 // key joins a prefix and one name.

@@ -58,17 +58,47 @@ var (
 )
 
 // Store is the management service's domain store over a kv engine.
-type Store struct{ e kv.Engine }
+type Store struct {
+	e     kv.Engine
+	orgID string
+}
 
 // Open brings e's key space to this layout (converting a file of the
 // earlier bbolt layout, in one transaction) and returns the store, which
-// owns e from then on.
+// owns e from then on. The first open of a key space creates the
+// installation's organisation id; later opens (and other replicas) read it.
 func Open(ctx context.Context, e kv.Engine) (*Store, error) {
 	if err := kv.EnsureSchema(ctx, e, schemaVersion, upgrade); err != nil {
 		return nil, fmt.Errorf("management store: %w", err)
 	}
-	return &Store{e: e}, nil
+	var org string
+	err := e.Update(ctx, func(w kv.WriteTx) error {
+		v, err := w.Get(orgIDKey)
+		switch {
+		case err != nil:
+			return err
+		case v == nil:
+			id := NewDBID()
+			if err := w.Put(orgIDKey, []byte(id)); err != nil {
+				return err
+			}
+			org = id
+		case !dbIDPattern.Match(v):
+			return fmt.Errorf("%w: organisation id %q", ErrCorrupt, v)
+		default:
+			org = string(v)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("management store: %w", err)
+	}
+	return &Store{e: e, orgID: org}, nil
 }
+
+// OrgID is the installation's organisation id: 24 lowercase hex, the same
+// for every user and written into every classic definition that has none.
+func (s *Store) OrgID() string { return s.orgID }
 
 // Close closes the engine.
 func (s *Store) Close() error { return s.e.Close() }

@@ -434,3 +434,55 @@ func BenchmarkMigrateAPIs(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+func TestResolve(t *testing.T) {
+	s := open(t)
+	// db(2) is o1's db id and also another API's API ID: the API ID wins.
+	put(t, s, classic("c1", db(0xab), "C"), oas("o1", db(2)), classic(db(1+1000), db(3), "Looks like a db id"), classic(db(2), db(4), "Shadow"))
+	for _, c := range []struct {
+		ref, want string
+	}{
+		{"c1", "c1"},
+		{db(0xab), "c1"},
+		{"o1", "o1"},
+		{db(3), db(1 + 1000)},
+		{db(1 + 1000), db(1 + 1000)},
+		{db(2), db(2)},
+		{db(4), db(2)},
+		{db(9), ""},
+		{"C1", ""},
+		{strings.ToUpper(db(0xab)), ""},
+		{"", ""},
+	} {
+		var got API
+		err := s.View(bg, func(tx *Tx) (err error) { got, err = tx.Resolve(c.ref); return err })
+		switch {
+		case c.want == "" && !errors.Is(err, ErrNotFound):
+			t.Errorf("Resolve(%q) = %q, %v; want ErrNotFound", c.ref, got.ID, err)
+		case c.want != "" && (err != nil || got.ID != c.want):
+			t.Errorf("Resolve(%q) = %q, %v; want %q", c.ref, got.ID, err, c.want)
+		}
+	}
+}
+
+func TestOrgIDCreatedOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.db")
+	s := openAt(t, path)
+	first := s.OrgID()
+	s.Close()
+	if !dbIDPattern.MatchString(first) {
+		t.Fatalf("org id %q, want 24 lowercase hex", first)
+	}
+	s = openAt(t, path)
+	defer s.Close()
+	if got := s.OrgID(); got != first {
+		t.Fatalf("org id after reopen %q, want %q", got, first)
+	}
+	if err := s.Check(bg); err != nil {
+		t.Fatal(err)
+	}
+	other := open(t)
+	if other.OrgID() == first {
+		t.Fatalf("two installations share org id %q", first)
+	}
+}
