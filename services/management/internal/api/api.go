@@ -76,6 +76,7 @@ func New(st *store.Store, log *slog.Logger) *Server {
 // failures are logged and answered without their text.
 func (s *Server) storeError(err error, notFound error) error {
 	var reqErr *migration.RequestError
+	var otherAPI *otherAPIError
 	switch {
 	case errors.Is(err, kv.ErrUnavailable):
 		return errUnavailable
@@ -85,6 +86,8 @@ func (s *Server) storeError(err error, notFound error) error {
 		return rest.Error(codes.Aborted, http.StatusConflict, err.Error())
 	case errors.As(err, &reqErr):
 		return badRequest(reqErr.Msg)
+	case errors.As(err, &otherAPI):
+		return badRequest(otherAPI.Error())
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrNotOAS):
 		return notFound
 	case errors.Is(err, store.ErrNotClassic):

@@ -65,7 +65,7 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 		return nil, err
 	}
 	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.API(req.GetApiId())
+		a, err := tx.Resolve(req.GetApiId())
 		if err != nil {
 			return err
 		}

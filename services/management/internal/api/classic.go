@@ -92,11 +92,8 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 				return err
 			}
 		}
-		doc, err := rawjson.Set(def, rawjson.Quote(id), "api_id")
+		doc, err := s.classicIDs(def, id, dbID)
 		if err != nil {
-			return err
-		}
-		if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
 			return err
 		}
 		created := store.API{ID: id, DBID: dbID, Kind: store.Classic, Doc: doc}
@@ -186,14 +183,65 @@ func writeStrings(b *bytes.Buffer, list []string) {
 	b.WriteByte(']')
 }
 
-// getAPI reads one API in a read transaction.
-func (s *Server) getAPI(ctx context.Context, id string) (store.API, error) {
+// classicIDs writes what the service owns in a classic definition: its
+// api_id and db id, and the installation's org_id when it has none
+// (absent, null or "").
+func (s *Server) classicIDs(def []byte, apiID, dbID string) ([]byte, error) {
+	doc, err := rawjson.Set(def, rawjson.Quote(apiID), "api_id")
+	if err != nil {
+		return nil, err
+	}
+	if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
+		return nil, err
+	}
+	if raw, ok, _ := rawjson.Lookup(doc, "org_id"); ok && string(raw) != `""` && string(raw) != "null" {
+		return doc, nil // kept as given
+	}
+	return rawjson.Set(doc, rawjson.Quote(s.store.OrgID()), "org_id")
+}
+
+// getAPI reads the API a path names (its API ID or db id) in a read transaction.
+func (s *Server) getAPI(ctx context.Context, ref string) (store.API, error) {
 	var a store.API
 	err := s.store.View(ctx, func(tx *store.Tx) (err error) {
-		a, err = tx.API(id)
+		a, err = tx.Resolve(ref)
 		return err
 	})
 	return a, err
+}
+
+// otherAPIError is a body sent to an API's path that names another API (400).
+type otherAPIError struct{ field, given, want string }
+
+func (e *otherAPIError) Error() string {
+	return fmt.Sprintf("%s %q does not name the API at this path (%s)", e.field, e.given, e.want)
+}
+
+// namesAPI checks that a body sent to an API's path names that API
+// (CONTRACT §2 "Addressing"): its API ID and its db id, each when the body
+// gives one ("" means not given).
+func namesAPI(a store.API, idField, bodyID, dbField, bodyDBID string) error {
+	if bodyID != "" && bodyID != a.ID {
+		return &otherAPIError{idField, bodyID, a.ID}
+	}
+	if bodyDBID != "" && bodyDBID != a.DBID {
+		return &otherAPIError{dbField, bodyDBID, a.DBID}
+	}
+	return nil
+}
+
+// classicDBID reads a classic definition's "id": "" when absent, null or
+// empty; a 400 when it is not a string.
+func classicDBID(def []byte) (string, error) {
+	raw, ok, _ := rawjson.Lookup(def, "id")
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	id, isString := rawjson.String(raw)
+	if !isString {
+		return "", badRequest("api_definition.id must be a string")
+	}
+	return id, nil
 }
 
 func (s *Server) GetAPI(ctx context.Context, req *managementv1.GetAPIRequest) (*managementv1.GetAPIResponse, error) {
@@ -214,30 +262,28 @@ func (s *Server) GetAPI(ctx context.Context, req *managementv1.GetAPIRequest) (*
 }
 
 func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIRequest) (*managementv1.UpdateAPIResponse, error) {
-	id := req.GetApiId()
-	def, bodyID, hasID, err := classicDefinition(bytes.TrimSpace(req.GetBody().GetData()))
+	def, bodyID, _, err := classicDefinition(bytes.TrimSpace(req.GetBody().GetData()))
 	if err != nil {
 		return nil, err
 	}
-	if hasID && bodyID != id {
-		return nil, badRequest("api_definition.api_id must be the API ID of the path")
+	bodyDBID, err := classicDBID(def)
+	if err != nil {
+		return nil, err
 	}
 	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		old, err := tx.API(id)
+		old, err := tx.Resolve(req.GetApiId())
 		if err != nil {
 			return err
 		}
 		if old.Kind != store.Classic {
 			return store.ErrNotClassic
 		}
-		doc, err := rawjson.Set(def, rawjson.Quote(id), "api_id")
-		if err != nil {
+		if err := namesAPI(old, "api_definition.api_id", bodyID, "api_definition.id", bodyDBID); err != nil {
 			return err
 		}
-		if doc, err = rawjson.Set(doc, rawjson.Quote(old.DBID), "id"); err != nil {
+		if old.Doc, err = s.classicIDs(def, old.ID, old.DBID); err != nil {
 			return err
 		}
-		old.Doc = doc
 		return tx.PutAPI(old)
 	})
 	if err != nil {
@@ -248,7 +294,11 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 
 func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
 	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		_, err := tx.DeleteAPIWithVersions(req.GetApiId())
+		a, err := tx.Resolve(req.GetApiId())
+		if err != nil {
+			return err
+		}
+		_, err = tx.DeleteAPIWithVersions(a.ID)
 		return err
 	})
 	if err != nil {

@@ -54,6 +54,10 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 			return nil, err
 		}
 	}
+	givenDBID, err := oasdoc.DBID(doc)
+	if err != nil {
+		return nil, badRequest(err.Error())
+	}
 	var a store.API
 	err = s.store.Update(ctx, func(tx *store.Tx) error {
 		apiID, body := id, doc
@@ -70,9 +74,16 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 			}
 			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, apiID)
 		}
-		dbID, err := tx.NewDBID()
-		if err != nil {
-			return err
+		// a free db id the document brings is kept, as for classic
+		// definitions: tyk-sync publishes with the ids it dumped
+		dbID := givenDBID
+		if _, taken, err := tx.APIIDByDBID(dbID); err != nil || taken || !dbIDPattern.MatchString(dbID) {
+			if err != nil {
+				return err
+			}
+			if dbID, err = tx.NewDBID(); err != nil {
+				return err
+			}
 		}
 		created := store.API{ID: apiID, DBID: dbID, Kind: store.OAS, Categories: []string{}, Doc: body}
 		if err := tx.PutAPI(created); err != nil {
@@ -133,31 +144,36 @@ func (s *Server) GetOASAPI(ctx context.Context, req *managementv1.GetOASAPIReque
 }
 
 func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAPIRequest) (*managementv1.UpdateOASAPIResponse, error) {
-	id := req.GetApiId()
 	doc, err := oasDocument(ctx, req.GetBody())
 	if err != nil {
 		return nil, err
 	}
 	bodyID, _, err := oasdoc.ID(doc)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil, badRequest(err.Error())
-	case bodyID != "" && bodyID != id:
-		return nil, badRequest("x-tyk-api-gateway.info.id must be the API ID of the path")
-	case bodyID == "":
-		if doc, err = oasdoc.SetID(doc, id); err != nil {
-			return nil, s.storeError(err, errInternal)
-		}
+	}
+	bodyDBID, err := oasdoc.DBID(doc)
+	if err != nil {
+		return nil, badRequest(err.Error())
 	}
 	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		old, err := tx.API(id)
+		old, err := tx.Resolve(req.GetApiId())
 		if err != nil {
 			return err
 		}
 		if old.Kind != store.OAS {
 			return store.ErrNotOAS
 		}
-		old.Doc = doc // categories, db id and links are kept
+		if err := namesAPI(old, "x-tyk-api-gateway.info.id", bodyID, "x-tyk-api-gateway.info.dbId", bodyDBID); err != nil {
+			return err
+		}
+		body := doc
+		if bodyID == "" {
+			if body, err = oasdoc.SetID(body, old.ID); err != nil {
+				return err
+			}
+		}
+		old.Doc = body // categories, db id and links are kept
 		return tx.PutAPI(old)
 	})
 	if err != nil {
@@ -168,7 +184,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {
 	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.API(req.GetApiId())
+		a, err := tx.Resolve(req.GetApiId())
 		if err != nil {
 			return err
 		}

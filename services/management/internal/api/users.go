@@ -67,13 +67,14 @@ func permissions(st *structpb.Struct) (map[string]string, error) {
 	return out, nil
 }
 
-func userMessage(u store.User) *managementv1.User {
+// userMessage answers a stored user with the installation's org_id.
+func (s *Server) userMessage(u store.User) *managementv1.User {
 	perms := u.Permissions
 	if perms == nil {
 		perms = map[string]string{}
 	}
 	return &managementv1.User{Id: u.ID, FirstName: u.FirstName, LastName: u.LastName, EmailAddress: u.Email,
-		UserPermissions: perms, Active: true, CreatedAt: u.CreatedAt.UTC().Format(time.RFC3339)}
+		UserPermissions: perms, Active: true, CreatedAt: u.CreatedAt.UTC().Format(time.RFC3339), OrgId: s.store.OrgID()}
 }
 
 func (s *Server) ListUsers(ctx context.Context, req *managementv1.ListUsersRequest) (*managementv1.ListUsersResponse, error) {
@@ -87,7 +88,7 @@ func (s *Server) ListUsers(ctx context.Context, req *managementv1.ListUsersReque
 	}
 	resp := &managementv1.ListUsersResponse{Users: make([]*managementv1.User, 0, len(users)), Pages: pages(total)}
 	for _, u := range users {
-		resp.Users = append(resp.Users, userMessage(u))
+		resp.Users = append(resp.Users, s.userMessage(u))
 	}
 	return resp, nil
 }
@@ -97,7 +98,7 @@ func (s *Server) GetUser(ctx context.Context, req *managementv1.GetUserRequest) 
 	if err != nil {
 		return nil, s.storeError(err, errUserNotFound)
 	}
-	return &managementv1.GetUserResponse{User: userMessage(u)}, nil
+	return &managementv1.GetUserResponse{User: s.userMessage(u)}, nil
 }
 
 func (s *Server) UpdateUser(ctx context.Context, req *managementv1.UpdateUserRequest) (*managementv1.UpdateUserResponse, error) {

@@ -159,7 +159,7 @@ func TestClassic(t *testing.T) {
 		t.Fatalf("create: %s", r.body)
 	}
 	got := in.admin("GET", "/api/apis/"+id, nil)
-	want := `{"api_definition":{"api_id":"` + id + `","name":"Pets #animals #shop #animals","proxy":{"listen_path":"/` + id + `/","target_url":"http://u.test"},"big":9007199254740993,"ratio":1.50,"id":"` + v["Meta"].(string) + `"}}`
+	want := `{"api_definition":{"api_id":"` + id + `","name":"Pets #animals #shop #animals","proxy":{"listen_path":"/` + id + `/","target_url":"http://u.test"},"big":9007199254740993,"ratio":1.50,"id":"` + v["Meta"].(string) + `","org_id":"` + in.orgID() + `"}}`
 	if string(got.body) != want {
 		t.Fatalf("stored definition:\n got %s\nwant %s", got.body, want)
 	}

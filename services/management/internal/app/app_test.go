@@ -150,3 +150,11 @@ func (in *instance) createUser(perms string) (id, key string) {
 	v := r.json(in.t)
 	return v["ID"].(string), v["access_key"].(string)
 }
+
+// orgID is the installation's organisation id, as the users carry it.
+func (in *instance) orgID() string {
+	in.t.Helper()
+	r := in.admin("GET", "/api/users?p=0", nil)
+	expect(in.t, "list users", r, 200, "")
+	return r.json(in.t)["users"].([]any)[0].(map[string]any)["org_id"].(string)
+}

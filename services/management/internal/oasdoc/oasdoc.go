@@ -72,6 +72,19 @@ func ID(doc []byte) (id string, present bool, err error) {
 	return s, true, nil
 }
 
+// DBID returns x-tyk-api-gateway.info.dbId ("" when absent, null or empty).
+func DBID(doc []byte) (string, error) {
+	raw, ok, err := rawjson.Lookup(doc, Extension, "info", "dbId")
+	if err != nil || !ok || string(raw) == "null" {
+		return "", err
+	}
+	s, isString := rawjson.String(raw)
+	if !isString {
+		return "", invalid("%s.info.dbId must be a string", Extension)
+	}
+	return s, nil
+}
+
 // Name returns x-tyk-api-gateway.info.name.
 func Name(doc []byte) string {
 	raw, _, _ := rawjson.Lookup(doc, Extension, "info", "name")

@@ -116,7 +116,10 @@ type User struct {
 	// active is always true for a stored user.
 	Active bool `protobuf:"varint,6,opt,name=active,proto3" json:"active,omitempty"`
 	// created_at is the creation time, RFC 3339 UTC.
-	CreatedAt     string `protobuf:"bytes,7,opt,name=created_at,proto3" json:"created_at,omitempty"`
+	CreatedAt string `protobuf:"bytes,7,opt,name=created_at,proto3" json:"created_at,omitempty"`
+	// org_id is the installation's organisation id (24 lowercase hex), the
+	// same for every user; tyk-sync reads it from the first user.
+	OrgId         string `protobuf:"bytes,8,opt,name=org_id,proto3" json:"org_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -196,6 +199,13 @@ func (x *User) GetActive() bool {
 func (x *User) GetCreatedAt() string {
 	if x != nil {
 		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *User) GetOrgId() string {
+	if x != nil {
+		return x.OrgId
 	}
 	return ""
 }
@@ -1093,7 +1103,7 @@ func (x *ListAPIsResponse) GetBody() *httpbody.HttpBody {
 // GetAPIRequest names a classic API.
 type GetAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1185,7 +1195,7 @@ func (x *GetAPIResponse) GetBody() *httpbody.HttpBody {
 // UpdateAPIRequest carries the new `{"api_definition":{..}}` as raw JSON.
 type UpdateAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// body is the JSON request body.
 	Body          *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
@@ -1304,7 +1314,7 @@ func (x *UpdateAPIResponse) GetMeta() *structpb.Value {
 // DeleteAPIRequest names a classic API.
 type DeleteAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1535,7 +1545,7 @@ func (x *CreateOASAPIResponse) GetId() string {
 // GetOASAPIRequest names a Tyk OAS API.
 type GetOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// accept application/x-yaml asks for YAML; over REST the Accept header decides when this is empty.
 	Accept        string `protobuf:"bytes,2,opt,name=accept,proto3" json:"accept,omitempty"`
@@ -1636,7 +1646,7 @@ func (x *GetOASAPIResponse) GetBody() *httpbody.HttpBody {
 // UpdateOASAPIRequest carries the new document.
 type UpdateOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID; the document's info.id, when set, must equal it.
+	// api_id is the API's ID or its db id; the document's info.id and info.dbId, when set, must be the API's.
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// body is the document, JSON or YAML as in CreateOASAPIRequest.
 	Body          *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
@@ -1755,7 +1765,7 @@ func (x *UpdateOASAPIResponse) GetMeta() *structpb.Value {
 // DeleteOASAPIRequest names a Tyk OAS API.
 type DeleteOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2003,7 +2013,7 @@ func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
 // GetAPICategoriesRequest names a Tyk OAS API.
 type GetAPICategoriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2095,7 +2105,7 @@ func (x *GetAPICategoriesResponse) GetCategories() []string {
 // UpdateAPICategoriesRequest sets a Tyk OAS API's categories.
 type UpdateAPICategoriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// categories replace the stored ones after trimming and dropping blanks and duplicates.
 	Categories    []string `protobuf:"bytes,2,rep,name=categories,proto3" json:"categories,omitempty"`
@@ -2214,7 +2224,7 @@ func (x *UpdateAPICategoriesResponse) GetMeta() *structpb.Value {
 // ExportOASAPIRequest names the API and the export's form.
 type ExportOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// api_id is the API's ID.
+	// api_id is the API's ID or its db id (24 hex).
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// mode "public" leaves out the root x-tyk-api-gateway; any other value exports the whole document.
 	Mode string `protobuf:"bytes,2,opt,name=mode,proto3" json:"mode,omitempty"`
@@ -2659,7 +2669,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"first_name\x12\x1c\n" +
 	"\tlast_name\x18\x02 \x01(\tR\tlast_name\x12$\n" +
 	"\remail_address\x18\x03 \x01(\tR\remail_address\x12C\n" +
-	"\x10user_permissions\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x10user_permissions\"\xd6\x02\n" +
+	"\x10user_permissions\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x10user_permissions\"\xee\x02\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
 	"\n" +
@@ -2671,7 +2681,8 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x06active\x18\x06 \x01(\bR\x06active\x12\x1e\n" +
 	"\n" +
 	"created_at\x18\a \x01(\tR\n" +
-	"created_at\x1aB\n" +
+	"created_at\x12\x16\n" +
+	"\x06org_id\x18\b \x01(\tR\x06org_id\x1aB\n" +
 	"\x14UserPermissionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"K\n" +
@@ -2818,7 +2829,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06Status\"\xce\x02\n" +
 	"\aRawBody:\xc2\x02\x92A\xbe\x02\n" +
-	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\x81J\n" +
+	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\xabJ\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -2862,14 +2873,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"-\x1a+.gatehouse.management.v1.DeleteUserResponseJ\\\n" +
 	"\x03404\x12U\n" +
 	"'No such user: Message `User not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x16*\x14/api/users/{user_id}\x12\xef\x02\n" +
-	"\fResetUserKey\x12,.gatehouse.management.v1.ResetUserKeyRequest\x1a-.gatehouse.management.v1.ResetUserKeyResponse\"\x81\x02\x92A\xcf\x01Jo\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x16*\x14/api/users/{user_id}\x12\x99\x03\n" +
+	"\fResetUserKey\x12,.gatehouse.management.v1.ResetUserKeyRequest\x1a-.gatehouse.management.v1.ResetUserKeyResponse\"\xab\x02\x92A\xcf\x01Jo\n" +
 	"\x03200\x12h\n" +
 	"3Message `User key reset` with the new `access_key`.\x121\n" +
 	"/\x1a-.gatehouse.management.v1.ResetUserKeyResponseJ\\\n" +
 	"\x03404\x12U\n" +
 	"'No such user: Message `User not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(\"&/api/users/{user_id}/actions/key/reset\x12\x86\x04\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02RZ(\"&/api/users/{user_id}/actions/key/reset\x1a&/api/users/{user_id}/actions/key/reset\x12\x86\x04\n" +
 	"\tCreateAPI\x12).gatehouse.management.v1.CreateAPIRequest\x1a*.gatehouse.management.v1.CreateAPIResponse\"\xa1\x03\x92A\x86\x03Jq\n" +
 	"\x03200\x12j\n" +
 	"8Message `API created`; Meta is the db id, ID the api_id.\x12.\n" +

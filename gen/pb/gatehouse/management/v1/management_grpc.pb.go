@@ -74,6 +74,7 @@ type ManagementServiceClient interface {
 	// DeleteUser removes a user; its key stops working at once.
 	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*DeleteUserResponse, error)
 	// ResetUserKey gives a user a new access key; the old one stops working.
+	// The Dashboard documents PUT; POST is accepted too.
 	ResetUserKey(ctx context.Context, in *ResetUserKeyRequest, opts ...grpc.CallOption) (*ResetUserKeyResponse, error)
 	// CreateAPI stores a classic API definition, `{"api_definition":{..}}`,
 	// verbatim; api_id and the db id are generated when absent.
@@ -351,6 +352,7 @@ type ManagementServiceServer interface {
 	// DeleteUser removes a user; its key stops working at once.
 	DeleteUser(context.Context, *DeleteUserRequest) (*DeleteUserResponse, error)
 	// ResetUserKey gives a user a new access key; the old one stops working.
+	// The Dashboard documents PUT; POST is accepted too.
 	ResetUserKey(context.Context, *ResetUserKeyRequest) (*ResetUserKeyResponse, error)
 	// CreateAPI stores a classic API definition, `{"api_definition":{..}}`,
 	// verbatim; api_id and the db id are generated when absent.
