@@ -15,7 +15,7 @@ CONTRACT_SERVICES ?= studio management portal
 CONTRACT := ../shared/contract/run
 # Services whose part of ../shared/contract passes with --store etcd; `make
 # contract-etcd` runs them on a throwaway etcd.
-CONTRACT_ETCD_SERVICES ?= studio management
+CONTRACT_ETCD_SERVICES ?= studio management portal
 
 .PHONY: help build run test test-long lint generate checkgenerate bench contract contract-etcd etcd clean
 
