@@ -194,8 +194,8 @@ func Mutations(valid string, free ...string) []Mutation {
 		add("invalid UTF-8 in an unknown member", []byte(`{"zz_unknown":"\xff\xfe",`+valid[1:]), true)
 		add("deep nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+","+valid[1:]), true)
 		add("moderate nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat(`{"a":`, 50)+"1"+strings.Repeat("}", 50)+","+valid[1:]), false)
-		add("huge array in an unknown member", []byte(`{"zz_unknown":[`+strings.Repeat("1,", 200000)+"1],"+valid[1:]), false)
-		add("huge string in an unknown member", []byte(`{"zz_unknown":"`+strings.Repeat("x", 4<<20)+`",`+valid[1:]), false)
+		add("huge array in an unknown member", []byte(`{"zz_unknown":[`+strings.Repeat("1,", 20000)+"1],"+valid[1:]), false)
+		add("huge string in an unknown member", []byte(`{"zz_unknown":"`+strings.Repeat("x", 1<<20)+`",`+valid[1:]), false)
 	}
 
 	walk(root, "", func(path string, v any, set func(any)) {
@@ -220,20 +220,20 @@ func Mutations(valid string, free ...string) []Mutation {
 		}
 		switch v := v.(type) {
 		case json.Number:
-			for _, n := range []string{"-0", "-1", "0.5", "1e3", "1e400", "-1e400", "2147483648", "4294967296", "9007199254740993", "18446744073709551616", "-9223372036854775809", "1e-400"} {
+			for _, n := range []string{"-0", "-1", "0.5", "1e3", "1e400", "2147483648", "9007199254740993", "18446744073709551616"} {
 				add(name("= "+n), render(json.Number(n)), false)
 			}
 		case string:
 			add(name("with invalid UTF-8"), render(rawJSON("\"\xff\xfe\"")), true)
-			add(name("huge (256 KiB)"), render(strings.Repeat("y", 256<<10)), false)
+			add(name("huge (64 KiB)"), render(strings.Repeat("y", 64<<10)), false)
 			add(name("with NUL and controls"), render("a\u0000b\u001f"), false)
 		case []any:
 			if len(v) > 0 {
-				huge := make([]any, 20000)
+				huge := make([]any, 5000)
 				for i := range huge {
 					huge[i] = v[0]
 				}
-				add(name("huge (20000 elements)"), render(huge), false)
+				add(name("huge (5000 elements)"), render(huge), false)
 				add(name("with a null element"), render(append([]any{nil}, v...)), wrongType)
 			}
 		}
