@@ -1,7 +1,6 @@
 package migration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,19 +82,23 @@ func (r *run) writeOne(ctx context.Context, it *item) {
 // errRefused rolls back a write that decided to fail its API.
 var errRefused = errors.New("migration: write refused")
 
-// current re-reads the classic API inside the write transaction: it must
-// still be classic and, when the write is based on a conversion, hold the
-// bytes the conversion read.
+// current re-checks the classic API inside the write transaction: it must
+// still be classic with the db id the conversion used and, when the write is
+// based on a conversion, hold the bytes the conversion read.
 func current(t *store.Tx, it *item, sameDoc bool) (outcome, error) {
-	cur, err := t.API(it.id)
+	doc := it.doc
+	if !sameDoc {
+		doc = nil
+	}
+	state, err := t.CompareClassic(it.id, it.dbID, doc)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return failed(msgNotFound), nil
 	case err != nil:
 		return outcome{}, err
-	case cur.Kind != store.Classic:
+	case state == store.Missing:
+		return failed(msgNotFound), nil
+	case state == store.NotClassic:
 		return skipped(migrate.SkipAlreadyMigrated), nil
-	case sameDoc && !bytes.Equal(cur.Doc, it.doc), cur.DBID != it.dbID:
+	case state == store.Changed:
 		return failed(msgChanged), nil
 	}
 	return outcome{}, nil

@@ -69,8 +69,16 @@ func encodeAPI(a API) []byte {
 
 // decodeAPI reads a record; the result shares no memory with v.
 func decodeAPI(id string, v []byte) (API, error) {
-	bad := func(what string) (API, error) {
-		return API{}, fmt.Errorf("%w: api %q: %s", ErrCorrupt, id, what)
+	a, doc, err := decodeHeader(id, v)
+	a.Doc = bytes.Clone(doc)
+	return a, err
+}
+
+// decodeHeader reads a record without copying its document, which it
+// returns as a slice of v.
+func decodeHeader(id string, v []byte) (API, []byte, error) {
+	bad := func(what string) (API, []byte, error) {
+		return API{}, nil, fmt.Errorf("%w: api %q: %s", ErrCorrupt, id, what)
 	}
 	if len(v) < 2 || v[0] != recordVersion {
 		return bad("unknown record layout")
@@ -106,8 +114,38 @@ func decodeAPI(id string, v []byte) (API, error) {
 		}
 		a.Categories = append(a.Categories, c)
 	}
-	a.Doc = bytes.Clone(rest)
-	return a, nil
+	return a, rest, nil
+}
+
+// Compared is how a stored API compares with a classic API read earlier.
+type Compared int
+
+// The answers of CompareClassic.
+const (
+	Same       Compared = iota // still classic, same db id and bytes
+	Missing                    // no API has the ID any more
+	NotClassic                 // the ID holds a Tyk OAS API now
+	Changed                    // still classic, but its db id or bytes changed
+)
+
+// CompareClassic tells whether the API stored under id is still the classic
+// API with this db id and these exact bytes (any bytes when doc is nil),
+// without copying the record.
+func (t *Tx) CompareClassic(id, dbID string, doc []byte) (Compared, error) {
+	v, err := t.r.Get(key(apiPrefix, id))
+	if err != nil || v == nil {
+		return Missing, err
+	}
+	a, stored, err := decodeHeader(id, v)
+	switch {
+	case err != nil:
+		return 0, err
+	case a.Kind != Classic:
+		return NotClassic, nil
+	case a.DBID != dbID || doc != nil && !bytes.Equal(stored, doc):
+		return Changed, nil
+	}
+	return Same, nil
 }
 
 // kindOf reads only a record's kind.
@@ -343,11 +381,12 @@ func (t *Tx) unindex(id string) error {
 }
 
 func (t *Tx) unindexFound(id string) (bool, error) {
-	old, err := t.API(id)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return false, nil
-	case err != nil:
+	v, err := t.r.Get(key(apiPrefix, id))
+	if err != nil || v == nil {
+		return false, err
+	}
+	old, _, err := decodeHeader(id, v)
+	if err != nil {
 		return false, err
 	}
 	if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {

@@ -486,3 +486,27 @@ func TestOrgIDCreatedOnce(t *testing.T) {
 		t.Fatalf("two installations share org id %q", first)
 	}
 }
+
+func TestCompareClassic(t *testing.T) {
+	s := open(t)
+	c := classic("c", db(1), "C")
+	put(t, s, c, oas("o", db(2)))
+	for _, tc := range []struct {
+		id, dbID string
+		doc      []byte
+		want     Compared
+	}{
+		{"c", db(1), c.Doc, Same},
+		{"c", db(1), nil, Same},
+		{"c", db(1), []byte(`{}`), Changed},
+		{"c", db(3), nil, Changed},
+		{"o", db(2), nil, NotClassic},
+		{"nope", db(1), nil, Missing},
+	} {
+		var got Compared
+		err := s.View(bg, func(tx *Tx) (err error) { got, err = tx.CompareClassic(tc.id, tc.dbID, tc.doc); return err })
+		if err != nil || got != tc.want {
+			t.Errorf("CompareClassic(%s, %s, %s) = %v, %v; want %v", tc.id, tc.dbID, tc.doc, got, err, tc.want)
+		}
+	}
+}
