@@ -54,6 +54,10 @@ type Etcd struct {
 	Prefix             string   // every key of the service lives under it
 	CACert, Cert, Key  string   // TLS files; empty: plain TCP unless the endpoints say https
 	Username, Password string   // from the environment only
+	// MaxRequestBytes mirrors the cluster's --max-request-bytes (0: etcd's
+	// default, 1.5 MiB): writes above it are refused with 413 before they are
+	// sent (--etcd-max-request-bytes, ETCD_MAX_REQUEST_BYTES).
+	MaxRequestBytes int
 }
 
 // Limits bound what clients can hold of a service. Zero fields take the
@@ -104,9 +108,10 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.StringVar(&c.Etcd.Cert, "etcd-cert", getenv("ETCD_CERT"), "client certificate for etcd (env ETCD_CERT)")
 	fs.StringVar(&c.Etcd.Key, "etcd-key", getenv("ETCD_KEY"), "client key for etcd (env ETCD_KEY)")
 	c.Etcd.Username, c.Etcd.Password = getenv("ETCD_USERNAME"), getenv("ETCD_PASSWORD")
+	fs.Var(intFlag{&c.Etcd.MaxRequestBytes}, "etcd-max-request-bytes", "the etcd cluster's --max-request-bytes; 0: etcd's default 1.5 MiB (env ETCD_MAX_REQUEST_BYTES)")
 	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most; 0: the default (env MAX_CONNS)")
 	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; 0: the default (env MAX_INFLIGHT)")
-	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight} {
+	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes} {
 		if v := getenv(env); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {

@@ -107,3 +107,16 @@ func TestLimitFlags(t *testing.T) {
 		t.Error("MAX_CONNS=many accepted")
 	}
 }
+
+func TestEtcdMaxRequestBytes(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db"}
+	env := map[string]string{"ETCD_MAX_REQUEST_BYTES": "8388608"}
+	got, err := Parse("svc", []string{"--store", "etcd", "--etcd-endpoints", "a:1"}, func(k string) string { return env[k] }, d, io.Discard)
+	if err != nil || got.Etcd.MaxRequestBytes != 8388608 {
+		t.Errorf("from the environment: %d, %v; want 8388608", got.Etcd.MaxRequestBytes, err)
+	}
+	got, err = Parse("svc", []string{"--store", "etcd", "--etcd-endpoints", "a:1", "--etcd-max-request-bytes", "4194304"}, func(k string) string { return env[k] }, d, io.Discard)
+	if err != nil || got.Etcd.MaxRequestBytes != 4194304 {
+		t.Errorf("flag over environment: %d, %v; want 4194304", got.Etcd.MaxRequestBytes, err)
+	}
+}

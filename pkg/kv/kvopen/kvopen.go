@@ -27,6 +27,8 @@ func Open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
 			Key:       cfg.Etcd.Key,
 			Username:  cfg.Etcd.Username,
 			Password:  cfg.Etcd.Password,
+			// Operators raise etcd's limit for very large OAS documents.
+			MaxRequestBytes: cfg.Etcd.MaxRequestBytes,
 		})
 	}
 	return nil, fmt.Errorf("unknown store %q", cfg.Store)
