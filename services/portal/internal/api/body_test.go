@@ -139,3 +139,34 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeOrder(f *testing.F) {
+	for _, seed := range []string{`[]`, `[1,2,3]`, `["1","2"]`, `[1.5,-1,0,1e3]`, `[true,{},null]`, `{}`, `[`, ``, "[\"\xff\"]", `[99999999999]`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var order *portalv1.DocOrder
+		err := DecodeBody(data, &order)
+		if err == nil {
+			for _, id := range order.GetDocIds() {
+				if !utf8.ValidString(id) {
+					t.Fatalf("ID %q is not UTF-8", id)
+				}
+			}
+			// The handler's check must answer every decoded list.
+			if _, err := checkOrder(order.GetDocIds(), []uint32{1, 2, 3}); err != nil && status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("checkOrder: %v", err)
+			}
+			return
+		}
+		var be *BodyError
+		if !errors.As(err, &be) || len(be.Problems) == 0 {
+			t.Fatalf("error %v is not a BodyError with problems", err)
+		}
+		for _, p := range be.Problems {
+			if p == "" || strings.Contains(p, "\n") || !utf8.ValidString(p) {
+				t.Fatalf("problem %q is not a one-line sentence", p)
+			}
+		}
+	})
+}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/gatehouse/gatehouse/services/portal/internal/site/xsstest"
@@ -150,6 +152,22 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// scheme makes the page see prefers-color-scheme: dark or light.
+func (b *browser) scheme(value string) {
+	b.t.Helper()
+	ctx, cancel := b.step()
+	defer cancel()
+	err := chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: value}},
+		})
+		return err
+	}))
+	if err != nil {
+		b.t.Fatalf("prefers-color-scheme %s: %v", value, err)
+	}
+}
+
 const guide = "Follow these steps to take your first payment.\n\n" +
 	"## Install\n\nAdd the client library:\n\n```go\nimport \"example.com/payments\"\n\nfunc main() {\n\tc := payments.New(\"key\")\n\tc.Charge(100)\n}\n```\n\n" +
 	"## Endpoints\n\n| Method | Path | Purpose |\n|---|---|---|\n| POST | `/charges` | Take a payment |\n| GET | `/charges/{id}` | Read one |\n\n" +
@@ -207,6 +225,29 @@ func TestBrowser(t *testing.T) {
 	if got := b.text(".labels"); !strings.Contains(got, "Guides") || !strings.Contains(got, "beginner") {
 		t.Errorf("labels %q", got)
 	}
+	// The dark scheme, and a phone-sized screen (the sidebar goes above the page).
+	background := `getComputedStyle(document.body).backgroundColor`
+	light := eval[string](b, background)
+	b.scheme("dark")
+	if dark := eval[string](b, background); dark == light {
+		t.Errorf("dark scheme: background %s, the same as the light one", dark)
+	}
+	b.shot("page-markdown-dark")
+	b.scheme("light")
+	ctx, cancel := b.step()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if layout := eval[string](b, `getComputedStyle(document.querySelector('.layout')).display`); layout != "block" {
+		t.Errorf("narrow screen: layout display %s, want block", layout)
+	}
+	b.shot("page-markdown-narrow")
+	ctx, cancel = b.step()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1200, 900)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
 	if got := b.follow(`.pager a[rel="next"]`); got != 200 {
 		t.Fatalf("next: %d", got)
 	}

@@ -235,18 +235,22 @@ func unique(used map[string]bool, id string) string {
 	}
 }
 
-// codeCSS is the stylesheet of highlighted code: light colours, and dark
-// ones when the reader prefers a dark scheme.
+// codeCSS is the stylesheet of highlighted code: light colours, or dark
+// ones when the reader prefers a dark scheme. Each set applies alone, so a
+// class that only the light style colours never shows its light colour on
+// a dark background.
 func codeCSS() (string, error) {
 	f := chromahtml.New(chromahtml.WithClasses(true))
 	var buf bytes.Buffer
-	if err := f.WriteCSS(&buf, styles.Get(lightStyle)); err != nil {
-		return "", err
+	for _, scheme := range []struct{ media, style string }{
+		{"not all and (prefers-color-scheme: dark)", lightStyle},
+		{"(prefers-color-scheme: dark)", darkStyle},
+	} {
+		fmt.Fprintf(&buf, "@media %s {\n", scheme.media)
+		if err := f.WriteCSS(&buf, styles.Get(scheme.style)); err != nil {
+			return "", err
+		}
+		buf.WriteString("}\n")
 	}
-	buf.WriteString("@media (prefers-color-scheme: dark) {\n")
-	if err := f.WriteCSS(&buf, styles.Get(darkStyle)); err != nil {
-		return "", err
-	}
-	buf.WriteString("}\n")
 	return buf.String(), nil
 }

@@ -246,3 +246,21 @@ func TestExecutableCatchesWhatItShould(t *testing.T) {
 		t.Errorf("checker flags safe HTML: %s", p)
 	}
 }
+
+// FuzzRenderIsSafe: whatever a page holds, as HTML or Markdown, the
+// rendered body holds nothing executable.
+func FuzzRenderIsSafe(f *testing.F) {
+	for _, p := range xsstest.Payloads {
+		f.Add(p, false)
+		f.Add(p, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, md bool) {
+		b, err := renderText(text, md)
+		if err != nil {
+			return
+		}
+		if problem := executable(string(b.HTML)); problem != "" {
+			t.Fatalf("%q (markdown %v) renders %q: %s", text, md, b.HTML, problem)
+		}
+	})
+}
