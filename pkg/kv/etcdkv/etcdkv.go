@@ -72,12 +72,14 @@ import (
 const (
 	DefaultMaxRequestBytes = 1536 * 1024 // etcd --max-request-bytes
 	DefaultMaxTxnOps       = 128         // etcd --max-txn-ops
-	DefaultRequestTimeout  = 3 * time.Second
+	DefaultRequestTimeout  = 5 * time.Second
 	DefaultStartTimeout    = 10 * time.Second
 
-	maxAttempts = 40
+	// A hot key under 32 concurrent writers needs the backoff window to
+	// grow well past one commit's latency before every writer gets through.
+	maxAttempts = 64
 	minBackoff  = 2 * time.Millisecond
-	maxBackoff  = 100 * time.Millisecond
+	maxBackoff  = 250 * time.Millisecond
 	pageSize    = 128
 )
 
@@ -96,7 +98,8 @@ type Config struct {
 	// and --max-txn-ops; zero means etcd's defaults.
 	MaxRequestBytes int
 	MaxTxnOps       int
-	// RequestTimeout bounds each call to etcd; zero means 3 s.
+	// RequestTimeout bounds each call to etcd (a commit gets one more second
+	// per 256 KiB it carries); zero means 5 s.
 	RequestTimeout time.Duration
 	// StartTimeout bounds Open's first contact; zero means 10 s.
 	StartTimeout time.Duration
@@ -240,8 +243,8 @@ func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 		if attempt == maxAttempts {
 			return kv.ErrConflict
 		}
-		// Full jitter: a sleep in [backoff/2, backoff).
-		sleep := backoff/2 + time.Duration(randInt64(int64(backoff/2)))
+		// Full jitter: a sleep in [0, backoff).
+		sleep := time.Duration(randInt64(int64(backoff)))
 		timer := time.NewTimer(sleep)
 		select {
 		case <-ctx.Done():

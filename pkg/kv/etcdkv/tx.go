@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -372,7 +373,9 @@ func (t *tx) commit() (bool, error) {
 		return false, fmt.Errorf("%w: a transaction of about %d bytes exceeds etcd's --max-request-bytes (%d bytes)",
 			kv.ErrTooLarge, size, t.e.cfg.MaxRequestBytes)
 	}
-	ctx, cancel := t.e.callCtx(t.ctx)
+	// A large request takes longer to write to the members' logs.
+	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(t.ctx),
+		t.e.cfg.RequestTimeout+time.Duration(size/(256*1024))*time.Second)
 	defer cancel()
 	resp, err := t.e.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
