@@ -56,8 +56,9 @@ etcd: $(GOBIN)/etcd ## build .bin/etcd (the etcd server, from the module proxy) 
 $(GOBIN)/etcd: tools/etcd/go.mod tools/etcd/go.sum tools/etcd/main.go
 	GOWORK=off go -C tools/etcd build -o $(GOBIN)/etcd .
 
-generate: $(GOBIN)/buf third_party ## regenerate gen/ from proto/ (offline)
+generate: $(GOBIN)/buf third_party ## regenerate gen/ from proto/ (offline), then apply proto/openapi-overlay.json
 	flock .bin/generate.lock buf generate
+	GOWORK=off go -C tools/openapi run ./overlay ../../proto/openapi-overlay.json ../../gen/openapi/files
 
 checkgenerate: generate ## fail when the committed generated code is stale
 	@test -z "$$(git status --porcelain -- gen)" || { git status --porcelain -- gen; echo 'generated code is stale: run make generate and commit'; exit 1; }

@@ -2020,7 +2020,7 @@ func (x *TutorialPageHidden) GetPreviewContent() string {
 
 // IdList is a list of category or tag IDs (decimal text) whose presence in a
 // request is visible; on REST it is written as a plain JSON array of strings,
-// which its OpenAPI schema says by referring to the schema of ids.
+// which proto/openapi-overlay.json makes its OpenAPI schema say.
 type IdList struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ids are the IDs, in the order to keep; duplicates count once.
@@ -2795,7 +2795,7 @@ func (x *ErrorResponse) GetErrors() []string {
 
 // DocOrder is the new order of a product's tutorial pages; on REST it is
 // written as a plain JSON array of page IDs (`[3, 1, 2]`, as the Tyk portal),
-// which its OpenAPI schema says by referring to the schema of doc_ids.
+// which proto/openapi-overlay.json makes its OpenAPI schema say.
 type DocOrder struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// doc_ids are the page IDs (decimal text), first page first.
@@ -3070,10 +3070,9 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"updated_at\x18\f \x01(\tR\tUpdatedAt\"h\n" +
 	"\x12TutorialPageHidden\x12)\n" +
 	"\x10markdown_content\x18\x01 \x01(\tR\x0fMarkdownContent\x12'\n" +
-	"\x0fpreview_content\x18\x02 \x01(\tR\x0ePreviewContent\"\xcd\x01\n" +
+	"\x0fpreview_content\x18\x02 \x01(\tR\x0ePreviewContent\"5\n" +
 	"\x06IdList\x12+\n" +
-	"\x03ids\x18\x01 \x03(\tB\x19\x92A\x16J\t[\"1\",\"2\"]\x8a\x01\b^[0-9]+$R\x03ids:\x95\x01\x92A\x91\x01\n" +
-	"\x8e\x01\x1a%#/definitions/v1IdList/properties/ids2eIDs of existing records, written as a plain JSON array of strings; the list replaces the page's list.\"\x89\x04\n" +
+	"\x03ids\x18\x01 \x03(\tB\x19\x92A\x16J\t[\"1\",\"2\"]\x8a\x01\b^[0-9]+$R\x03ids\"\x89\x04\n" +
 	"\x11TutorialPageInput\x12\x1d\n" +
 	"\acontent\x18\x01 \x01(\tH\x00R\aContent\x88\x01\x01\x12.\n" +
 	"\x10markdown_enabled\x18\x02 \x01(\bH\x01R\x0fMarkdownEnabled\x88\x01\x01\x12\x1b\n" +
@@ -3138,10 +3137,9 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x1aDeleteTutorialPageResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\"'\n" +
 	"\rErrorResponse\x12\x16\n" +
-	"\x06errors\x18\x01 \x03(\tR\x06errors\"\xfe\x01\n" +
+	"\x06errors\x18\x01 \x03(\tR\x06errors\"<\n" +
 	"\bDocOrder\x120\n" +
-	"\adoc_ids\x18\x01 \x03(\tB\x17\x92A\x14J\a[3,1,2]\x8a\x01\b^[0-9]+$R\x06docIds:\xbf\x01\x92A\xbb\x01\n" +
-	"\xb8\x01\x1a*#/definitions/v1DocOrder/properties/docIds2\x89\x01IDs of the product's tutorial pages as a plain JSON array of integers, first page first; it names every page of the product exactly once.\"r\n" +
+	"\adoc_ids\x18\x01 \x03(\tB\x17\x92A\x14J\a[3,1,2]\x8a\x01\b^[0-9]+$R\x06docIds\"r\n" +
 	"\x1bReorderTutorialPagesRequest\x12\x1e\n" +
 	"\n" +
 	"product_id\x18\x01 \x01(\tR\n" +
