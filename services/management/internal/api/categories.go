@@ -13,8 +13,8 @@ import (
 )
 
 func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategoriesRequest) (*managementv1.ListCategoriesResponse, error) {
-	var cats []store.CategoryCount
-	if err := s.store.View(ctx, func(tx *store.Tx) (err error) { cats, err = tx.Categories(); return err }); err != nil {
+	cats, err := s.store.CategoryCounts(ctx)
+	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
 	resp := &managementv1.ListCategoriesResponse{Categories: make([]*managementv1.CategoryCount, 0, len(cats))}
@@ -64,16 +64,10 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 	if err := checkLabels(req.GetCategories()); err != nil {
 		return nil, err
 	}
-	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.Resolve(req.GetApiId())
-		if err != nil {
-			return err
-		}
-		if a.Kind != store.OAS {
-			return store.ErrNotOAS
-		}
-		a.Categories = category.Normalize(req.GetCategories())
-		return tx.PutAPI(a)
+	labels := category.Normalize(req.GetCategories())
+	err := s.store.UpdateAPI(ctx, req.GetApiId(), store.OAS, func(a store.API) (store.API, error) {
+		a.Categories = labels
+		return a, nil
 	})
 	if err != nil {
 		return nil, s.categoriesError(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -17,8 +16,6 @@ import (
 )
 
 const jsonType = "application/json"
-
-var dbIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 
 // classicDefinition reads `{"api_definition":{..}}` and returns the
 // definition's exact bytes with its api_id and name checked.
@@ -62,47 +59,14 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 			return nil, err
 		}
 	}
-	var a store.API
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		id := apiID
-		if !hasID {
-			if id, err = tx.NewAPIID(); err != nil {
-				return err
-			}
-		} else if taken, err := tx.Exists(id); err != nil || taken {
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, id)
-		}
-		dbID := ""
-		if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
-			if given, _ := rawjson.String(raw); dbIDPattern.MatchString(given) {
-				_, taken, err := tx.APIIDByDBID(given)
-				if err != nil {
-					return err
-				}
-				if !taken {
-					dbID = given
-				}
-			}
-		}
-		if dbID == "" {
-			if dbID, err = tx.NewDBID(); err != nil {
-				return err
-			}
-		}
-		doc, err := s.classicIDs(def, id, dbID)
-		if err != nil {
-			return err
-		}
-		created := store.API{ID: id, DBID: dbID, Kind: store.Classic, Doc: doc}
-		if err := tx.PutAPI(created); err != nil {
-			return err
-		}
-		a = created
-		return nil
-	})
+	given := store.API{Kind: store.Classic}
+	if hasID {
+		given.ID = apiID
+	}
+	if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
+		given.DBID, _ = rawjson.String(raw)
+	}
+	a, err := s.store.CreateAPI(ctx, given, func(id, dbID string) ([]byte, error) { return s.classicIDs(def, id, dbID) })
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
@@ -120,12 +84,7 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 			cats = append(cats, c)
 		}
 	}
-	var apis []store.API
-	var total int
-	err = s.store.View(ctx, func(tx *store.Tx) error {
-		apis, total, err = tx.List(cats, offset, limit)
-		return err
-	})
+	apis, total, err := s.store.ListAPIs(ctx, cats, offset, limit)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
@@ -200,16 +159,6 @@ func (s *Server) classicIDs(def []byte, apiID, dbID string) ([]byte, error) {
 	return rawjson.Set(doc, rawjson.Quote(s.store.OrgID()), "org_id")
 }
 
-// getAPI reads the API a path names (its API ID or db id) in a read transaction.
-func (s *Server) getAPI(ctx context.Context, ref string) (store.API, error) {
-	var a store.API
-	err := s.store.View(ctx, func(tx *store.Tx) (err error) {
-		a, err = tx.Resolve(ref)
-		return err
-	})
-	return a, err
-}
-
 // otherAPIError is a body sent to an API's path that names another API (400).
 type otherAPIError struct{ field, given, want string }
 
@@ -245,7 +194,7 @@ func classicDBID(def []byte) (string, error) {
 }
 
 func (s *Server) GetAPI(ctx context.Context, req *managementv1.GetAPIRequest) (*managementv1.GetAPIResponse, error) {
-	a, err := s.getAPI(ctx, req.GetApiId())
+	a, err := s.store.GetAPI(ctx, req.GetApiId())
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}
@@ -270,21 +219,13 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		old, err := tx.Resolve(req.GetApiId())
-		if err != nil {
-			return err
-		}
-		if old.Kind != store.Classic {
-			return store.ErrNotClassic
-		}
+	err = s.store.UpdateAPI(ctx, req.GetApiId(), store.Classic, func(old store.API) (store.API, error) {
 		if err := namesAPI(old, "api_definition.api_id", bodyID, "api_definition.id", bodyDBID); err != nil {
-			return err
+			return old, err
 		}
-		if old.Doc, err = s.classicIDs(def, old.ID, old.DBID); err != nil {
-			return err
-		}
-		return tx.PutAPI(old)
+		doc, err := s.classicIDs(def, old.ID, old.DBID)
+		old.Doc = doc
+		return old, err
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
@@ -293,14 +234,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 }
 
 func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
-	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.Resolve(req.GetApiId())
-		if err != nil {
-			return err
-		}
-		_, err = tx.DeleteAPIWithVersions(a.ID)
-		return err
-	})
+	err := s.store.DeleteAPI(ctx, req.GetApiId(), 0)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}

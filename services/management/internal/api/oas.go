@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"mime"
 	"strings"
 
@@ -58,39 +57,14 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
-	var a store.API
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		apiID, body := id, doc
-		if apiID == "" {
-			if apiID, err = tx.NewAPIID(); err != nil {
-				return err
-			}
-			if body, err = oasdoc.SetID(body, apiID); err != nil {
-				return err
-			}
-		} else if taken, err := tx.Exists(apiID); err != nil || taken {
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: api %q", store.ErrAlreadyExists, apiID)
+	// a free db id the document brings is kept, as for classic definitions:
+	// tyk-sync publishes with the ids it dumped
+	given := store.API{ID: id, DBID: givenDBID, Kind: store.OAS, Categories: []string{}}
+	a, err := s.store.CreateAPI(ctx, given, func(apiID, _ string) ([]byte, error) {
+		if id == "" {
+			return oasdoc.SetID(doc, apiID)
 		}
-		// a free db id the document brings is kept, as for classic
-		// definitions: tyk-sync publishes with the ids it dumped
-		dbID := givenDBID
-		if _, taken, err := tx.APIIDByDBID(dbID); err != nil || taken || !dbIDPattern.MatchString(dbID) {
-			if err != nil {
-				return err
-			}
-			if dbID, err = tx.NewDBID(); err != nil {
-				return err
-			}
-		}
-		created := store.API{ID: apiID, DBID: dbID, Kind: store.OAS, Categories: []string{}, Doc: body}
-		if err := tx.PutAPI(created); err != nil {
-			return err
-		}
-		a = created
-		return nil
+		return doc, nil
 	})
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -100,7 +74,7 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 
 // getOAS reads a Tyk OAS API; a classic API is not found.
 func (s *Server) getOAS(ctx context.Context, id string) (store.API, error) {
-	a, err := s.getAPI(ctx, id)
+	a, err := s.store.GetAPI(ctx, id)
 	if err == nil && a.Kind != store.OAS {
 		return store.API{}, store.ErrNotOAS
 	}
@@ -156,25 +130,18 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		old, err := tx.Resolve(req.GetApiId())
-		if err != nil {
-			return err
-		}
-		if old.Kind != store.OAS {
-			return store.ErrNotOAS
-		}
+	err = s.store.UpdateAPI(ctx, req.GetApiId(), store.OAS, func(old store.API) (store.API, error) {
 		if err := namesAPI(old, "x-tyk-api-gateway.info.id", bodyID, "x-tyk-api-gateway.info.dbId", bodyDBID); err != nil {
-			return err
+			return old, err
 		}
 		body := doc
 		if bodyID == "" {
 			if body, err = oasdoc.SetID(body, old.ID); err != nil {
-				return err
+				return old, err
 			}
 		}
 		old.Doc = body // categories, db id and links are kept
-		return tx.PutAPI(old)
+		return old, nil
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
@@ -183,17 +150,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 }
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {
-	err := s.store.Update(ctx, func(tx *store.Tx) error {
-		a, err := tx.Resolve(req.GetApiId())
-		if err != nil {
-			return err
-		}
-		if a.Kind != store.OAS {
-			return store.ErrNotOAS
-		}
-		_, err = tx.DeleteAPIWithVersions(a.ID)
-		return err
-	})
+	err := s.store.DeleteAPI(ctx, req.GetApiId(), store.OAS)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}

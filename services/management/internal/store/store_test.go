@@ -510,3 +510,49 @@ func TestCompareClassic(t *testing.T) {
 		}
 	}
 }
+
+func TestOperations(t *testing.T) {
+	s := open(t)
+	classicDoc := func(id, dbID string) ([]byte, error) {
+		return []byte(fmt.Sprintf(`{"api_id":%q,"id":%q,"name":"C #k"}`, id, dbID)), nil
+	}
+	c, err := s.CreateAPI(bg, API{Kind: Classic, DBID: "not hex"}, classicDoc)
+	if err != nil || len(c.ID) != 32 || !dbIDPattern.MatchString(c.DBID) || !slices.Equal(c.Categories, []string{"k"}) {
+		t.Fatalf("create with fresh IDs: %+v %v", c, err)
+	}
+	if _, err := s.CreateAPI(bg, API{ID: c.ID, Kind: Classic}, classicDoc); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("create on a taken ID: %v", err)
+	}
+	o, err := s.CreateAPI(bg, API{ID: "o", DBID: c.DBID, Kind: OAS}, func(string, string) ([]byte, error) { return oas("o", "").Doc, nil })
+	if err != nil || o.DBID == c.DBID {
+		t.Fatalf("create OAS with a taken db id: %+v %v", o, err)
+	}
+	if got, err := s.GetAPI(bg, o.DBID); err != nil || got.ID != "o" {
+		t.Fatalf("get by db id: %+v %v", got, err)
+	}
+	for _, tc := range []struct {
+		ref  string
+		kind Kind
+		want error
+	}{{"o", Classic, ErrNotClassic}, {c.ID, OAS, ErrNotOAS}, {"nope", OAS, ErrNotFound}} {
+		if err := s.UpdateAPI(bg, tc.ref, tc.kind, func(a API) (API, error) { return a, nil }); !errors.Is(err, tc.want) {
+			t.Errorf("update %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
+		}
+		if err := s.DeleteAPI(bg, tc.ref, tc.kind); !errors.Is(err, tc.want) {
+			t.Errorf("delete %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
+		}
+	}
+	err = s.UpdateAPI(bg, o.DBID, OAS, func(a API) (API, error) { a.ID, a.Categories = "moved", []string{" x "}; return a, nil })
+	if got, _ := s.GetAPI(bg, "o"); err != nil || !slices.Equal(got.Categories, []string{"x"}) {
+		t.Fatalf("update keeps the ID and normalises categories: %+v %v", got, err)
+	}
+	if cats, err := s.CategoryCounts(bg); err != nil || len(cats) != 2 {
+		t.Fatalf("category counts: %v %v", cats, err)
+	}
+	if err := s.DeleteAPI(bg, c.DBID, 0); err != nil {
+		t.Fatal(err)
+	}
+	if apis, total, err := s.ListAPIs(bg, nil, 0, -1); err != nil || total != 1 || apis[0].ID != "o" {
+		t.Fatalf("list after delete: %v %d %v", apis, total, err)
+	}
+}
