@@ -256,7 +256,7 @@ func (e *Engine) commit(batch []*call) {
 			if c.err = c.ctx.Err(); c.err != nil {
 				continue
 			}
-			c.err, c.panicked = w.run(c.fn)
+			c.panicked, c.err = w.run(c.fn)
 			if c.err != nil || c.panicked != nil {
 				if err := w.undo(); err != nil {
 					return fmt.Errorf("undo a failed update: %w", err)
@@ -353,7 +353,7 @@ type prior struct {
 }
 
 // run calls fn, turning a panic into a value for the caller to re-raise.
-func (w *writeTx) run(fn func(kv.WriteTx) error) (err error, panicked any) {
+func (w *writeTx) run(fn func(kv.WriteTx) error) (panicked any, err error) {
 	w.done = false
 	defer func() {
 		w.done = true
@@ -361,7 +361,7 @@ func (w *writeTx) run(fn func(kv.WriteTx) error) (err error, panicked any) {
 			panicked = p
 		}
 	}()
-	return fn(w), nil
+	return nil, fn(w)
 }
 
 // remember journals key's current value in b before its first change.

@@ -151,18 +151,18 @@ func testReadYourWrites(t *testing.T, e kv.Engine) {
 			return err
 		}
 		if v, err := tx.Get([]byte("p/1")); err != nil || string(v) != "new" {
-			return fmt.Errorf("Get of a key written in the transaction = %q, %v; want new", v, err)
+			return fmt.Errorf("get of a key written in the transaction = %q, %v; want new", v, err)
 		}
 		if v, err := tx.Get([]byte("p/2")); err != nil || v != nil {
-			return fmt.Errorf("Get of a key deleted in the transaction = %q, %v; want absent", v, err)
+			return fmt.Errorf("get of a key deleted in the transaction = %q, %v; want absent", v, err)
 		}
 		var got []string
 		err := tx.Scan([]byte("p/"), nil, func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil })
 		if want := []string{"p/1=new", "p/3=three"}; err != nil || !slices.Equal(got, want) {
-			return fmt.Errorf("Scan inside the transaction = %q, %v; want %q", got, err, want)
+			return fmt.Errorf("scan inside the transaction = %q, %v; want %q", got, err, want)
 		}
 		if n, err := tx.Count([]byte("p/")); err != nil || n != 2 {
-			return fmt.Errorf("Count inside the transaction = %d, %v; want 2", n, err)
+			return fmt.Errorf("count inside the transaction = %d, %v; want 2", n, err)
 		}
 		return nil
 	})
@@ -210,10 +210,10 @@ func testScan(t *testing.T, e kv.Engine) {
 			}
 			return nil
 		}); err != nil || !slices.Equal(seen, []string{"a/1", "a/2"}) {
-			return fmt.Errorf("Scan stopped with ErrStop after two keys: saw %q, err %v; want a/1 a/2 and nil", seen, err)
+			return fmt.Errorf("scan stopped with ErrStop after two keys: saw %q, err %v; want a/1 a/2 and nil", seen, err)
 		}
 		if err := tx.Scan([]byte("a/"), nil, func(k, _ []byte) error { return failed }); !errors.Is(err, failed) {
-			return fmt.Errorf("Scan whose function fails: %v, want %v", err, failed)
+			return fmt.Errorf("scan whose function fails: %v, want %v", err, failed)
 		}
 		return nil
 	})
