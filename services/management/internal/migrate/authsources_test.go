@@ -227,3 +227,28 @@ func TestAuthTokenWithoutSourceFails(t *testing.T) {
 		})
 	}
 }
+
+// TestCredentialSourcesInEveryVersion: child version documents carry the same explicit sources as the base.
+func TestCredentialSourcesInEveryVersion(t *testing.T) {
+	def := classicDef("auth-versions", "Versions", "/versions/")
+	def["use_keyless"] = false
+	authMethods[jwtType](def)
+	def["auth_configs"] = map[string]any{jwtType: map[string]any{"auth_header_name": "X-Jwt", "use_cookie": true}}
+	def["definition"] = map[string]any{"location": "header", "key": "x-api-version"}
+	def["version_data"] = map[string]any{"not_versioned": false, "default_version": "v1",
+		"versions": map[string]any{"v1": map[string]any{}, "v2": map[string]any{}, "v3": map[string]any{}}}
+	res, err := convertDef(t, def, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Versions) != 2 {
+		t.Fatalf("%d child versions, want 2", len(res.Versions))
+	}
+	want := readSources{Header: "X-Jwt", Cookie: "X-Jwt"}
+	for _, d := range append([]Document{res.Base}, res.Versions...) {
+		loaded, _ := loadAuthConfig(t, decodeJSON(t, d.JSON), jwtType)
+		if got := gatewaySources(loaded); got != want {
+			t.Errorf("%s: the gateway reads %+v, want %+v", d.APIID, got, want)
+		}
+	}
+}
