@@ -16,8 +16,9 @@ import (
 
 // replica is one process of a service on the shared prefix.
 type replica struct {
-	proc  *binproc.Process
-	token string
+	proc   *binproc.Process
+	token  string
+	scheme string // put before a key in Authorization ("Bearer " for studio)
 }
 
 func startReplicas(t *testing.T, bin string, c *cluster, prefix, token string, n int) []*replica {
@@ -29,7 +30,11 @@ func startReplicas(t *testing.T, bin string, c *cluster, prefix, token string, n
 			"--store", "etcd", "--etcd-endpoints", c.endpoints(), "--etcd-prefix", prefix,
 			"--bootstrap-token", token,
 		}, os.Environ(), nil, t.TempDir())
-		out = append(out, &replica{proc: p, token: token})
+		scheme := ""
+		if strings.HasSuffix(bin, "studio") {
+			scheme = "Bearer "
+		}
+		out = append(out, &replica{proc: p, token: token, scheme: scheme})
 	}
 	return out
 }
@@ -49,7 +54,7 @@ func (r *replica) call(t *testing.T, method, path, key, body string) answer {
 		t.Fatal(err)
 	}
 	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Authorization", r.scheme+key)
 	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
