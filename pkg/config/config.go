@@ -40,6 +40,7 @@ type Config struct {
 	Store          string // StoreBbolt or StoreEtcd (CONTRACT §4)
 	Etcd           Etcd   // the etcd cluster, with --store etcd
 	Limits         Limits // what clients may hold of the service
+	DebugAddr      string // pprof and expvar listen address; empty: off
 }
 
 // The storage engines --store names.
@@ -85,7 +86,7 @@ var ErrHelp = flag.ErrHelp
 
 // Parse reads args (without the program name); name is the service, which
 // also names the default etcd prefix. getenv supplies the fallbacks HTTP_ADDR,
-// GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN, STORE and the ETCD_* settings. Usage and
+// GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN, DEBUG_ADDR, STORE and the ETCD_* settings. Usage and
 // flag errors go to out.
 func Parse(name string, args []string, getenv func(string) string, d Defaults, out io.Writer) (Config, error) {
 	fallback := func(env, def string) string {
@@ -120,11 +121,12 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 			*p = n
 		}
 	}
+	fs.StringVar(&c.DebugAddr, "debug-addr", getenv("DEBUG_ADDR"), "pprof and expvar listen address, apart from the API ports; off when empty (env DEBUG_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for e := range strings.SplitSeq(*endpoints, ",") {
 		if e = strings.TrimSpace(e); e != "" {

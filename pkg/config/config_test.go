@@ -86,6 +86,10 @@ func TestBadArguments(t *testing.T) {
 			t.Errorf("Parse(%q) accepted bad arguments", args)
 		}
 	}
+	// Main prefixes the service name: the error must not name it again.
+	if _, err := Parse("svc", []string{"extra"}, none, d, io.Discard); err == nil || strings.Contains(err.Error(), "svc") {
+		t.Errorf("an extra argument: %v, want an error without the service name", err)
+	}
 	if _, err := Parse("svc", []string{"-h"}, none, d, io.Discard); !errors.Is(err, ErrHelp) {
 		t.Errorf("-h: %v, want ErrHelp", err)
 	}

@@ -2,7 +2,9 @@
 // the service's gRPC server, bent to the exact REST contract in one place —
 // success statuses and headers chosen by handlers (pkg/rest), the service's
 // own error body for every error, 404 and 405 with Allow, 413 over 16 MiB,
-// compact JSON, no Grpc-Metadata-* headers, /healthz and /openapi.json.
+// compact JSON, no Grpc-Metadata-* headers, /healthz, /readyz, /metrics and
+// /openapi.json; and for every request a span, HTTP metrics by route pattern
+// and one log line (observe.go).
 package gateway
 
 import (
@@ -10,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,11 +23,15 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
 // MaxBody is the largest request body accepted (CONTRACT §0).
 const MaxBody = 16 << 20
+
+// ReadyTimeout bounds how long /readyz waits for the store to answer.
+const ReadyTimeout = 2 * time.Second
 
 // Options describe one service's facade.
 type Options struct {
@@ -47,6 +54,12 @@ type Options struct {
 	// before learning anything about its body. The gRPC auth hook still
 	// checks every call.
 	Authenticate func(r *http.Request) error
+	// Ready reports whether the service's store answers: /readyz is 200
+	// when it returns nil, else 503 in the service's error shape. When nil,
+	// /readyz answers as /healthz does.
+	Ready func(ctx context.Context) error
+	// Log receives one line per request; nil discards them.
+	Log *slog.Logger
 	// MuxOptions are extra grpc-gateway options, such as marshalers for more
 	// content types; they are applied after the ones set here.
 	MuxOptions []runtime.ServeMuxOption
@@ -100,7 +113,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 	limits := o.Limits.withDefaults()
 	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight)}
 	jsonpb := NewJSON(o.Marshal)
-	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(validPathParams)}
+	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, validPathParams)}
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}
@@ -121,8 +134,15 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 	if err := o.Register(ctx, f.mux, conn); err != nil {
 		return nil, fmt.Errorf("register the REST handlers: %w", err)
 	}
-	return f, nil
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return observe(log.With("component", "http"), f), nil
 }
+
+// metricsHandler serves GET /metrics.
+var metricsHandler = metrics.Handler()
 
 type facade struct {
 	opts     Options
@@ -135,10 +155,30 @@ type facade struct {
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/healthz":
+		setRoute(r, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"status":"ok"}`))
 		return
+	case "/readyz":
+		setRoute(r, r.URL.Path)
+		if f.opts.Ready != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), ReadyTimeout)
+			err := f.opts.Ready(ctx)
+			cancel()
+			if err != nil {
+				f.writeError(w, r, http.StatusServiceUnavailable, []string{"store unavailable"})
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"ok"}`))
+		return
+	case "/metrics":
+		setRoute(r, r.URL.Path)
+		metricsHandler.ServeHTTP(w, r)
+		return
 	case "/openapi.json":
+		setRoute(r, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(f.opts.OpenAPI)
 		return

@@ -12,8 +12,10 @@ import (
 type routes []route
 
 type route struct {
+	pattern  string   // as the description writes it, such as /api/v1/llm-settings/{id}
 	segments []string // "{...}" matches any one segment
 	methods  []string
+	literals int // segments that are not "{...}": the more, the more specific
 }
 
 func parseRoutes(openapi []byte) (routes, error) {
@@ -25,9 +27,14 @@ func parseRoutes(openapi []byte) (routes, error) {
 	}
 	var rs routes
 	for path, ops := range doc.Paths {
-		r := route{segments: strings.Split(strings.Trim(path, "/"), "/")}
+		r := route{pattern: path, segments: strings.Split(strings.Trim(path, "/"), "/")}
 		for m := range ops {
 			r.methods = append(r.methods, strings.ToUpper(m))
+		}
+		for _, s := range r.segments {
+			if !isWild(s) {
+				r.literals++
+			}
 		}
 		rs = append(rs, r)
 	}
@@ -50,12 +57,31 @@ func (rs routes) allowed(path string) []string {
 	return slices.Compact(out)
 }
 
+// pattern names the documented route that serves method at path — the most
+// specific one when several match — or "" when none does. It is the route
+// label of metrics and logs: a closed set, never the raw path.
+func (rs routes) pattern(method, path string) string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	best := -1
+	for i, r := range rs {
+		if slices.Contains(r.methods, method) && r.matches(segs) && (best < 0 || r.literals > rs[best].literals) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return rs[best].pattern
+}
+
+func isWild(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
+
 func (r route) matches(segs []string) bool {
 	if len(segs) != len(r.segments) {
 		return false
 	}
 	for i, s := range r.segments {
-		wild := strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}")
+		wild := isWild(s)
 		if !(wild && segs[i] != "") && s != segs[i] {
 			return false
 		}

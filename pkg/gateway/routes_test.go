@@ -45,3 +45,25 @@ func TestOwnedPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestRoutePattern(t *testing.T) {
+	doc := []byte(`{"paths":{"/api/things/{id}":{"get":{},"delete":{}},"/api/things/search":{"get":{}},"/api/things/{id}/parts":{"put":{}}}}`)
+	rs, err := parseRoutes(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ method, path, want string }{
+		{"GET", "/api/things/7", "/api/things/{id}"},
+		{"DELETE", "/api/things/abc", "/api/things/{id}"},
+		{"GET", "/api/things/search", "/api/things/search"}, // the literal wins
+		{"DELETE", "/api/things/search", "/api/things/{id}"},
+		{"PUT", "/api/things/7/parts", "/api/things/{id}/parts"},
+		{"POST", "/api/things/7", ""},
+		{"GET", "/api/nothing", ""},
+	}
+	for _, tt := range tests {
+		if got := rs.pattern(tt.method, tt.path); got != tt.want {
+			t.Errorf("pattern(%s %s) = %q, want %q", tt.method, tt.path, got, tt.want)
+		}
+	}
+}

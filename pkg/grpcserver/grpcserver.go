@@ -1,6 +1,7 @@
 // Package grpcserver builds the gRPC server every Gatehouse service runs:
-// error marking for the REST facade, request logging, panic recovery, the
-// service's authentication hook, grpc.health.v1 and server reflection.
+// metrics (pkg/metrics) and a span per call (otelgrpc), error marking for the
+// REST facade, request logging, panic recovery, the service's authentication
+// hook, grpc.health.v1 and server reflection.
 package grpcserver
 
 import (
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -19,7 +21,9 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
 // MaxRecvMsgSize admits the REST facade's largest body (16 MiB) with room for framing.
@@ -51,8 +55,9 @@ func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Serv
 		grpc.ConnectionTimeout(10 * time.Second),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
-		grpc.ChainUnaryInterceptor(markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),
-		grpc.ChainStreamInterceptor(recoverStreamPanics(log)),
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.ChainUnaryInterceptor(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),
+		grpc.ChainStreamInterceptor(metrics.GRPC.StreamServerInterceptor(), recoverStreamPanics(log)),
 	}, opts...)
 	srv := grpc.NewServer(opts...)
 	hs := health.NewServer()
@@ -77,7 +82,7 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 		if code == codes.Internal || code == codes.Unknown {
 			level = slog.LevelError
 		}
-		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(), "duration", time.Since(start))
+		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(), "duration", time.Since(start), "trace_id", tracing.ID(ctx))
 		return resp, err
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
 // ServeFunc opens what a service owns (its store, its bootstrap credential)
@@ -31,20 +33,38 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("service", name)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := tracing.Setup(ctx, name, os.Getenv)
+	if err != nil {
+		log.Error(err.Error())
+		os.Exit(1)
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		stopTracing(flush)
+	}()
 	if err := Run(ctx, log, cfg, serve); err != nil {
-		log.Error(name+" stopped", "err", err)
+		log.Error("stopped", "err", err)
 		stop()
 		os.Exit(1)
 	}
 }
 
-// Run listens on cfg's addresses, naming them in the first log line, and
-// calls serve; the sockets are closed when it returns.
+// Run listens on cfg's addresses, naming them in the first log line, serves
+// the debug listener when cfg.DebugAddr is set, and calls serve; the sockets
+// are closed when it returns.
 func Run(ctx context.Context, log *slog.Logger, cfg config.Config, serve ServeFunc) error {
 	l, err := Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	if cfg.DebugAddr != "" {
+		stopDebug, err := serveDebug(log, cfg.DebugAddr)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
 	return serve(ctx, log, l, cfg)
 }

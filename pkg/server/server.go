@@ -17,8 +17,10 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
@@ -63,6 +65,9 @@ type Service struct {
 	Auth grpcserver.AuthFunc
 	// Register adds the service's gRPC implementation.
 	Register func(*grpc.Server)
+	// Ready reports whether the store answers. It drives /readyz and the
+	// gRPC health status (NOT_SERVING while it fails); nil means always ready.
+	Ready func(ctx context.Context) error
 	// Gateway describes the REST facade; it reaches the service over a real
 	// gRPC connection, so Auth and the interceptors apply to REST calls too.
 	Gateway gateway.Options
@@ -102,6 +107,9 @@ func withDefaults(l config.Limits) config.Limits {
 	return l
 }
 
+// ReadyInterval is how often the gRPC health status follows Service.Ready.
+var ReadyInterval = 5 * time.Second
+
 // Serve runs until ctx is cancelled or a server fails, then shuts down; it
 // closes l.
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
@@ -113,6 +121,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 
 	conn, err := grpc.NewClient("passthrough:///"+dialable(l.GRPC.Addr()),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(grpcserver.MaxRecvMsgSize)))
 	if err != nil {
 		return fmt.Errorf("connect the REST facade to gRPC: %w", err)
@@ -122,6 +131,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	defer stopGateway()
 	gwOpts := svc.Gateway
 	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate}
+	gwOpts.Ready = svc.Ready
+	if gwOpts.Log == nil {
+		gwOpts.Log = log
+	}
 	handler, err := gateway.New(gwCtx, conn, gwOpts)
 	if err != nil {
 		return err
@@ -139,6 +152,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	httpL := newCapListener(l.HTTP, limits.MaxConns, rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, busy))
 	grpcL := newCapListener(l.GRPC, limits.MaxConns, nil)
 
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); followReadiness(watchCtx, log, svc, health) }()
+	defer func() { stopWatch(); <-watched }()
+
 	failed := make(chan error, 2)
 	go func() { failed <- grpcSrv.Serve(grpcL) }()
 	go func() {
@@ -155,6 +173,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		log.Error("server failed", "err", serveErr)
 	}
 
+	stopWatch()
+	<-watched
 	health.Shutdown()
 	drain, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
@@ -170,6 +190,43 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		<-stopped
 	}
 	return serveErr
+}
+
+// followReadiness sets the service's gRPC health status (and the server's
+// overall one) from svc.Ready every ReadyInterval until ctx ends: NOT_SERVING
+// while the store does not answer.
+func followReadiness(ctx context.Context, log *slog.Logger, svc Service, health *health.Server) {
+	if svc.Ready == nil {
+		return
+	}
+	tick := time.NewTicker(ReadyInterval)
+	defer tick.Stop()
+	ready := true
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		check, cancel := context.WithTimeout(ctx, gateway.ReadyTimeout)
+		err := svc.Ready(check)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if now := err == nil; now != ready {
+			ready = now
+			st := healthpb.HealthCheckResponse_SERVING
+			if !ready {
+				st = healthpb.HealthCheckResponse_NOT_SERVING
+				log.Warn("store does not answer: gRPC health NOT_SERVING", "err", err)
+			} else {
+				log.Info("store answers again: gRPC health SERVING")
+			}
+			health.SetServingStatus(svc.Name, st)
+			health.SetServingStatus("", st)
+		}
+	}
 }
 
 // dialable turns a listener address into one the facade can dial: an

@@ -1,5 +1,6 @@
 // Package kvopen opens the kv engine a service's settings name (--store):
 // the one place that knows every engine, so services depend on kv alone.
+// Every engine it opens is measured and traced (kvobserve).
 package kvopen
 
 import (
@@ -10,11 +11,20 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvobserve"
 )
 
 // Open opens the engine cfg names: the bbolt file at cfg.DBPath, or the etcd
-// cluster of cfg.Etcd.
+// cluster of cfg.Etcd; measured and traced (kvobserve).
 func Open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
+	e, err := open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return kvobserve.Wrap(e), nil
+}
+
+func open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
 	switch cfg.Store {
 	case config.StoreBbolt, "":
 		return boltkv.Open(cfg.DBPath)

@@ -18,6 +18,12 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/pkg/tracing"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -104,12 +110,21 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, span := tracing.Tracer().Start(ctx, "migrate "+string(req.Mode), trace.WithAttributes(
+		attribute.String("gatehouse.migrate.mode", string(req.Mode)), attribute.Int("gatehouse.migrate.requested", len(ids))))
+	defer span.End()
 	r := &run{e: e, mode: req.Mode, override: req.OverrideStaged && req.Mode == Stage, abort: req.AbortOnFailure,
 		seen: map[string]bool{}, report: newReport(req.Mode)}
 	if err := r.run(ctx, ids); err != nil {
+		span.SetStatus(codes.Error, "migration interrupted")
 		return nil, err
 	}
 	rep := r.report
+	metrics.CountMigrated(string(req.Mode), metrics.Success, len(rep.Success))
+	metrics.CountMigrated(string(req.Mode), metrics.Failure, len(rep.Failures))
+	metrics.CountMigrated(string(req.Mode), metrics.Skipped, len(rep.Skipped))
+	span.SetAttributes(attribute.Int("gatehouse.migrate.success", len(rep.Success)),
+		attribute.Int("gatehouse.migrate.failure", len(rep.Failures)), attribute.Int("gatehouse.migrate.skipped", len(rep.Skipped)))
 	e.log.Info("migration", "mode", req.Mode, "requested", len(ids), "success", len(rep.Success),
 		"failure", len(rep.Failures), "skipped", len(rep.Skipped), "aborted", rep.Aborted, "duration", time.Since(start))
 	return rep, nil
@@ -179,8 +194,10 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			if ctx.Err() != nil {
 				return
 			}
-			items := r.read(ctx, ids)
+			sctx, span := tracing.Tracer().Start(ctx, "migrate read and convert", trace.WithAttributes(attribute.Int("gatehouse.migrate.apis", len(ids))))
+			items := r.read(sctx, ids)
 			r.prepare(items)
+			span.End()
 			select {
 			case prepared <- items:
 			case <-ctx.Done():
@@ -193,7 +210,9 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			return err
 		}
 		if r.mode != DryRun {
-			r.write(ctx, items)
+			sctx, span := tracing.Tracer().Start(ctx, "migrate write", trace.WithAttributes(attribute.Int("gatehouse.migrate.apis", len(items))))
+			r.write(sctx, items)
+			span.End()
 		}
 		if !r.reportRound(items) {
 			return nil

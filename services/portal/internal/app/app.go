@@ -58,6 +58,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Name:     portalv1.PortalService_ServiceDesc.ServiceName,
 		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
+		Ready:    st.Ready,
 		Register: func(g *grpc.Server) { portalv1.RegisterPortalServiceServer(g, srv) },
 		Gateway: gateway.Options{
 			Register: func(ctx context.Context, m *runtime.ServeMux, conn *grpc.ClientConn) error {

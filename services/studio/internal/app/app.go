@@ -46,6 +46,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Name:     studiov1.StudioService_ServiceDesc.ServiceName,
 		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
+		Ready:    st.Ready,
 		Register: func(g *grpc.Server) { studiov1.RegisterStudioServiceServer(g, srv) },
 		Gateway: gateway.Options{
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {

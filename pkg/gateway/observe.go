@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/pkg/tracing"
+)
+
+// Route labels for requests that matched no route pattern. Together with the
+// patterns of the OpenAPI description they are the only values the route
+// label and log attribute take: never a raw path.
+const (
+	routeUnmatched    = "unmatched"    // 404 and 405 answered by the facade
+	routeUndocumented = "undocumented" // routed, but absent from the description (a bug)
+)
+
+// observation is what the layers below observe learn about one request.
+type observation struct{ route string }
+
+type observationKey struct{}
+
+// setRoute records the route pattern (or fixed name) r was served by.
+func setRoute(r *http.Request, route string) {
+	if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
+		o.route = route
+	}
+}
+
+// recordRoute is the first grpc-gateway middleware: it records the route
+// pattern of the request the mux routed, as the OpenAPI description writes
+// it (such as /api/v1/llm-settings/{id}).
+func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if p := f.routes.pattern(r.Method, r.URL.Path); p != "" {
+			setRoute(r, p)
+		} else {
+			setRoute(r, routeUndocumented)
+		}
+		next(w, r, params)
+	}
+}
+
+// observe wraps the facade so that every request has one server span (a
+// W3C traceparent it carries continues its trace), one sample of the HTTP
+// metrics by route pattern, and one log line with method, route, status,
+// duration and trace id. Headers and bodies are never logged.
+func observe(log *slog.Logger, next http.Handler) http.Handler {
+	prop := otel.GetTextMapPropagator()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
+		o := &observation{route: routeUnmatched}
+		ctx = context.WithValue(ctx, observationKey{}, o)
+		sw := &statusWriter{ResponseWriter: w}
+		method := metrics.HTTPMethod(r.Method)
+
+		next.ServeHTTP(sw, r.WithContext(ctx))
+
+		status := sw.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		d := time.Since(start)
+		if span.IsRecording() {
+			span.SetName(method + " " + o.route)
+			span.SetAttributes(
+				attribute.String("http.request.method", method),
+				attribute.String("http.route", o.route),
+				attribute.Int("http.response.status_code", status),
+			)
+			if status >= 500 {
+				span.SetStatus(otelcodes.Error, http.StatusText(status))
+			}
+		}
+		span.End()
+		metrics.ObserveHTTP(o.route, method, status, d)
+		level := slog.LevelInfo
+		if status >= 500 {
+			level = slog.LevelError
+		}
+		log.LogAttrs(ctx, level, "http",
+			slog.String("method", method), slog.String("route", o.route), slog.Int("status", status),
+			slog.Duration("duration", d), slog.String("trace_id", tracing.ID(ctx)))
+	})
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush lets streamed answers through.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

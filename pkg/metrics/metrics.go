@@ -1,0 +1,116 @@
+// Package metrics holds a Gatehouse process's Prometheus metrics, served at
+// GET /metrics (CONTRACT §5): gRPC calls by method and code, REST requests by
+// route pattern, method and status, store transactions, migration outcomes,
+// and the Go runtime and process collectors.
+//
+// A process runs one service, so the metrics live in one registry per process
+// (Registry); every server of the process reports into it. Label values are
+// always drawn from closed sets (method names, route patterns, status codes,
+// fixed words): never an ID, a key or anything else a client chooses.
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// latencyBuckets (seconds) span what the services answer in: tens of
+// microseconds for a cached read to seconds for a large migration.
+var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+var (
+	// Registry holds every metric of the process.
+	Registry = prometheus.NewRegistry()
+
+	// GRPC measures every gRPC call (grpc_server_handled_total,
+	// grpc_server_handling_seconds, ...); grpcserver installs its interceptors.
+	GRPC = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
+
+	httpRequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gatehouse_http_request_duration_seconds",
+		Help:    "REST requests by route pattern (never the raw path), method and status code.",
+		Buckets: latencyBuckets,
+	}, []string{"route", "method", "code"})
+
+	storeTx = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gatehouse_store_transaction_duration_seconds",
+		Help:    "Store transactions by kind (read, write), commit included.",
+		Buckets: latencyBuckets,
+	}, []string{"kind"})
+
+	storeFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_store_transaction_failures_total",
+		Help: "Store transactions that returned an error, by kind (read, write).",
+	}, []string{"kind"})
+
+	migrateAPIs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_migrate_apis_total",
+		Help: "APIs a migration handled, by mode and outcome (success, failure, skipped).",
+	}, []string{"mode", "outcome"})
+)
+
+func init() {
+	Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs,
+	)
+}
+
+// Handler serves the registry in the Prometheus text format.
+func Handler() http.Handler {
+	return promhttp.HandlerFor(Registry, promhttp.HandlerOpts{Registry: Registry})
+}
+
+// ObserveHTTP records one REST request. route is the matched route pattern,
+// or a fixed word when none matched.
+func ObserveHTTP(route, method string, status int, d time.Duration) {
+	httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+}
+
+// Store transaction kinds.
+const (
+	Read  = "read"
+	Write = "write"
+)
+
+// ObserveStore records one store transaction of kind (Read or Write) that
+// started at start and ended with err.
+func ObserveStore(kind string, start time.Time, err error) {
+	storeTx.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	if err != nil {
+		storeFailures.WithLabelValues(kind).Inc()
+	}
+}
+
+// Migration outcomes.
+const (
+	Success = "success"
+	Failure = "failure"
+	Skipped = "skipped"
+)
+
+// CountMigrated adds n APIs that a migration in mode ended with outcome
+// (Success, Failure or Skipped).
+func CountMigrated(mode, outcome string, n int) {
+	if n > 0 {
+		migrateAPIs.WithLabelValues(mode, outcome).Add(float64(n))
+	}
+}
+
+// HTTPMethod maps a request method onto a closed set: anything that is not
+// a standard method is counted as "other".
+func HTTPMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}

@@ -1,0 +1,71 @@
+// Package tracing sets up OpenTelemetry tracing for a Gatehouse process.
+//
+// Spans are made for every REST request (pkg/gateway), every gRPC call
+// (otelgrpc on the server and on the facade's connection), every store
+// transaction of a kv engine (pkg/kv/instrumented) and every migration. The
+// W3C traceparent header is read from REST requests and carried on gRPC
+// metadata, so one request is one trace across the facade and the service.
+//
+// Spans are exported over OTLP only when the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is
+// set; otherwise OpenTelemetry's global tracer stays the no-op one and a
+// span costs almost nothing (see the benchmark in pkg/gateway).
+package tracing
+
+import (
+	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Name is the instrumentation scope of Gatehouse's own spans.
+const Name = "github.com/gatehouse/gatehouse"
+
+func init() {
+	// Propagation works with or without an exporter: a trace that starts
+	// upstream continues through the service.
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+}
+
+// Tracer returns the tracer for Gatehouse's own spans (the global provider's).
+func Tracer() trace.Tracer { return otel.Tracer(Name) }
+
+// Enabled reports whether getenv asks for an OTLP exporter.
+func Enabled(getenv func(string) string) bool {
+	return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+}
+
+// Setup installs an OTLP/gRPC exporter as the global tracer provider when
+// Enabled; the exporter reads the standard OTEL_EXPORTER_OTLP_* variables
+// itself. The returned function flushes and stops it (a no-op without one).
+func Setup(ctx context.Context, service string, getenv func(string) string) (shutdown func(context.Context) error, err error) {
+	if !Enabled(getenv) {
+		return func(context.Context) error { return nil }, nil
+	}
+	exp, err := otlptracegrpc.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", service)))
+	if err != nil {
+		return nil, fmt.Errorf("trace resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	return tp.Shutdown, nil
+}
+
+// ID is the id of ctx's trace for log lines, or "" when ctx carries none.
+func ID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
+		return sc.TraceID().String()
+	}
+	return ""
+}
