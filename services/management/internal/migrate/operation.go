@@ -236,20 +236,28 @@ type opBuilder struct {
 	doc     *oasDocument
 	ops     map[string]*xOperation
 	keyless bool
-	paths   map[string]*templated     // raw classic path → its OpenAPI form; nil when it cannot be templated
-	pending []contribution            // settings from classic entries, not yet merged into ops
-	setBy   map[setting]*contribution // the classic entry that set a setting of an operation
+	paths   map[string]*templated // raw classic path → its OpenAPI form; nil when it cannot be templated
+	pending []contribution        // settings from classic entries, not yet merged into ops
+	setBy   map[setting]source    // the classic entry that set a setting of an operation
+	scratch xOperation            // the settings of the entry get returned last, until record moves them
+	entry   contribution          // that entry (its operation and source), while open
+	open    bool                  // scratch holds the settings of entry
 	// bodySetBy is the classic path whose validate_json set an operation's request body.
 	bodySetBy map[*operation]string
 }
 
-// contribution is what one classic endpoint entry (list field, path, method) sets on its operation.
+// contribution is one setting that one classic endpoint entry puts on its operation.
 type contribution struct {
-	opID, field, rawPath, method string
-	set                          xOperation
+	source
+	opID  string
+	index int           // the xOperation field
+	value reflect.Value // its value
 }
 
-func (c *contribution) String() string { return c.field + ": " + c.method + " " + c.rawPath }
+// source is a classic endpoint entry: list field, path and method.
+type source struct{ field, rawPath, method string }
+
+func (s source) String() string { return s.field + ": " + s.method + " " + s.rawPath }
 
 // setting names one setting (an xOperation field) of one operation.
 type setting struct {
@@ -271,7 +279,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 		doc.Paths = make(map[string]*pathItem, n)
 	}
 	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: make(map[string]*templated, n),
-		setBy: make(map[setting]*contribution, n), bodySetBy: map[*operation]string{}, pending: make([]contribution, 0, n)}
+		setBy: make(map[setting]source, n), bodySetBy: map[*operation]string{}, pending: make([]contribution, 0, n)}
 	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
 	fields := make(map[string]string, 8)
 	field := func(name string) string { // the classic field of a list, for messages; built once per list
@@ -533,14 +541,32 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 // get returns a fresh record for the settings that one classic entry (list field, path, method) puts on
 // its operation, creating the OpenAPI path item and operation on first use; the settings are merged into
 // the operation later (merge). It returns nil when the path cannot be expressed in OpenAPI (the problem is
-// recorded once per path). The record lives in b.pending: fill it before the next get, which may move it.
+// recorded once per path). The record is a scratch one: fill it before the next call of get, op or merge,
+// which records the settings set in it (record).
 func (b *opBuilder) get(field, rawPath, method string) *xOperation {
+	b.record()
 	id, ok := b.slot(field, rawPath, method)
 	if !ok {
 		return nil
 	}
-	b.pending = append(b.pending, contribution{opID: id, field: field, rawPath: rawPath, method: method})
-	return &b.pending[len(b.pending)-1].set
+	b.entry, b.open = contribution{source: source{field, rawPath, method}, opID: id}, true
+	return &b.scratch
+}
+
+// record moves the settings filled into the scratch record into pending contributions, one per setting.
+func (b *opBuilder) record() {
+	if !b.open {
+		return
+	}
+	v := reflect.ValueOf(&b.scratch).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); !f.IsNil() {
+			c := b.entry
+			c.index, c.value = i, reflect.ValueOf(f.Interface())
+			b.pending = append(b.pending, c)
+		}
+	}
+	b.scratch, b.open = xOperation{}, false
 }
 
 // op returns the operation for a classic path and method with every setting so far merged into it, for
@@ -569,28 +595,21 @@ func (b *opBuilder) operation(id string) *xOperation {
 // paths that template alike (/a/[0-9]+ and /a/[a-z]+ both become /a/{customRegex1}) and set a setting
 // differently fail the API, instead of one silently replacing the other; equal settings merge.
 func (b *opBuilder) merge() {
-	for i := range b.pending {
-		p := &b.pending[i]
-		op := b.operation(p.opID)
-		dst, src := reflect.ValueOf(op).Elem(), reflect.ValueOf(&p.set).Elem()
-		for i := range src.NumField() {
-			v := src.Field(i)
-			if v.IsNil() {
-				continue
+	b.record()
+	for _, p := range b.pending {
+		dst := reflect.ValueOf(b.operation(p.opID)).Elem().Field(p.index)
+		key := setting{p.opID, p.index}
+		if prev, ok := b.setBy[key]; ok && prev.rawPath != p.rawPath {
+			if !reflect.DeepEqual(dst.Interface(), p.value.Interface()) {
+				name, _, _ := strings.Cut(reflect.TypeFor[xOperation]().Field(p.index).Tag.Get("json"), ",")
+				b.c.fail("%s: its %s differs from the one %s sets, and both become the Tyk OAS operation %s", p.source, name, prev, p.opID)
 			}
-			key := setting{p.opID, i}
-			if prev := b.setBy[key]; prev != nil && prev.rawPath != p.rawPath {
-				if !reflect.DeepEqual(dst.Field(i).Interface(), v.Interface()) {
-					name, _, _ := strings.Cut(src.Type().Field(i).Tag.Get("json"), ",")
-					b.c.fail("%s: its %s differs from the one %s sets, and both become the Tyk OAS operation %s", p, name, prev, p.opID)
-				}
-				continue
-			}
-			dst.Field(i).Set(v)
-			b.setBy[key] = p
+			continue
 		}
+		dst.Set(p.value)
+		b.setBy[key] = p.source
 	}
-	b.pending = nil // contributions stay referenced from setBy
+	b.pending = b.pending[:0]
 }
 
 // slot creates, on first use, the OpenAPI path item and operation of a classic path and method, and returns
