@@ -88,6 +88,10 @@ func (s *Store) checkIndexes() error {
 
 func TestLlmSettingsLifecycle(t *testing.T) {
 	s, _ := openTemp(t)
+	testLlmSettingsLifecycle(t, s)
+}
+
+func testLlmSettingsLifecycle(t *testing.T, s *Store) {
 	rec := LlmSettings{ModelName: "m", MaxTokens: 5, StopWords: []string{"a"}, Metadata: []byte(`{"k":"v"}`)}
 	created, err := s.CreateLlmSettings(ctx, rec)
 	if err != nil || created.ID != 1 {
@@ -130,6 +134,10 @@ func TestLlmSettingsLifecycle(t *testing.T) {
 
 func TestListPages(t *testing.T) {
 	s, _ := openTemp(t)
+	testListPages(t, s)
+}
+
+func testListPages(t *testing.T, s *Store) {
 	for range 7 {
 		if _, err := s.CreateLlmSettings(ctx, LlmSettings{ModelName: "m"}); err != nil {
 			t.Fatal(err)
@@ -157,6 +165,10 @@ func TestListPages(t *testing.T) {
 
 func TestUsersAndKeys(t *testing.T) {
 	s, _ := openTemp(t)
+	testUsersAndKeys(t, s)
+}
+
+func testUsersAndKeys(t *testing.T, s *Store) {
 	if has, _ := s.HasAdmin(ctx); has {
 		t.Fatal("an empty store has an admin")
 	}
@@ -227,6 +239,10 @@ func TestEnsureAdminIsIdempotentAndSurvivesReopen(t *testing.T) {
 // TestConcurrentFirstAdmin: replicas bootstrapping at once create one admin.
 func TestConcurrentFirstAdmin(t *testing.T) {
 	s, _ := openTemp(t)
+	testConcurrentFirstAdmin(t, s)
+}
+
+func testConcurrentFirstAdmin(t *testing.T, s *Store) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	created := 0
