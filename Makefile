@@ -17,7 +17,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test test-long lint generate checkgenerate bench contract contract-etcd etcd clean
+.PHONY: help build run test test-long lint generate checkgenerate bench contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -40,6 +40,15 @@ lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticchec
 	go vet work
 	staticcheck work
 	buf lint
+
+FUZZTIME ?= 2m
+fuzz: ## run every fuzz target for FUZZTIME each (default 2m; not part of make test)
+	@git ls-files '*_test.go' | xargs grep -l '^func Fuzz' | while read -r f; do \
+		for name in $$(grep -o '^func Fuzz[A-Za-z0-9_]*' "$$f" | cut -d' ' -f2); do \
+			echo "fuzz $$(dirname $$f) $$name for $(FUZZTIME)"; \
+			(cd "$$(dirname $$f)" && go test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) .) || exit 1; \
+		done; \
+	done
 
 bench: ## run the benchmarks
 	go test -p 1 -run '^$$' -bench . -benchmem work

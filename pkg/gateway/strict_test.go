@@ -2,8 +2,11 @@ package gateway
 
 import (
 	"errors"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -139,4 +142,26 @@ const (
 
 func (k kindName) kind() protoreflect.Kind {
 	return [...]protoreflect.Kind{protoreflect.Int32Kind, protoreflect.Uint32Kind, protoreflect.Int64Kind, protoreflect.Uint64Kind}[k]
+}
+
+func FuzzValidQuery(f *testing.F) {
+	for _, s := range []string{"p=1", "p=%FF", "%FF%FE=x&a=b", "a=%", "x=%C0%AF&x=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		r := httptest.NewRequest("GET", "/x", nil)
+		r.URL.RawQuery = raw
+		validQuery(r)
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return // left to grpc-gateway, which answers 400
+		}
+		for k, vs := range q {
+			for _, v := range append(vs, k) {
+				if !utf8.ValidString(v) {
+					t.Fatalf("%q: still invalid UTF-8 after validQuery: %q", raw, r.URL.RawQuery)
+				}
+			}
+		}
+	})
 }
