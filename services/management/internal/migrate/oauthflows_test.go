@@ -50,3 +50,16 @@ func TestOAuthGrantsNeverWiden(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalOAuthWithoutProvidersFails: Tyk's loader reads an oauth2 scheme without providers as Tyk's own
+// OAuth, which would switch the API to another authentication method.
+func TestExternalOAuthWithoutProvidersFails(t *testing.T) {
+	def := classicDef("ext-1", "External", "/ext/")
+	def["use_keyless"] = false
+	def["external_oauth"] = map[string]any{"enabled": true, "providers": []any{}}
+	expectFailure(t, def, "external_oauth.providers")
+	authMethods[externalOAuthType](def) // with a provider it converts
+	if _, err := convertDef(t, def, Options{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -331,6 +331,11 @@ func (c *converter) authentication() *xAuthentication {
 	if api.ExternalOAuth.Enabled {
 		ac := api.AuthConfigs[externalOAuthType]
 		e := &xExternalOAuth{Enabled: true, xAuthSources: sources(ac)}
+		if len(api.ExternalOAuth.Providers) == 0 {
+			// Tyk's loader tells an external OAuth scheme from Tyk's own OAuth by its providers: without any,
+			// the scheme would load as Tyk OAuth (use_oauth2, with the grant of its flow) instead.
+			c.fail("external_oauth.providers: external OAuth is enabled with no provider; Tyk OAS would load the scheme as Tyk's own OAuth")
+		}
 		for _, p := range api.ExternalOAuth.Providers {
 			var xp xOAuthProvider
 			if j := p.JWT; j.Enabled || j.SigningMethod != "" || j.Source != "" {
