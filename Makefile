@@ -72,6 +72,14 @@ generate: $(GOBIN)/buf third_party ## regenerate gen/ from proto/ (offline), the
 checkgenerate: generate ## fail when the committed generated code is stale
 	@test -z "$$(git status --porcelain -- gen)" || { git status --porcelain -- gen; echo 'generated code is stale: run make generate and commit'; exit 1; }
 
+OPENAPI_SERVICES := studio management portal
+
+openapi-check: build $(GOBIN)/swagger ## validate the OpenAPI descriptions (go-swagger), generate Go clients from them and call every operation against bin/
+	@for s in $(OPENAPI_SERVICES); do swagger validate --stop-on-error gen/openapi/files/gatehouse/$$s/v1/$$s.swagger.json; done
+	@rm -rf tools/openapi/client
+	@for s in $(OPENAPI_SERVICES); do mkdir -p tools/openapi/client/$$s && swagger generate client -q -f gen/openapi/files/gatehouse/$$s/v1/$$s.swagger.json -t tools/openapi/client/$$s -A $$s; done
+	GOWORK=off GATEHOUSE_BIN=$(CURDIR)/bin go -C tools/openapi test -count=1 ./...
+
 third_party: ## copy the google.api and openapiv2 protos from the module cache (ignored folder)
 	@go mod download $(GOOGLEAPIS_FROM) $(OPENAPIV2_FROM)
 	@rm -rf third_party && mkdir -p third_party/googleapis/google/api third_party/openapiv2/protoc-gen-openapiv2/options
@@ -81,6 +89,9 @@ third_party: ## copy the google.api and openapiv2 protos from the module cache (
 
 $(GOBIN)/buf: tools/go.mod tools/go.sum
 	GOWORK=off go -C tools build -o $(GOBIN)/buf github.com/bufbuild/buf/cmd/buf
+
+$(GOBIN)/swagger: tools/openapi/go.mod tools/openapi/go.sum
+	GOWORK=off go -C tools/openapi build -o $(GOBIN)/swagger github.com/go-swagger/go-swagger/cmd/swagger
 
 $(GOBIN)/staticcheck:
 	GOBIN=$(GOBIN) go install $(STATICCHECK)

@@ -105,7 +105,9 @@ func (s *Server) GetOASAPI(ctx context.Context, req *managementv1.GetOASAPIReque
 	}
 	accept := req.GetAccept()
 	if accept == "" {
-		accept = incoming(ctx, acceptKey)
+		// several Accept fields are one list in their order (RFC 9110 5.3),
+		// as generated clients send them: the first acceptable type wins
+		accept = strings.Join(incomingAll(ctx, acceptKey), ",")
 	}
 	if wantsYAML(accept) {
 		y, err := oasdoc.JSONToYAML(a.Doc)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -158,4 +159,35 @@ func TestResetKeyMethods(t *testing.T) {
 
 func httpBody(s string) *httpbody.HttpBody {
 	return &httpbody.HttpBody{ContentType: "application/json", Data: []byte(s)}
+}
+
+// TestAcceptFieldsInOrder: several Accept header fields are one list in
+// their order, as clients generated from the description send them.
+func TestAcceptFieldsInOrder(t *testing.T) {
+	in := start(t, "")
+	id := "acce0000000000000000000000000001"
+	expect(t, "create", in.admin("POST", "/api/apis/oas", oasDoc(id, "A", "/acc/")), 200, "")
+	for _, c := range []struct {
+		accepts []string
+		want    string
+	}{
+		{[]string{"application/json", "application/x-yaml"}, "application/json"},
+		{[]string{"application/x-yaml", "application/json"}, "application/x-yaml"},
+		{[]string{"text/html", "application/yaml"}, "application/x-yaml"},
+		{[]string{"application/json, application/x-yaml"}, "application/json"},
+	} {
+		req, _ := http.NewRequest("GET", in.base+"/api/apis/oas/"+id, nil)
+		req.Header.Set("Authorization", adminToken)
+		for _, a := range c.accepts {
+			req.Header.Add("Accept", a)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if got := res.Header.Get("Content-Type"); res.StatusCode != 200 || got != c.want {
+			t.Errorf("Accept %q: %d %s, want %s", c.accepts, res.StatusCode, got, c.want)
+		}
+	}
 }

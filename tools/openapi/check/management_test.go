@@ -1,0 +1,127 @@
+package check
+
+import (
+	"bytes"
+	"testing"
+
+	mclient "github.com/gatehouse/gatehouse/tools/openapi/client/management/client"
+	ms "github.com/gatehouse/gatehouse/tools/openapi/client/management/client/management_service"
+	mm "github.com/gatehouse/gatehouse/tools/openapi/client/management/models"
+)
+
+func ok(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// TestManagementClient makes every documented management call once.
+func TestManagementClient(t *testing.T) {
+	c := mclient.New(transport(start(t, "management"), "/"), formats).ManagementService
+	a := auth("Bearer ")
+
+	name := "Orders #shop"
+	created, err := c.ManagementServiceCreateAPI(ms.NewManagementServiceCreateAPIParams().WithBody(&mm.V1ClassicAPIBody{
+		APIDefinition: &mm.V1ClassicAPIDefinition{Name: &name, V1ClassicAPIDefinitionAdditionalProperties: map[string]any{
+			"proxy": map[string]any{"listen_path": "/orders/", "target_url": "http://orders.test"}, "use_keyless": true}},
+		HookReferences: []any{}}), a)
+	ok(t, "CreateAPI", err)
+	apiID, dbID := created.Payload.ID, created.Payload.Meta
+
+	got, err := c.ManagementServiceGetAPI(ms.NewManagementServiceGetAPIParams().WithAPIID(dbID), a)
+	ok(t, "GetAPI by db id", err)
+	if got.Payload.APIDefinition.APIID != apiID || got.Payload.APIDefinition.OrgID == "" {
+		t.Fatalf("GetAPI: %+v", got.Payload.APIDefinition)
+	}
+	def := got.Payload.APIDefinition
+	renamed := "Orders v2 #shop"
+	def.Name = &renamed
+	_, err = c.ManagementServiceUpdateAPI(ms.NewManagementServiceUpdateAPIParams().WithAPIID(dbID).WithBody(&mm.V1ClassicAPIBody{APIDefinition: def}), a)
+	ok(t, "UpdateAPI by db id", err)
+
+	list, err := c.ManagementServiceListAPIs(ms.NewManagementServiceListAPIsParams().WithP(str("0")).WithCategory(str("shop")), a)
+	ok(t, "ListAPIs", err)
+	if len(list.Payload.Apis) != 1 || *list.Payload.Apis[0].APIDefinition.Name != renamed {
+		t.Fatalf("ListAPIs: %+v", list.Payload)
+	}
+
+	oasID := "0123456789abcdef0123456789abcdef"
+	doc := &mm.V1TykOASDocument{
+		Openapi: str("3.0.3"),
+		Info:    map[string]any{"title": "Pets", "version": "1"},
+		Paths:   map[string]any{},
+		XTykAPIGateway: map[string]any{
+			"info":     map[string]any{"id": oasID, "name": "Pets", "state": map[string]any{"active": true}},
+			"upstream": map[string]any{"url": "http://pets.test/"},
+			"server":   map[string]any{"listenPath": map[string]any{"value": "/pets/", "strip": true}},
+		},
+	}
+	createdOAS, err := c.ManagementServiceCreateOASAPI(ms.NewManagementServiceCreateOASAPIParams().WithBody(doc), a)
+	ok(t, "CreateOASAPI", err)
+	if createdOAS.Payload.ID != oasID {
+		t.Fatalf("CreateOASAPI: %+v", createdOAS.Payload)
+	}
+	gotOAS, err := c.ManagementServiceGetOASAPI(ms.NewManagementServiceGetOASAPIParams().WithAPIID(oasID), a)
+	ok(t, "GetOASAPI", err)
+	_, err = c.ManagementServiceUpdateOASAPI(ms.NewManagementServiceUpdateOASAPIParams().WithAPIID(createdOAS.Payload.Meta).WithBody(gotOAS.Payload), a)
+	ok(t, "UpdateOASAPI by db id", err)
+	_, err = c.ManagementServiceUpdateAPICategories(ms.NewManagementServiceUpdateAPICategoriesParams().WithAPIID(oasID).
+		WithBody(&mm.ManagementServiceUpdateAPICategoriesBody{Categories: []string{"pets"}}), a)
+	ok(t, "UpdateAPICategories", err)
+	cats, err := c.ManagementServiceGetAPICategories(ms.NewManagementServiceGetAPICategoriesParams().WithAPIID(oasID), a)
+	ok(t, "GetAPICategories", err)
+	if len(cats.Payload.Categories) != 1 {
+		t.Fatalf("GetAPICategories: %+v", cats.Payload)
+	}
+	all, err := c.ManagementServiceListCategories(ms.NewManagementServiceListCategoriesParams(), a)
+	ok(t, "ListCategories", err)
+	if len(all.Payload.Categories) != 2 {
+		t.Fatalf("ListCategories: %+v", all.Payload)
+	}
+	var file bytes.Buffer
+	_, err = c.ManagementServiceExportOASAPI(ms.NewManagementServiceExportOASAPIParams().WithAPIID(oasID).WithMode(str("public")), a, &file)
+	ok(t, "ExportOASAPI", err)
+	if !bytes.Contains(file.Bytes(), []byte(`"openapi"`)) || bytes.Contains(file.Bytes(), []byte("x-tyk-api-gateway")) {
+		t.Fatalf("ExportOASAPI: %s", file.Bytes())
+	}
+
+	report, err := c.ManagementServiceMigrate(ms.NewManagementServiceMigrateParams().WithBody(&mm.V1MigrateRequest{Mode: "dryRun", APIIDs: []string{apiID}}), a)
+	ok(t, "Migrate", err)
+	if n := *report.Payload.Success.Count + *report.Payload.Failure.Count; n != 1 || len(report.Payload.Success.Definitions) != int(*report.Payload.Success.Count) {
+		t.Fatalf("Migrate: %+v %+v %+v", report.Payload.Success, report.Payload.Failure, report.Payload.Skipped)
+	}
+
+	user, err := c.ManagementServiceCreateUser(ms.NewManagementServiceCreateUserParams().WithUser(&mm.V1UserInput{
+		EmailAddress: "ana@example.test", FirstName: "Ana", UserPermissions: map[string]string{"apis": "read"}}), a)
+	ok(t, "CreateUser", err)
+	uid := user.Payload.ID
+	users, err := c.ManagementServiceListUsers(ms.NewManagementServiceListUsersParams().WithP(str("1")), a)
+	ok(t, "ListUsers", err)
+	if len(users.Payload.Users) != 2 || users.Payload.Users[0].OrgID == "" {
+		t.Fatalf("ListUsers: %+v", users.Payload)
+	}
+	_, err = c.ManagementServiceGetUser(ms.NewManagementServiceGetUserParams().WithUserID(uid), a)
+	ok(t, "GetUser", err)
+	_, err = c.ManagementServiceUpdateUser(ms.NewManagementServiceUpdateUserParams().WithUserID(uid).WithUser(&mm.V1UserInput{LastName: "B"}), a)
+	ok(t, "UpdateUser", err)
+	reset, err := c.ManagementServiceResetUserKey(ms.NewManagementServiceResetUserKeyParams().WithUserID(uid), a)
+	ok(t, "ResetUserKey (PUT)", err)
+	reset2, err := c.ManagementServiceResetUserKey2(ms.NewManagementServiceResetUserKey2Params().WithUserID(uid), a)
+	ok(t, "ResetUserKey (POST)", err)
+	if reset.Payload.AccessKey == "" || reset2.Payload.AccessKey == reset.Payload.AccessKey {
+		t.Fatalf("ResetUserKey: %+v %+v", reset.Payload, reset2.Payload)
+	}
+	_, err = c.ManagementServiceDeleteUser(ms.NewManagementServiceDeleteUserParams().WithUserID(uid), a)
+	ok(t, "DeleteUser", err)
+
+	_, err = c.ManagementServiceDeleteOASAPI(ms.NewManagementServiceDeleteOASAPIParams().WithAPIID(oasID), a)
+	ok(t, "DeleteOASAPI", err)
+	_, err = c.ManagementServiceDeleteAPI(ms.NewManagementServiceDeleteAPIParams().WithAPIID(dbID), a)
+	ok(t, "DeleteAPI by db id", err)
+	// a documented error is read as one
+	_, err = c.ManagementServiceGetAPI(ms.NewManagementServiceGetAPIParams().WithAPIID(apiID), a)
+	if _, isNotFound := err.(*ms.ManagementServiceGetAPINotFound); !isNotFound {
+		t.Fatalf("GetAPI of a deleted API: %T %v, want the documented 404", err, err)
+	}
+}
