@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 var services = []string{"studio", "management", "portal"}
@@ -28,6 +30,8 @@ type kustomizationCase struct {
 	// replicated: the services are Deployments on an etcd StatefulSet
 	// instead of bbolt StatefulSets.
 	replicated bool
+	// scraped: every service's pods carry the Prometheus scrape annotations.
+	scraped bool
 }
 
 var kustomizations = []kustomizationCase{
@@ -36,7 +40,7 @@ var kustomizations = []kustomizationCase{
 	{dir: "base/management", services: []string{"management"}},
 	{dir: "base/portal", services: []string{"portal"}},
 	{dir: "overlays/dev", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true},
-	{dir: "overlays/prod", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true},
+	{dir: "overlays/prod", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true, scraped: true},
 	{dir: "overlays/ha", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true, replicated: true},
 }
 
@@ -70,6 +74,7 @@ func TestManifests(t *testing.T) {
 			if k.overlay {
 				checkOverlay(t, rs)
 			}
+			checkObservability(t, rs, k.scraped)
 		})
 	}
 }
@@ -122,6 +127,46 @@ func checkOverlay(t *testing.T, rs []rendered) {
 			for _, c := range pod.Containers {
 				if strings.HasPrefix(c.Image, "gatehouse/") && !strings.HasSuffix(c.Image, ":dev") {
 					t.Errorf("%s: image %s: overlays set the release tag", r.id, c.Image)
+				}
+			}
+		}
+	}
+}
+
+// checkObservability: every Gatehouse container is ready when GET /readyz
+// on its HTTP port answers (503 while its store does not); with scraped, its
+// pods carry the Prometheus annotations naming GET /metrics on that port.
+func checkObservability(t *testing.T, rs []rendered, scraped bool) {
+	t.Helper()
+	for _, r := range rs {
+		var tmpl corev1.PodTemplateSpec
+		switch o := r.obj.(type) {
+		case *appsv1.StatefulSet:
+			tmpl = o.Spec.Template
+		case *appsv1.Deployment:
+			tmpl = o.Spec.Template
+		default:
+			continue
+		}
+		for _, c := range tmpl.Spec.Containers {
+			if !isGatehouse(c) {
+				continue
+			}
+			http, ok := containerPort(c, intstr.FromString("http"), 0)
+			if !ok {
+				t.Errorf("%s: container %s declares no port named http", r.id, c.Name)
+				continue
+			}
+			if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || p.HTTPGet.Port != intstr.FromString("http") {
+				t.Errorf("%s: container %s: readiness is not GET /readyz on the http port", r.id, c.Name)
+			}
+			if !scraped {
+				continue
+			}
+			want := map[string]string{"prometheus.io/scrape": "true", "prometheus.io/path": "/metrics", "prometheus.io/port": strconv.Itoa(int(http.ContainerPort))}
+			for k, v := range want {
+				if got := tmpl.Annotations[k]; got != v {
+					t.Errorf("%s: pod annotation %s = %q, want %q", r.id, k, got, v)
 				}
 			}
 		}

@@ -146,6 +146,13 @@ func TestReadiness(t *testing.T) {
 	}
 	defer conn.Close()
 	health := healthpb.NewHealthClient(conn)
+	overall := func() healthpb.HealthCheckResponse_ServingStatus {
+		res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetStatus()
+	}
 	status := func() healthpb.HealthCheckResponse_ServingStatus {
 		res, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{Service: "gatehouse.test.v1.TestService"})
 		if err != nil {
@@ -174,6 +181,9 @@ func TestReadiness(t *testing.T) {
 		t.Errorf("/healthz while the store fails: %d, want 200 (liveness)", code)
 	}
 	waitFor(healthpb.HealthCheckResponse_NOT_SERVING)
+	if got := overall(); got != healthpb.HealthCheckResponse_SERVING {
+		t.Errorf("overall gRPC health (liveness) %v while the store fails, want SERVING", got)
+	}
 	down.Store(false)
 	waitFor(healthpb.HealthCheckResponse_SERVING)
 	if code, _ := get(t, api+"/readyz"); code != 200 {

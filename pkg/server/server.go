@@ -192,9 +192,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	return serveErr
 }
 
-// followReadiness sets the service's gRPC health status (and the server's
-// overall one) from svc.Ready every ReadyInterval until ctx ends: NOT_SERVING
-// while the store does not answer.
+// followReadiness sets the service's gRPC health status from svc.Ready
+// every ReadyInterval until ctx ends: NOT_SERVING while the store does not
+// answer. The server's overall status ("") stays SERVING: it is the
+// liveness probe's, and a store outage is no reason to restart.
 func followReadiness(ctx context.Context, log *slog.Logger, svc Service, health *health.Server) {
 	if svc.Ready == nil {
 		return
@@ -224,7 +225,6 @@ func followReadiness(ctx context.Context, log *slog.Logger, svc Service, health 
 				log.Info("store answers again: gRPC health SERVING")
 			}
 			health.SetServingStatus(svc.Name, st)
-			health.SetServingStatus("", st)
 		}
 	}
 }
