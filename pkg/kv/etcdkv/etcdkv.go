@@ -163,6 +163,10 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	defer cancel()
 	if _, err := cli.Get(pctx, e.data, clientv3.WithCountOnly()); err != nil {
 		_ = cli.Close()
+		if err := e.mapErr(ctx, err); !errors.Is(err, kv.ErrUnavailable) {
+			// etcd answered and refused (authentication, permissions).
+			return nil, fmt.Errorf("etcd at %s: %w", strings.Join(cfg.Endpoints, ", "), err)
+		}
 		return nil, fmt.Errorf("%w: no etcd endpoint answered within %s (%s): %v",
 			kv.ErrUnavailable, cfg.StartTimeout, strings.Join(cfg.Endpoints, ", "), err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
@@ -22,6 +23,13 @@ type Cluster struct {
 	t       testing.TB
 	mu      sync.Mutex
 	members []*member
+	tls     *TLSFiles
+}
+
+// TLSFiles are PEM files of a test certificate authority, the members'
+// server certificate (for 127.0.0.1) and a client certificate it signed.
+type TLSFiles struct {
+	CA, ServerCert, ServerKey, ClientCert, ClientKey string
 }
 
 type member struct {
@@ -36,14 +44,30 @@ type member struct {
 // serves; the members stop when the test ends.
 func Start(t testing.TB, size int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t}
+	return start(t, size, nil)
+}
+
+// StartTLS runs one member that serves clients over TLS only and requires a
+// client certificate signed by files.CA.
+func StartTLS(t testing.TB, files TLSFiles) *Cluster {
+	t.Helper()
+	return start(t, 1, &files)
+}
+
+func start(t testing.TB, size int, tlsFiles *TLSFiles) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, tls: tlsFiles}
+	scheme := "http"
+	if tlsFiles != nil {
+		scheme = "https"
+	}
 	var peers []string
 	token := fmt.Sprintf("gatehouse-test-%d", time.Now().UnixNano())
 	for i := range size {
 		m := &member{
 			name:      fmt.Sprintf("m%d", i),
 			dir:       filepath.Join(t.TempDir(), "etcd"),
-			clientURL: url.URL{Scheme: "http", Host: freeAddr(t)},
+			clientURL: url.URL{Scheme: scheme, Host: freeAddr(t)},
 			peerURL:   url.URL{Scheme: "http", Host: freeAddr(t)},
 			token:     token,
 		}
@@ -85,6 +109,12 @@ func (c *Cluster) start(i int) {
 	cfg.AdvertisePeerUrls = []url.URL{m.peerURL}
 	cfg.InitialCluster = m.initialCluster
 	cfg.InitialClusterToken = m.token
+	if c.tls != nil {
+		cfg.ClientTLSInfo = transport.TLSInfo{
+			CertFile: c.tls.ServerCert, KeyFile: c.tls.ServerKey,
+			TrustedCAFile: c.tls.CA, ClientCertAuth: true,
+		}
+	}
 	cfg.LogLevel = "error"
 	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(m.dir), "etcd.log")}
 	e, err := embed.StartEtcd(cfg)
