@@ -2,7 +2,9 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -132,5 +134,38 @@ func TestPathUniquePerProduct(t *testing.T) {
 	}
 	if err := setPath(second.ID, "guides/start"); err != nil {
 		t.Errorf("a freed path: %v", err)
+	}
+}
+
+// TestConcurrentPathsStayUnique: the path check reads the product's page
+// range in the transaction that writes the page, so of many concurrent pages
+// with one Path exactly one is stored.
+func TestConcurrentPathsStayUnique(t *testing.T) {
+	s, _ := open(t)
+	prod := mustProduct(t, s, "p")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	stored, taken := 0, 0
+	for i := range 16 {
+		wg.Go(func() {
+			_, err := s.CreatePage(ctx, prod.ID, func(p *Page, _ LabelLookup) error {
+				p.Title, p.Path = fmt.Sprint("page ", i), "/same/"
+				return nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				stored++
+			case errors.Is(err, ErrPathTaken):
+				taken++
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if stored != 1 || taken != 15 {
+		t.Fatalf("16 concurrent pages with one path: %d stored, %d refused; want 1 and 15", stored, taken)
 	}
 }

@@ -20,9 +20,15 @@ import (
 // check, and the engine is closed.
 func open(t testing.TB) (*Store, string) {
 	t.Helper()
+	if openOther != nil {
+		return openOther(t), ""
+	}
 	path := filepath.Join(t.TempDir(), "portal.db")
 	return openAt(t, path), path
 }
+
+// openOther, when set, opens the store of open on another engine (etcd_test.go).
+var openOther func(t testing.TB) *Store
 
 func openAt(t testing.TB, path string) *Store {
 	t.Helper()
