@@ -64,9 +64,10 @@ type Server struct {
 	log       *slog.Logger
 }
 
-// New returns a server over st.
-func New(st *store.Store, log *slog.Logger) *Server {
-	return &Server{store: st, migration: migration.New(st, log), log: log.With("component", "api")}
+// New returns a server over st whose migrations keep up to migrationWrites
+// per-API write transactions open at once (see migration.New).
+func New(st *store.Store, log *slog.Logger, migrationWrites int) *Server {
+	return &Server{store: st, migration: migration.New(st, log, migrationWrites), log: log.With("component", "api")}
 }
 
 // storeError is the one place where the domain's errors (the store's

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
+	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -40,7 +41,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
 		return err
 	}
-	srv := api.New(st, log)
+	writes := migration.DefaultWrites
+	if cfg.Store == config.StoreBbolt {
+		writes = migration.GroupCommitWrites // many writes share one fsync
+	}
+	srv := api.New(st, log, writes)
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:     managementv1.ManagementService_ServiceDesc.ServiceName,

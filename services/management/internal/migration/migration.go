@@ -75,24 +75,35 @@ func (r Request) Check() error {
 // chunk bounds the memory a run holds.
 const chunk = 1000
 
-// inFlight bounds the per-API write transactions a run has open at once.
-// The bbolt engine commits all the updates queued while it was committing
-// the previous batch with one fsync, so the bound sets how many APIs share
-// an fsync: at 64, 10,000 APIs took about 160 commits; at 512 (the bbolt
-// engine's largest batch) about 20, and the in-process benchmark ran in
-// two thirds of the time. etcd serves as many concurrent small transactions
-// on distinct keys without conflicts.
-const inFlight = 512
+// Write concurrency: how many per-API write transactions a run has open at
+// once. The bbolt engine commits all the updates queued while it was
+// committing the previous batch with one fsync, so the bound sets how many
+// APIs share an fsync: at 64, 10,000 APIs took about 160 commits; at 512 (the
+// bbolt engine's largest batch) about 20, and the in-process benchmark ran in
+// two thirds of the time. An etcd cluster batches proposals itself: there,
+// hundreds of open transactions per replica only queue behind each other
+// until their request deadlines pass (seen as "store unavailable" failures
+// with two replicas migrating at once on a loaded machine), so a run keeps
+// fewer open.
+const (
+	// GroupCommitWrites suits an engine with group commit (bbolt).
+	GroupCommitWrites = 512
+	// DefaultWrites suits every other engine (etcd).
+	DefaultWrites = 32
+)
 
 // Engine runs migrations against one store.
 type Engine struct {
-	store *store.Store
-	log   *slog.Logger
+	store  *store.Store
+	log    *slog.Logger
+	writes int // per-API write transactions open at once
 }
 
-// New returns an engine over st.
-func New(st *store.Store, log *slog.Logger) *Engine {
-	return &Engine{store: st, log: log.With("component", "migration")}
+// New returns an engine over st that keeps up to writes per-API write
+// transactions open at once (GroupCommitWrites or DefaultWrites; below 1
+// means 1).
+func New(st *store.Store, log *slog.Logger, writes int) *Engine {
+	return &Engine{store: st, log: log.With("component", "migration"), writes: max(writes, 1)}
 }
 
 // Run checks req, migrates the APIs it selects and returns the report.

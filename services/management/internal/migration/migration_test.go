@@ -67,7 +67,7 @@ func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 }
 
 func newEngine(st *store.Store) *Engine {
-	return New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
 }
 
 // classic is a classic definition the converter accepts: keyless, one

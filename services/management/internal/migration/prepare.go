@@ -22,6 +22,9 @@ var (
 	msgNotFound = []string{"API not found"}
 	msgChanged  = []string{"API changed while it was being migrated; try again"}
 	msgInternal = []string{"internal error"}
+	// msgUnavailable fails an API whose write the store did not answer in
+	// time; the API is unchanged and a later run migrates it.
+	msgUnavailable = []string{"store unavailable"}
 )
 
 // item is one API of a round.

@@ -12,8 +12,8 @@ import (
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// write stores each ready item in a transaction of its own, up to inFlight
-// at once, so that the engine can share commits among them. A run that
+// write stores each ready item in a transaction of its own, up to the
+// engine's write concurrency at once, so that the engine can share commits among them. A run that
 // aborts on failure writes one API at a time, in order, and stops at the
 // first failure: no API after it is touched.
 func (r *run) write(ctx context.Context, items []*item) {
@@ -32,7 +32,7 @@ func (r *run) write(ctx context.Context, items []*item) {
 		return
 	}
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, inFlight)
+	slots := make(chan struct{}, r.e.writes)
 	for _, it := range items {
 		if it.planned.decided() {
 			continue
@@ -72,6 +72,9 @@ func (r *run) writeOne(ctx context.Context, it *item) {
 	case errors.Is(err, errRefused):
 	case errors.Is(err, kv.ErrTooLarge):
 		o = failed([]string{err.Error()})
+	case errors.Is(err, kv.ErrUnavailable):
+		r.e.log.Warn("write", "api_id", it.id, "err", err)
+		o = failed(msgUnavailable)
 	case err != nil:
 		r.e.log.Error("write", "api_id", it.id, "err", err)
 		o = failed(msgInternal)
