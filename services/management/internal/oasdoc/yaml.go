@@ -2,7 +2,6 @@ package oasdoc
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -200,89 +199,8 @@ func yamlInt(v string) (string, error) {
 	return n.String(), nil
 }
 
-// JSONToYAML writes a JSON document as YAML (two-space indent), keeping key
-// order and number spelling; YAMLToJSON of the result is the same document.
-func JSONToYAML(doc []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	n, err := jsonNode(dec)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(n); err != nil {
-		return nil, err
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, _ := k.(string)
-				v, err := jsonNode(dec)
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content, stringNode(key), v)
-			}
-			_, err := dec.Token() // '}'
-			return n, err
-		case '[':
-			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-			for dec.More() {
-				v, err := jsonNode(dec)
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content, v)
-			}
-			_, err := dec.Token() // ']'
-			return n, err
-		}
-	case string:
-		return stringNode(t), nil
-	case json.Number:
-		tag := "!!int"
-		if strings.ContainsAny(string(t), ".eE") {
-			tag = "!!float"
-		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(t)}, nil
-	case bool:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(t)}, nil
-	case nil:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
-	}
-	return nil, fmt.Errorf("unexpected JSON token %v", tok)
-}
-
 // yaml11Bools are plain words a YAML 1.1 reader (such as Tyk's) takes for
 // booleans although YAML 1.2 does not; they are quoted so that any reader
 // gets a string back.
 var yaml11Bools = map[string]bool{"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true,
 	"no": true, "No": true, "NO": true, "on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true}
-
-func stringNode(s string) *yaml.Node {
-	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
-	if yaml11Bools[s] {
-		n.Style = yaml.DoubleQuotedStyle
-	}
-	return n
-}
