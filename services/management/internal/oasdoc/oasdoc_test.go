@@ -142,8 +142,10 @@ func TestYAMLToJSON(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	valid := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"name":"n","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/p/"}}}}`
-	if err := Validate(context.Background(), []byte(valid)); err != nil {
-		t.Fatalf("valid document: %v", err)
+	for _, doc := range []string{valid, strings.Replace(valid, `"paths":{}`, `"paths":{"x-note":[1],"/a/{id}":{"get":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}}}`, 1), string(large(20))} {
+		if err := Validate(context.Background(), []byte(doc)); err != nil {
+			t.Fatalf("valid document: %v", err)
+		}
 	}
 	for _, c := range []struct{ from, to, mention string }{
 		{`"x-tyk-api-gateway":{`, `"x-other":{`, ""},
@@ -157,6 +159,10 @@ func TestValidate(t *testing.T) {
 		{`"openapi":"3.0.3"`, `"openapi":"3.1.0"`, "openapi"},
 		{`"title":"t",`, ``, "title"},
 		{`"paths":{}`, `"paths":{"x":{}}`, "x"},
+		{`"paths":{}`, `"paths":[]`, "paths"},
+		{`"paths":{}`, `"paths":{"/a":{},"/b":{"get":{"responses":"none"}}}`, "responses"},
+		{`"paths":{}`, `"paths":{"x-note":1,"/b":{"get":{"responses":{"200":{"description":"ok"}},"parameters":[{"name":"q","in":"nowhere"}]}}}`, "nowhere"},
+		{`"paths":{}`, `"paths":{"/b":{"get":{"responses":{"200":{"description":"ok","content":{"a/b":{"schema":{"type":"wrong"}}}}}}}}`, "wrong"},
 	} {
 		doc := strings.Replace(valid, c.from, c.to, 1)
 		err := Validate(context.Background(), []byte(doc))
