@@ -17,14 +17,14 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test test-long lint generate checkgenerate bench contract contract-etcd etcd clean fuzz
+.PHONY: help build run test test-short test-long lint generate checkgenerate bench contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## build bin/studio, bin/management and bin/portal
 	@mkdir -p bin
-	@for s in $(SERVICES); do go build -o bin/$$s ./services/$$s/cmd/$$s; done
+	@for s in $(SERVICES); do echo "go build bin/$$s (the first build takes about a minute)"; go build -o bin/$$s ./services/$$s/cmd/$$s; done
 
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
@@ -32,14 +32,25 @@ run: build ## run all three services on their defaults; Ctrl-C stops them
 test: ## go test -race over the whole workspace
 	go test -race -count=1 work
 
+test-short: ## the inner loop: go test -short (unit and API tests; slow tests skip themselves), without the deploy module
+	go test -short -count=1 $$(go list work | grep -v '/deploy')
+
 test-long: $(GOBIN)/etcd ## the long runs make test skips (SIGKILL during a 3,000-API migration on etcd, ...)
 	GATEHOUSE_LONG=1 go test -race -count=1 -run 'OnEtcd|Replicas' ./services/management/... ./deploy/replicas/...
 
-lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticcheck and buf lint
+MODULES := $(shell sed -n 's|^\t\./||p' go.work)
+
+lint: $(GOBIN)/staticcheck $(GOBIN)/buf third_party ## gofmt, go vet, staticcheck, tidy modules that build alone, buf lint, format and breaking
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'not gofmt-formatted'; exit 1; }
 	go vet work
 	staticcheck work
+	@for m in $(MODULES); do \
+		(cd $$m && go mod tidy -diff >/dev/null) || { echo "$$m: go.mod or go.sum is not tidy: run go mod tidy in $$m"; exit 1; }; \
+		(cd $$m && GOWORK=off go build ./...) || { echo "$$m: does not build alone (GOWORK=off go build ./...)"; exit 1; }; \
+	done
 	buf lint
+	buf format proto --diff --exit-code
+	@tools/buf-breaking.sh
 
 FUZZTIME ?= 2m
 fuzz: ## run every fuzz target for FUZZTIME each (default 2m; not part of make test)
@@ -100,11 +111,11 @@ clean: ## remove build outputs
 	rm -rf bin third_party
 
 .PHONY: images
-images: ## build images gatehouse/<svc>:IMAGE_TAG (default dev) from deploy/Dockerfile; a no-op without a Docker engine
-	@if ! docker info >/dev/null 2>&1; then \
-		echo "images: no Docker engine reachable (docker info failed): not building images."; \
-		echo "images: go test ./deploy/... proves what they would contain (static binaries that start and stop cleanly)."; \
-		exit 0; \
+images: ## build images gatehouse/<svc>:IMAGE_TAG (default dev) from deploy/Dockerfile; fails without a Docker engine
+	@if ! out=$$(docker info 2>&1 >/dev/null); then \
+		echo "images: no Docker engine reachable, so no image was built: $$(echo "$$out" | tail -1)" >&2; \
+		echo "images: start Docker (or set DOCKER_HOST); without one, go test ./deploy/... checks the binaries the images would hold." >&2; \
+		exit 1; \
 	fi; \
 	for s in $(SERVICES); do \
 		echo "docker build -f deploy/Dockerfile --target $$s -t gatehouse/$$s:$(or $(IMAGE_TAG),dev) ."; \

@@ -2,25 +2,58 @@
 # `make run`: starts the three services on their default addresses and
 # embedded stores under data/, with one bootstrap credential per service
 # (kept in data/<service>.token so that it survives restarts), waits for them
-# to be healthy, prints how to try them, and stops them all on Ctrl-C.
+# to be healthy, prints how to try them, and stops them all on Ctrl-C (exit 0).
+#
+# One instance at a time: it holds a lock on data/.run.lock while it runs and
+# refuses to start, touching nothing under data/, when another one holds it or
+# when one of its ports is already taken by some other program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p data
 declare -A http=([studio]=127.0.0.1:8080 [management]=127.0.0.1:3000 [portal]=127.0.0.1:3001)
 declare -A grpc=([studio]=127.0.0.1:9080 [management]=127.0.0.1:9000 [portal]=127.0.0.1:9001)
+
+exec 9>>data/.run.lock
+if ! flock -n 9; then
+  echo "make run: another Gatehouse (make run) is already running from this folder: it holds data/.run.lock." >&2
+  echo "make run: stop it first (Ctrl-C in its terminal); nothing was started and its files were left alone." >&2
+  exit 1
+fi
+in_use() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+for s in studio management portal; do
+  for a in "${http[$s]}" "${grpc[$s]}"; do
+    if in_use "$a"; then
+      echo "make run: $a ($s) is already in use by another program: stop it, or run bin/$s with other --http-addr/--grpc-addr." >&2
+      exit 1
+    fi
+  done
+done
+
 pids=()
+declare -A pid_of=()
 stop() { trap - INT TERM EXIT; kill -TERM "${pids[@]}" 2>/dev/null || true; wait "${pids[@]}" 2>/dev/null || true; echo "stopped"; }
-trap stop INT TERM EXIT
+# Ctrl-C is how one stops it: a clean stop, exit status 0.
+trap 'stop; exit 0' INT TERM
+trap stop EXIT
+# failed prints a service's own last log lines, where its error is.
+failed() { echo "make run: $1 $2; its last log lines (data/$1.log):" >&2; tail -n 5 "data/$1.log" | sed 's/^/  /' >&2; }
+echo "starting studio, management and portal (stores and logs under data/)..."
 for s in studio management portal; do
   tok=data/$s.token
   [ -s "$tok" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' > "$tok")
   ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" --db "data/$s.db" --bootstrap-token "$(cat "$tok")" \
     > "data/$s.log" 2>&1 &
   pids+=($!)
+  pid_of[$s]=$!
 done
 for s in studio management portal; do
-  for _ in $(seq 50); do curl -fsS "http://${http[$s]}/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-  curl -fsS "http://${http[$s]}/healthz" >/dev/null || { echo "$s did not start; see data/$s.log"; tail -5 "data/$s.log"; exit 1; }
+  for _ in $(seq 100); do
+    kill -0 "${pid_of[$s]}" 2>/dev/null || break
+    curl -fsS "http://${http[$s]}/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  if ! kill -0 "${pid_of[$s]}" 2>/dev/null; then failed "$s" "exited at start"; exit 1; fi
+  curl -fsS "http://${http[$s]}/healthz" >/dev/null 2>&1 || { failed "$s" "did not answer /healthz within 10 s"; exit 1; }
 done
 st=$(cat data/studio.token) mg=$(cat data/management.token) pt=$(cat data/portal.token)
 cat <<EOT
@@ -55,4 +88,8 @@ Try it (paste into a shell; each block creates what it uses, so it works on any 
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" \\
        -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT
+set +e
 wait -n "${pids[@]}"
+for s in studio management portal; do
+  kill -0 "${pid_of[$s]}" 2>/dev/null || { failed "$s" "stopped"; exit 1; }
+done
