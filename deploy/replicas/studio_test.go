@@ -225,14 +225,10 @@ func TestStudioReplicas(t *testing.T) {
 					body = llmBody("during-loss")
 				}
 				a := r.call(t, req[0], req[1], token, body)
-				if req[1] == "/readyz" && a.status == http.StatusNotFound {
-					t.Logf("replica %d: no /readyz yet (CONTRACT §0): not checked", i)
-					continue
-				}
 				if a.status != http.StatusServiceUnavailable {
 					t.Errorf("replica %d %s %s without quorum: %d %s, want 503", i, req[0], req[1], a.status, a.body)
 				}
-				if req[1] != "/readyz" && !strings.Contains(a.body, "store unavailable") {
+				if !strings.Contains(a.body, "store unavailable") {
 					t.Errorf("replica %d %s %s: body %s does not say store unavailable", i, req[0], req[1], a.body)
 				}
 				// A hang check, not a speed goal.
@@ -248,7 +244,7 @@ func TestStudioReplicas(t *testing.T) {
 			waitUntil(t, 30*time.Second, func() bool {
 				return r.call(t, "POST", "/api/v1/llm-settings", token, llmBody("after")).status == http.StatusCreated
 			})
-			if a := r.call(t, "GET", "/readyz", "", ""); a.status != http.StatusOK && a.status != http.StatusNotFound {
+			if a := r.call(t, "GET", "/readyz", "", ""); a.status != http.StatusOK {
 				t.Errorf("replica %d /readyz after recovery: %d", i, a.status)
 			}
 		}
