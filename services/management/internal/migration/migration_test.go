@@ -18,6 +18,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -25,14 +26,14 @@ import (
 var bg = context.Background()
 
 // newStore opens a store on a fresh bbolt file whose indexes are checked at
-// cleanup. Every update function runs twice (see twice).
+// cleanup. Every update function runs twice (kvtest.Twice).
 func newStore(t testing.TB) *store.Store {
 	t.Helper()
 	e, err := boltkv.Open(filepath.Join(t.TempDir(), "m.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(bg, twice{e})
+	st, err := store.Open(bg, kvtest.Twice(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,27 +44,6 @@ func newStore(t testing.TB) *store.Store {
 		st.Close()
 	})
 	return st
-}
-
-// twice is an engine that runs every update function twice: once in a
-// transaction it rolls back, then for real, as an engine that retries on
-// conflict may. An engine write that is not safe to run again fails the
-// tests.
-type twice struct{ kv.Engine }
-
-var errFirstRun = errors.New("first run, rolled back")
-
-func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
-		if err := fn(w); err != nil {
-			return err
-		}
-		return errFirstRun
-	})
-	if !errors.Is(err, errFirstRun) {
-		return err
-	}
-	return e.Engine.Update(ctx, fn)
 }
 
 func newEngine(st *store.Store) *Engine {

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/boltstore"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 )
 
 var bg = context.Background()
@@ -26,33 +27,12 @@ func openAt(t testing.TB, path string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(bg, twice{e})
+	s, err := Open(bg, kvtest.Twice(e))
 	if err != nil {
 		e.Close()
 		t.Fatal(err)
 	}
 	return s
-}
-
-// twice is an engine that runs every update function twice: once in a
-// transaction it rolls back, then for real, as an engine that retries on
-// conflict may. Every test of the store goes through it, so an update
-// function that is not safe to run again fails them.
-type twice struct{ kv.Engine }
-
-var errFirstRun = errors.New("first run, rolled back")
-
-func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
-		if err := fn(w); err != nil {
-			return err
-		}
-		return errFirstRun
-	})
-	if !errors.Is(err, errFirstRun) {
-		return err
-	}
-	return e.Engine.Update(ctx, fn)
 }
 
 // open gives a store on a fresh file, checked for consistency at cleanup.

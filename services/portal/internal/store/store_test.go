@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 )
 
 // open returns a store on a bbolt engine in a fresh folder; when the test
@@ -36,7 +37,8 @@ func openAt(t testing.TB, path string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, e)
+	// Every update function runs twice, as an engine retrying on conflict may run it.
+	s, err := Open(ctx, kvtest.Twice(e))
 	if err != nil {
 		e.Close()
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 )
 
 var ctx = context.Background()
@@ -32,7 +33,8 @@ func openAt(t *testing.T, path string) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(ctx, e)
+	// Every update function runs twice, as an engine retrying on conflict may run it.
+	s, err := Open(ctx, kvtest.Twice(e))
 	if err != nil {
 		e.Close()
 		t.Fatal(err)
