@@ -18,6 +18,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"math"
 )
 
 var (
@@ -88,4 +89,18 @@ type WriteTx interface {
 	// nothing. Sequences live beside the key space: Get, Scan and Count do
 	// not see them.
 	NextSeq(name string) (uint64, error)
+}
+
+// NextID32 advances the sequence called name (see WriteTx.NextSeq) and
+// returns its value as a uint32 record id; past 2^32-1 it answers
+// ErrSeqExhausted, so an id is never reused by wrapping around.
+func NextID32(tx WriteTx, name string) (uint32, error) {
+	n, err := tx.NextSeq(name)
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxUint32 {
+		return 0, ErrSeqExhausted
+	}
+	return uint32(n), nil
 }

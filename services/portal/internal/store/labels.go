@@ -21,7 +21,7 @@ func (s *Store) CreateLabel(ctx context.Context, kind LabelKind, name string) (L
 		if taken {
 			return ErrAlreadyExists
 		}
-		id, err := nextID(tx, labelLayout[kind].seq)
+		id, err := kv.NextID32(tx, labelLayout[kind].seq)
 		if err != nil {
 			return err
 		}

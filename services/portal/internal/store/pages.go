@@ -28,7 +28,7 @@ func (s *Store) CreatePage(ctx context.Context, product uint32, fill func(*Page,
 		if err := pathFree(tx, product, 0, p.Path); err != nil {
 			return err
 		}
-		id, err := nextID(tx, pageSeq)
+		id, err := kv.NextID32(tx, pageSeq)
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
@@ -23,8 +22,6 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrPathTaken means another page of the product has that Path (see PathTakenError).
 	ErrPathTaken = errors.New("path taken")
-	// ErrIDsExhausted means every uint32 id has been handed out.
-	ErrIDsExhausted = errors.New("no ids left")
 )
 
 // Store is the portal's domain store. Every write is one transaction,
@@ -117,17 +114,6 @@ func lookupIn(tx kv.ReadTx) (LabelLookup, func() error) {
 		}
 }
 
-func nextID(tx kv.WriteTx, name string) (uint32, error) {
-	n, err := tx.NextSeq(name)
-	if err != nil {
-		return 0, err
-	}
-	if n > math.MaxUint32 {
-		return 0, ErrIDsExhausted
-	}
-	return uint32(n), nil
-}
-
 func put(tx kv.WriteTx, k []byte, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -190,7 +176,7 @@ func window(tx kv.ReadTx, prefix []byte, offset, limit int, fn func(k, v []byte)
 func (s *Store) CreateProduct(ctx context.Context, p Product) (Product, error) {
 	var out Product
 	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
-		id, err := nextID(tx, productSeq)
+		id, err := kv.NextID32(tx, productSeq)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ type LlmSettings struct {
 func (s *Store) CreateLlmSettings(ctx context.Context, rec LlmSettings) (LlmSettings, error) {
 	var id uint32
 	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
-		n, err := nextID(tx, llmSeq)
+		n, err := kv.NextID32(tx, llmSeq)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
@@ -19,8 +18,6 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrAlreadyExists means a user with that API-key hash exists.
 	ErrAlreadyExists = errors.New("already exists")
-	// ErrIDsExhausted means every uint32 id has been handed out.
-	ErrIDsExhausted = errors.New("no ids left")
 )
 
 // Store is the studio's domain store.
@@ -37,18 +34,6 @@ func Open(ctx context.Context, e kv.Engine) (*Store, error) {
 
 // Ready reports whether the engine answers (readiness).
 func (s *Store) Ready(ctx context.Context) error { return s.kv.Ready(ctx) }
-
-// nextID hands out the next uint32 id of sequence name.
-func nextID(tx kv.WriteTx, name string) (uint32, error) {
-	n, err := tx.NextSeq(name)
-	if err != nil {
-		return 0, err
-	}
-	if n > math.MaxUint32 {
-		return 0, ErrIDsExhausted
-	}
-	return uint32(n), nil
-}
 
 func putJSON(tx kv.WriteTx, key []byte, v any) error {
 	raw, err := json.Marshal(v)

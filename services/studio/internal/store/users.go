@@ -38,7 +38,7 @@ func putNewUser(tx kv.WriteTx, u User) (uint32, error) {
 	if taken != nil {
 		return 0, ErrAlreadyExists
 	}
-	id, err := nextID(tx, userSeq)
+	id, err := kv.NextID32(tx, userSeq)
 	if err != nil {
 		return 0, err
 	}
