@@ -63,9 +63,9 @@ type Etcd struct {
 
 // Limits bound what clients can hold of a service. Zero fields take the
 // defaults of pkg/server and pkg/gateway; only MaxConns and MaxInFlight are
-// flags, the timeouts are for tests.
+// flags, the timeouts and the gRPC fields are for tests.
 type Limits struct {
-	MaxConns    int // open HTTP connections; one more is answered 503 and closed (--max-conns, MAX_CONNS)
+	MaxConns    int // open HTTP connections, and gRPC connections apart; one more is answered 503 (gRPC: closed) (--max-conns, MAX_CONNS)
 	MaxInFlight int // REST requests served at once; one more is answered 503 (--max-inflight, MAX_INFLIGHT)
 
 	ReadHeaderTimeout time.Duration // request line and headers
@@ -73,6 +73,9 @@ type Limits struct {
 	WriteTimeout      time.Duration // from the end of the headers to the end of the answer
 	BodyGrace         time.Duration // a body's read deadline: BodyGrace + length at MinBodyRate
 	MinBodyRate       int           // bytes per second
+
+	GRPCMaxStreams  int           // calls one gRPC connection has open at once
+	GRPCPingMinTime time.Duration // a gRPC client pinging more often is disconnected
 }
 
 // Defaults are a service's built-in values, used when neither a flag nor the

@@ -36,6 +36,11 @@ const MaxRecvMsgSize = 17 << 20
 // 5 minutes, a dead one noticed within 80 s.
 const MaxConcurrentStreams = 1024
 
+// PingMinTime is the keepalive enforcement's shortest interval between a
+// client's pings; three pings closer together get the connection closed
+// (GOAWAY ENHANCE_YOUR_CALM "too_many_pings").
+const PingMinTime = 10 * time.Second
+
 // AuthFunc checks the caller of fullMethod from the incoming metadata — and,
 // for authorization, may look at the decoded request — and returns the
 // context the handler runs with (carrying the caller), or a status error
@@ -46,6 +51,8 @@ type AuthFunc func(ctx context.Context, fullMethod string, req any) (context.Con
 // New returns a server with the interceptors in place and health and
 // reflection registered; health reports SERVING until the caller changes it.
 // auth may be nil. Health and reflection calls are never authenticated.
+// opts come after the defaults, so they replace them (pkg/server passes
+// its configured limits this way).
 func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
 	log = log.With("component", "grpc")
 	opts = append([]grpc.ServerOption{
@@ -53,7 +60,7 @@ func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Serv
 		grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.ConnectionTimeout(10 * time.Second),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: PingMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.ChainUnaryInterceptor(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -100,6 +101,10 @@ func withDefaults(l config.Limits) config.Limits {
 	set(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	set(&l.IdleTimeout, DefaultIdleTimeout)
 	set(&l.WriteTimeout, DefaultWriteTimeout)
+	if l.GRPCMaxStreams <= 0 {
+		l.GRPCMaxStreams = grpcserver.MaxConcurrentStreams
+	}
+	set(&l.GRPCPingMinTime, grpcserver.PingMinTime)
 	set(&l.BodyGrace, gateway.DefaultBodyGrace)
 	if l.MinBodyRate <= 0 {
 		l.MinBodyRate = gateway.DefaultMinBodyRate
@@ -115,7 +120,9 @@ var ReadyInterval = 5 * time.Second
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
 	defer l.Close()
 	limits := withDefaults(svc.Limits)
-	grpcSrv, health := grpcserver.New(log, svc.Auth)
+	grpcSrv, health := grpcserver.New(log, svc.Auth,
+		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true}))
 	svc.Register(grpcSrv)
 	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
 
