@@ -65,27 +65,27 @@ Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
 API descriptions: http://<addr>/openapi.json on each service.
 
 Try it (paste into a shell; each block creates what it uses, so it works on any store):
-  S=http://${http[studio]}/api/v1 SK=$st M=http://${http[management]}/api MK=$mg P=http://${http[portal]}/portal-api PK=$pt
+  S=http://${http[studio]}/api/v1 STUDIO_KEY=$st M=http://${http[management]}/api MGMT_KEY=$mg P=http://${http[portal]}/portal-api PORTAL_KEY=$pt
   # studio: create LLM settings, then DELETE them (204, no body)
-  ID=\$(curl -s -X POST \$S/llm-settings -H "Authorization: Bearer \$SK" \\
+  ID=\$(curl -s -X POST \$S/llm-settings -H "Authorization: Bearer \$STUDIO_KEY" \\
        -d '{"data":{"type":"llm-settings","attributes":{"model_name":"gpt-4o"}}}' | sed -E 's/.*"id":"([0-9]+)".*/\1/')
-  curl -s -i -X DELETE \$S/llm-settings/\$ID -H "Authorization: Bearer \$SK"
+  curl -s -i -X DELETE \$S/llm-settings/\$ID -H "Authorization: Bearer \$STUDIO_KEY"
   # management: a classic API, migrated to Tyk OAS; its categories (from #words in the name) and its export
-  API=\$(curl -s -X POST \$M/apis -H "Authorization: \$MK" -d '{"api_definition":{"name":"Orders #shop",
+  API=\$(curl -s -X POST \$M/apis -H "Authorization: \$MGMT_KEY" -d '{"api_definition":{"name":"Orders #shop",
        "proxy":{"listen_path":"/orders/","target_url":"http://127.0.0.1:9999/","strip_listen_path":true},
        "version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}},"use_keyless":true,"active":true}}' \\
        | sed -E 's/.*"ID":"([0-9a-f]+)".*/\1/')
-  curl -s -X POST \$M/apis/migrate -H "Authorization: \$MK" -d "{\"mode\":\"direct\",\"apiIDs\":[\"\$API\"]}"
-  curl -s \$M/apis/oas/\$API/categories -H "Authorization: \$MK"
-  curl -s -i \$M/apis/oas/\$API/export -H "Authorization: \$MK"
-  curl -s "\$M/apis?p=0" -H "Authorization: \$MK"
+  curl -s -X POST \$M/apis/migrate -H "Authorization: \$MGMT_KEY" -d "{\"mode\":\"direct\",\"apiIDs\":[\"\$API\"]}"
+  curl -s \$M/apis/oas/\$API/categories -H "Authorization: \$MGMT_KEY"
+  curl -s -i \$M/apis/oas/\$API/export -H "Authorization: \$MGMT_KEY"
+  curl -s "\$M/apis?p=0" -H "Authorization: \$MGMT_KEY"
   # portal: a product and a tutorial page, then PUT a new title (the other fields stay)
-  PROD=\$(curl -s -X POST \$P/products -H "Authorization: \$PK" -d '{"Name":"orders"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
-  DOC=\$(curl -s -X POST \$P/products/\$PROD/docs -H "Authorization: \$PK" \\
+  PROD=\$(curl -s -X POST \$P/products -H "Authorization: \$PORTAL_KEY" -d '{"Name":"orders"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
+  DOC=\$(curl -s -X POST \$P/products/\$PROD/docs -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Title":"Getting started","Content":"Hello"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
-  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" -d '{"Title":"Getting started with orders"}'
+  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" -d '{"Title":"Getting started with orders"}'
   # publish it as Markdown; then open http://${http[portal]}/ in a browser
-  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PK" \\
+  curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT
 set +e

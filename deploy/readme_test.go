@@ -1,0 +1,116 @@
+package deploy
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+)
+
+// The README's examples are what a newcomer pastes first, so they must run as
+// they are, on any store: TestREADMEExamples starts the three services built
+// as the Dockerfile builds them on 127.0.0.1:0, with their keys in
+// data/<service>.token of a fresh folder as `make run` keeps them, and runs
+// every ```sh block of README.md with bash -e in that folder, the whole set
+// twice in a row on the same stores. Only the base URLs come from the
+// environment (S, M, P, G); the keys are read by the blocks themselves.
+
+// readmeBlockRE finds the ```sh blocks; the commands that start things
+// (make run, etcd) are in plain ``` blocks and are not run here.
+var readmeBlockRE = regexp.MustCompile("(?ms)^```sh\n(.*?)^```")
+
+// readmeFailureRE matches what a failed example prints: an HTTP status line
+// of 4xx or 5xx (curl -i), the studio's and the portal's error bodies, the
+// management error body, and a migration that failed an API.
+var readmeFailureRE = regexp.MustCompile(`HTTP/[0-9.]+ [45][0-9][0-9]|"errors":\[[{"]|"Status":"Error"|"failure":\{"count":[1-9]`)
+
+func TestREADMEExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the three binaries")
+	}
+	for _, tool := range []string{"bash", "curl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	for _, m := range readmeBlockRE.FindAllStringSubmatch(string(readme), -1) {
+		blocks = append(blocks, m[1])
+	}
+	if len(blocks) < 4 {
+		t.Fatalf("README.md has %d ```sh blocks, want the studio, management, portal and gRPC examples", len(blocks))
+	}
+	// Its own build (not builtBinaries: TestBinaries removes its folder when it ends).
+	bins, err := binproc.Build(repoRoot, t.TempDir(), []string{"studio", "management", "portal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	work := t.TempDir()
+	if err := os.Mkdir(filepath.Join(work, "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{}
+	for _, svc := range []string{"studio", "management", "portal"} {
+		if bins[svc] == "" {
+			t.Fatalf("%s was not built", svc)
+		}
+		token := binproc.RandomToken(t)
+		if err := os.WriteFile(filepath.Join(work, "data", svc+".token"), []byte(token), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		p := binproc.Start(t, bins[svc], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+			"--db", filepath.Join(work, "data", svc+".db"), "--bootstrap-token", token}, os.Environ(), nil, work)
+		t.Cleanup(func() { p.Stop(t, 30*time.Second) })
+		switch svc {
+		case "studio":
+			base["S"], base["G"] = "http://"+p.HTTPAddr+"/api/v1", p.GRPCAddr
+		case "management":
+			base["M"] = "http://" + p.HTTPAddr + "/api"
+		case "portal":
+			base["P"] = "http://" + p.HTTPAddr + "/portal-api"
+		}
+	}
+	env := []string{}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "S", "M", "P", "G", "STUDIO_KEY", "MGMT_KEY", "PORTAL_KEY":
+		default:
+			env = append(env, kv)
+		}
+	}
+	for name, v := range base {
+		env = append(env, name+"="+v)
+	}
+
+	_, grpcurlErr := exec.LookPath("grpcurl")
+	for run := 1; run <= 2; run++ {
+		for i, block := range blocks {
+			name := fmt.Sprintf("run %d, block %d (%s)", run, i+1, strings.SplitN(block, "\n", 2)[0])
+			if strings.Contains(block, "grpcurl ") && grpcurlErr != nil {
+				t.Logf("%s: skipped, grpcurl is not installed (go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest)", name)
+				continue
+			}
+			cmd := exec.Command("bash", "-e", "-c", block)
+			cmd.Dir, cmd.Env = work, env
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, out)
+			}
+			if m := readmeFailureRE.Find(out); m != nil {
+				t.Fatalf("%s printed a failure (%s):\n%s", name, m, out)
+			}
+		}
+	}
+}
