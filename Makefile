@@ -10,6 +10,8 @@ MODCACHE = $(shell go env GOMODCACHE)
 GOOGLEAPIS_FROM := github.com/grpc-ecosystem/grpc-gateway@v1.16.0
 OPENAPIV2_FROM := github.com/grpc-ecosystem/grpc-gateway/v2@v2.32.0
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# grpcurl runs the README's gRPC example in TestREADMEExamples.
+GRPCURL := github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
 # Services whose part of ../shared/contract passes; `make contract` runs them.
 CONTRACT_SERVICES ?= studio management portal
 CONTRACT := ../shared/contract/run
@@ -29,7 +31,7 @@ build: ## build bin/studio, bin/management and bin/portal
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
 
-test: ## go test -race over the whole workspace
+test: $(GOBIN)/grpcurl ## go test -race over the whole workspace
 	go test -race -count=1 work
 
 test-short: ## the inner loop: go test -short (unit and API tests; slow tests skip themselves), without the deploy module
@@ -106,6 +108,9 @@ $(GOBIN)/swagger: tools/openapi/go.mod tools/openapi/go.sum
 
 $(GOBIN)/staticcheck:
 	GOBIN=$(GOBIN) go install $(STATICCHECK)
+
+$(GOBIN)/grpcurl:
+	GOBIN=$(GOBIN) go install $(GRPCURL)
 
 clean: ## remove build outputs
 	rm -rf bin third_party
