@@ -49,6 +49,14 @@ type Options struct {
 	// JSON, wrong types): its HTTP status and messages. When nil, 400 with the
 	// decoder's message.
 	RequestError func(r *http.Request, err error) (int, []string)
+	// QueryInt, when set, reads the REST query parameters that are integer
+	// fields of a route's request (as the OpenAPI description lists them)
+	// with the service's own rules, so that the gRPC API takes integers
+	// while REST keeps the contract's answer to text that is not one. Given
+	// a parameter's name and text it returns the decimal integer to pass on,
+	// "" to leave the field unset, or an error to answer instead (such as a
+	// rest.Error). When nil, grpc-gateway parses such values itself.
+	QueryInt func(name, text string) (string, error)
 	// Authenticate, when set, checks a routed request's credentials before
 	// the facade reads its body, so a caller without them is refused (401)
 	// before learning anything about its body. The gRPC auth hook still
@@ -113,7 +121,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, e
 	limits := o.Limits.withDefaults()
 	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight)}
 	jsonpb := NewJSON(o.Marshal)
-	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, validPathParams)}
+	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, validPathParams, f.readIntQuery)}
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}

@@ -16,11 +16,20 @@ type route struct {
 	segments []string // "{...}" matches any one segment
 	methods  []string
 	literals int // segments that are not "{...}": the more, the more specific
+	// ints names, by method, the query parameters that are integer fields.
+	ints map[string][]string
 }
 
 func parseRoutes(openapi []byte) (routes, error) {
 	var doc struct {
-		Paths map[string]map[string]json.RawMessage `json:"paths"`
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string `json:"name"`
+				In     string `json:"in"`
+				Type   string `json:"type"`
+				Format string `json:"format"`
+			} `json:"parameters"`
+		} `json:"paths"`
 	}
 	if err := json.Unmarshal(openapi, &doc); err != nil {
 		return nil, err
@@ -28,8 +37,17 @@ func parseRoutes(openapi []byte) (routes, error) {
 	var rs routes
 	for path, ops := range doc.Paths {
 		r := route{pattern: path, segments: strings.Split(strings.Trim(path, "/"), "/")}
-		for m := range ops {
-			r.methods = append(r.methods, strings.ToUpper(m))
+		for m, op := range ops {
+			m = strings.ToUpper(m)
+			r.methods = append(r.methods, m)
+			for _, p := range op.Parameters {
+				if p.In == "query" && (p.Type == "integer" || p.Format == "int64" || p.Format == "uint64") {
+					if r.ints == nil {
+						r.ints = map[string][]string{}
+					}
+					r.ints[m] = append(r.ints[m], p.Name)
+				}
+			}
 		}
 		for _, s := range r.segments {
 			if !isWild(s) {
@@ -61,6 +79,27 @@ func (rs routes) allowed(path string) []string {
 // specific one when several match — or "" when none does. It is the route
 // label of metrics and logs: a closed set, never the raw path.
 func (rs routes) pattern(method, path string) string {
+	if i := rs.find(method, path); i >= 0 {
+		return rs[i].pattern
+	}
+	return ""
+}
+
+// intQuery lists the query parameters of the route that serves method at
+// path which are integer fields of its request.
+func (rs routes) intQuery(method, path string) []string {
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	if i := rs.find(method, path); i >= 0 {
+		return rs[i].ints[method]
+	}
+	return nil
+}
+
+// find returns the index of the most specific route serving method at path,
+// or -1.
+func (rs routes) find(method, path string) int {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	best := -1
 	for i, r := range rs {
@@ -68,10 +107,7 @@ func (rs routes) pattern(method, path string) string {
 			best = i
 		}
 	}
-	if best < 0 {
-		return ""
-	}
-	return rs[best].pattern
+	return best
 }
 
 func isWild(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }

@@ -67,3 +67,29 @@ func TestRoutePattern(t *testing.T) {
 		}
 	}
 }
+
+func TestIntegerQueryParameters(t *testing.T) {
+	doc := []byte(`{"paths":{"/api/things":{"get":{"parameters":[
+		{"name":"page","in":"query","type":"string","format":"int64"},
+		{"name":"size","in":"query","type":"integer","format":"int32"},
+		{"name":"category","in":"query","type":"string"},
+		{"name":"body","in":"body"}]},"post":{}}}}`)
+	rs, err := parseRoutes(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		method, path string
+		want         []string
+	}{
+		{"GET", "/api/things", []string{"page", "size"}},
+		{"HEAD", "/api/things", []string{"page", "size"}},
+		{"POST", "/api/things", nil},
+		{"GET", "/api/other", nil},
+	}
+	for _, tt := range tests {
+		if got := rs.intQuery(tt.method, tt.path); !slices.Equal(got, tt.want) {
+			t.Errorf("intQuery(%s %s) = %v, want %v", tt.method, tt.path, got, tt.want)
+		}
+	}
+}

@@ -118,19 +118,29 @@ func incoming(ctx context.Context, key string) string {
 // pageSize is the page length of every list.
 const pageSize = 10
 
-// paging reads p: empty means 1, 0 or negative means everything.
-func paging(p string) (offset, limit int, err error) {
-	if p == "" {
+// paging reads p: unset means 1, 0 or negative means everything.
+func paging(p *int64) (offset, limit int, err error) {
+	if p == nil {
 		return 0, pageSize, nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(p))
-	if err != nil {
-		return 0, 0, errBadPage
-	}
+	n := *p
 	if n <= 0 {
 		return 0, -1, nil
 	}
-	return (min(n, 1<<30) - 1) * pageSize, pageSize, nil
+	return (int(min(n, 1<<30)) - 1) * pageSize, pageSize, nil
+}
+
+// QueryInt reads the REST query's p as the contract does: surrounding
+// spaces are ignored and text that is not an integer is refused.
+func QueryInt(_, text string) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	if err != nil {
+		return "", errBadPage
+	}
+	return strconv.Itoa(n), nil
 }
 
 func pages(total int) int32 { return int32((total + pageSize - 1) / pageSize) }

@@ -74,7 +74,7 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 }
 
 func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest) (*managementv1.ListAPIsResponse, error) {
-	offset, limit, err := paging(req.GetP())
+	offset, limit, err := paging(req.P)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (s *Server) userMessage(u store.User) *managementv1.User {
 }
 
 func (s *Server) ListUsers(ctx context.Context, req *managementv1.ListUsersRequest) (*managementv1.ListUsersResponse, error) {
-	offset, limit, err := paging(req.GetP())
+	offset, limit, err := paging(req.P)
 	if err != nil {
 		return nil, err
 	}

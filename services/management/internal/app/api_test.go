@@ -13,6 +13,7 @@ import (
 	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/kv"
@@ -440,7 +441,7 @@ func TestGRPC(t *testing.T) {
 	if err != nil || !json.Valid(got.GetBody().GetData()) {
 		t.Fatalf("GetOASAPI: %v %v", got, err)
 	}
-	list, err := in.client.ListAPIs(ctx, &managementv1.ListAPIsRequest{P: "0"})
+	list, err := in.client.ListAPIs(ctx, &managementv1.ListAPIsRequest{P: proto.Int64(0)})
 	if err != nil || !bytes.Contains(list.GetBody().GetData(), []byte(`"api_id":"`+id+`"`)) {
 		t.Fatalf("ListAPIs: %v %v", list, err)
 	}

@@ -60,6 +60,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			OpenAPI:      openapi.Management,
 			Marshal:      marshal,
 			ErrorBody:    errorBody,
+			QueryInt:     api.QueryInt,
 			RequestError: requestError,
 			Authenticate: srv.AuthenticateREST,
 			MuxOptions: []runtime.ServeMuxOption{

@@ -122,21 +122,37 @@ func pathID(s string, k idKind) (uint32, error) {
 
 // paging turns page (from 1, default 1) and per_page (default 20, clamped
 // to 1000) into an offset and a limit; a page past the end is empty.
-func paging(pageText, perPageText string) (offset, limit int, err error) {
-	page, limit := 1, defaultPerPage
-	if pageText != "" {
-		if page, err = positive(pageText); err != nil {
+func paging(pageN, perPageN *int64) (offset, limit int, err error) {
+	page, size := int64(1), int64(defaultPerPage)
+	if pageN != nil {
+		if page = *pageN; page < 1 {
 			return 0, 0, errBadPage
 		}
 	}
-	if perPageText != "" {
-		if limit, err = positive(perPageText); err != nil {
+	if perPageN != nil {
+		if size = *perPageN; size < 1 {
 			return 0, 0, errBadSize
 		}
 	}
-	limit = min(limit, maxPerPage)
+	limit = int(min(size, maxPerPage))
 	page = min(page, 1<<32) // keeps the offset computable; such a page is empty
-	return (page - 1) * limit, limit, nil
+	return int(page-1) * limit, limit, nil
+}
+
+// QueryInt reads the REST query's page and per_page as the contract does:
+// only decimal digits, a positive value, one too large for an int clamped.
+func QueryInt(name, text string) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	n, err := positive(text)
+	if err != nil {
+		if name == "per_page" {
+			return "", errBadSize
+		}
+		return "", errBadPage
+	}
+	return strconv.Itoa(n), nil
 }
 
 // positive reads a positive decimal integer; one too large for an int is

@@ -44,7 +44,7 @@ func (s *Server) ListTutorialPages(ctx context.Context, req *portalv1.ListTutori
 	if err != nil {
 		return nil, err
 	}
-	offset, limit, err := paging(req.GetPage(), req.GetPerPage())
+	offset, limit, err := paging(req.Page, req.PerPage)
 	if err != nil {
 		return nil, err
 	}

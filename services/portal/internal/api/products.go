@@ -36,7 +36,7 @@ func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductR
 }
 
 func (s *Server) ListProducts(ctx context.Context, req *portalv1.ListProductsRequest) (*portalv1.ListProductsResponse, error) {
-	offset, limit, err := paging(req.GetPage(), req.GetPerPage())
+	offset, limit, err := paging(req.Page, req.PerPage)
 	if err != nil {
 		return nil, err
 	}

@@ -68,6 +68,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			OpenAPI:      openapi.Portal,
 			Marshal:      api.MarshalOptions,
 			ErrorBody:    errorBody,
+			QueryInt:     api.QueryInt,
 			RequestError: api.RequestError,
 			Authenticate: srv.AuthenticateREST,
 			Site:         pages,

@@ -97,16 +97,16 @@ func (s *Server) CreateLlmSettings(ctx context.Context, req *studiov1.CreateLlmS
 }
 
 func (s *Server) ListLlmSettings(ctx context.Context, req *studiov1.ListLlmSettingsRequest) (*studiov1.ListLlmSettingsResponse, error) {
-	page, size, err := paging(req.GetPage(), req.GetPageSize())
+	page, size, err := paging(req.Page, req.PageSize)
 	if err != nil {
 		return nil, err
 	}
-	recs, total, err := s.store.ListLlmSettings(ctx, (page-1)*size, size)
+	recs, total, err := s.store.ListLlmSettings(ctx, int((page-1)*size), int(size))
 	if err != nil {
 		return nil, s.status(err, nil)
 	}
 	rest.SetHeader(ctx, "X-Total-Count", strconv.Itoa(total))
-	rest.SetHeader(ctx, "X-Total-Pages", strconv.Itoa((total+size-1)/size))
+	rest.SetHeader(ctx, "X-Total-Pages", strconv.Itoa((total+int(size)-1)/int(size)))
 	resp := &studiov1.ListLlmSettingsResponse{Data: make([]*studiov1.LlmSettings, 0, len(recs))}
 	for _, r := range recs {
 		resp.Data = append(resp.Data, llmRecord(r))
@@ -115,21 +115,39 @@ func (s *Server) ListLlmSettings(ctx context.Context, req *studiov1.ListLlmSetti
 }
 
 // paging reads page (≥ 1, default 1) and page_size (clamped to 1–100,
-// default 10; a value that is not a number means the default).
-func paging(pageText, sizeText string) (page, size int, err error) {
+// default 10).
+func paging(pageN, sizeN *int64) (page, size int64, err error) {
 	page = 1
-	if pageText != "" {
-		if page, err = strconv.Atoi(pageText); err != nil || page < 1 {
+	if pageN != nil {
+		if page = *pageN; page < 1 {
 			return 0, 0, errBadPage
 		}
 	}
 	size = 10
-	if n, err := strconv.Atoi(sizeText); err == nil {
-		size = min(max(n, 1), 100)
+	if sizeN != nil {
+		size = min(max(*sizeN, 1), 100)
 	}
 	// Keep the offset computable: a page past every possible record is simply empty.
 	page = min(page, 1<<32)
 	return page, size, nil
+}
+
+// QueryInt reads the REST query's page and page_size as the contract does:
+// a page that is not a number is refused like one below 1, a page_size
+// that is not a number means the default.
+func QueryInt(name, text string) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	switch {
+	case err == nil:
+		return strconv.FormatInt(n, 10), nil
+	case name == "page":
+		return "", errBadPage
+	default:
+		return "", nil
+	}
 }
 
 func (s *Server) GetLlmSettings(ctx context.Context, req *studiov1.GetLlmSettingsRequest) (*studiov1.GetLlmSettingsResponse, error) {

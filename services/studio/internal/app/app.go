@@ -55,6 +55,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			OpenAPI:      openapi.Studio,
 			Marshal:      protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 			ErrorBody:    errorBody,
+			QueryInt:     api.QueryInt,
 			Authenticate: srv.AuthenticateREST,
 		},
 	})

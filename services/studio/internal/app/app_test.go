@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
@@ -198,6 +199,15 @@ func TestRESTPaging(t *testing.T) {
 		{"?page=1&page_size=0", []string{"1"}, "4", "4"},
 		{"?page_size=1000", []string{"1", "3", "4", "5"}, "4", "1"},
 		{"?page=9", nil, "4", "1"},
+		// REST keeps reading the query text itself: decimal only, and a
+		// page_size that is not a number means the default.
+		{"?page=02&page_size=x", nil, "4", "1"},
+		{"?page_size=0x2", []string{"1", "3", "4", "5"}, "4", "1"},
+		{"?page=1&page_size=99999999999999999999", []string{"1", "3", "4", "5"}, "4", "1"},
+		{"?page=&page_size=", []string{"1", "3", "4", "5"}, "4", "1"},
+	}
+	for _, q := range []string{"?page=0", "?page=-1", "?page=x", "?page=0x1", "?page=1.5", "?page=99999999999999999999"} {
+		s.do(t, "GET", "/api/v1/llm-settings"+q, "").expect(t, q, 400, errBody(400, "Invalid page number"))
 	}
 	for _, tt := range tests {
 		r := s.do(t, "GET", "/api/v1/llm-settings"+tt.query, "")
@@ -239,6 +249,31 @@ func TestRESTUsers(t *testing.T) {
 	s.do(t, "DELETE", "/api/v1/users/"+created.Data.ID, "").expect(t, "delete user", 204, "")
 	s.do(t, "GET", "/api/v1/llm-settings", "", "Bearer "+key).expect(t, "deleted user's key", 401, errBody(401, "missing or invalid API key"))
 	s.do(t, "POST", "/api/v1/users", `{"data":{"attributes":{"name":"no email"}}}`).expect(t, "no email", 400, errBody(400, "email is required"))
+}
+
+func TestGRPCPaging(t *testing.T) {
+	s := startTemp(t)
+	admin := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+	for i := range 3 {
+		name := fmt.Sprint("m", i)
+		if _, err := s.client.CreateLlmSettings(admin, &studiov1.CreateLlmSettingsRequest{Data: &studiov1.LlmSettingsInput{Attributes: &studiov1.LlmSettingsChanges{ModelName: &name}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What grpcurl -d '{"page":2,"page_size":2}' sends.
+	var req studiov1.ListLlmSettingsRequest
+	if err := protojson.Unmarshal([]byte(`{"page":2,"page_size":2}`), &req); err != nil {
+		t.Fatalf("integer paging fields in JSON: %v", err)
+	}
+	list, err := s.client.ListLlmSettings(admin, &req)
+	if err != nil || len(list.GetData()) != 1 || list.GetData()[0].GetId() != "3" {
+		t.Errorf("page 2 of 2: %v, %v; want record 3", list, err)
+	}
+	zero := int64(0)
+	_, err = s.client.ListLlmSettings(admin, &studiov1.ListLlmSettingsRequest{Page: &zero})
+	if st := status.Convert(err); st.Code() != codes.InvalidArgument || st.Message() != "Invalid page number" {
+		t.Errorf("page 0: %v; want InvalidArgument Invalid page number", err)
+	}
 }
 
 func TestGRPCSameMessages(t *testing.T) {

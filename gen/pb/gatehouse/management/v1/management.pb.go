@@ -341,8 +341,8 @@ func (x *CreateUserResponse) GetAccessKey() string {
 // ListUsersRequest selects a page.
 type ListUsersRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// p is the page number from 1; 0 or negative lists every user; empty means 1.
-	P             string `protobuf:"bytes,1,opt,name=p,proto3" json:"p,omitempty"`
+	// p is the page number from 1; 0 or negative lists every user; unset means 1.
+	P             *int64 `protobuf:"varint,2,opt,name=p,proto3,oneof" json:"p,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -377,11 +377,11 @@ func (*ListUsersRequest) Descriptor() ([]byte, []int) {
 	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *ListUsersRequest) GetP() string {
-	if x != nil {
-		return x.P
+func (x *ListUsersRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
 	}
-	return ""
+	return 0
 }
 
 // ListUsersResponse is one page of users.
@@ -1001,8 +1001,8 @@ func (x *CreateAPIResponse) GetId() string {
 // ListAPIsRequest selects a page and categories.
 type ListAPIsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// p is the page number from 1; 0 or negative lists every API; empty means 1.
-	P string `protobuf:"bytes,1,opt,name=p,proto3" json:"p,omitempty"`
+	// p is the page number from 1; 0 or negative lists every API; unset means 1.
+	P *int64 `protobuf:"varint,3,opt,name=p,proto3,oneof" json:"p,omitempty"`
 	// category is a comma list; an API in any of them is listed.
 	Category      string `protobuf:"bytes,2,opt,name=category,proto3" json:"category,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1039,11 +1039,11 @@ func (*ListAPIsRequest) Descriptor() ([]byte, []int) {
 	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{16}
 }
 
-func (x *ListAPIsRequest) GetP() string {
-	if x != nil {
-		return x.P
+func (x *ListAPIsRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
 	}
-	return ""
+	return 0
 }
 
 func (x *ListAPIsRequest) GetCategory() string {
@@ -2695,9 +2695,10 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x02id\x18\x04 \x01(\tR\x02ID\x12\x1e\n" +
 	"\n" +
 	"access_key\x18\x05 \x01(\tR\n" +
-	"access_key\" \n" +
-	"\x10ListUsersRequest\x12\f\n" +
-	"\x01p\x18\x01 \x01(\tR\x01p\"^\n" +
+	"access_key\"1\n" +
+	"\x10ListUsersRequest\x12\x11\n" +
+	"\x01p\x18\x02 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_pJ\x04\b\x01\x10\x02\"^\n" +
 	"\x11ListUsersResponse\x123\n" +
 	"\x05users\x18\x01 \x03(\v2\x1d.gatehouse.management.v1.UserR\x05users\x12\x14\n" +
 	"\x05pages\x18\x02 \x01(\x05R\x05pages\"*\n" +
@@ -2733,10 +2734,11 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
 	"\x04meta\x18\x03 \x01(\tR\x04Meta\x12\x0e\n" +
-	"\x02id\x18\x04 \x01(\tR\x02ID\";\n" +
-	"\x0fListAPIsRequest\x12\f\n" +
-	"\x01p\x18\x01 \x01(\tR\x01p\x12\x1a\n" +
-	"\bcategory\x18\x02 \x01(\tR\bcategory\"<\n" +
+	"\x02id\x18\x04 \x01(\tR\x02ID\"L\n" +
+	"\x0fListAPIsRequest\x12\x11\n" +
+	"\x01p\x18\x03 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\x1a\n" +
+	"\bcategory\x18\x02 \x01(\tR\bcategoryB\x04\n" +
+	"\x02_pJ\x04\b\x01\x10\x02\"<\n" +
 	"\x10ListAPIsResponse\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"'\n" +
 	"\rGetAPIRequest\x12\x16\n" +
@@ -3166,6 +3168,8 @@ func file_gatehouse_management_v1_management_proto_init() {
 	if File_gatehouse_management_v1_management_proto != nil {
 		return
 	}
+	file_gatehouse_management_v1_management_proto_msgTypes[4].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -307,14 +307,13 @@ func (x *CreateProductResponse) GetProduct() *Product {
 	return nil
 }
 
-// ListProductsRequest selects one page of products. The query values stay
-// text so that a bad one is answered by the service.
+// ListProductsRequest selects one page of products.
 type ListProductsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// page is the page number, from 1 (default 1).
-	Page string `protobuf:"bytes,1,opt,name=page,proto3" json:"page,omitempty"`
+	Page *int64 `protobuf:"varint,3,opt,name=page,proto3,oneof" json:"page,omitempty"`
 	// per_page is the page size, 1 to 1000 (default 20; larger values are clamped).
-	PerPage       string `protobuf:"bytes,2,opt,name=per_page,proto3" json:"per_page,omitempty"`
+	PerPage       *int64 `protobuf:"varint,4,opt,name=per_page,proto3,oneof" json:"per_page,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -349,18 +348,18 @@ func (*ListProductsRequest) Descriptor() ([]byte, []int) {
 	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *ListProductsRequest) GetPage() string {
-	if x != nil {
-		return x.Page
+func (x *ListProductsRequest) GetPage() int64 {
+	if x != nil && x.Page != nil {
+		return *x.Page
 	}
-	return ""
+	return 0
 }
 
-func (x *ListProductsRequest) GetPerPage() string {
-	if x != nil {
-		return x.PerPage
+func (x *ListProductsRequest) GetPerPage() int64 {
+	if x != nil && x.PerPage != nil {
+		return *x.PerPage
 	}
-	return ""
+	return 0
 }
 
 // ListProductsResponse is one page of products.
@@ -2311,9 +2310,9 @@ type ListTutorialPagesRequest struct {
 	// product_id is the product's ID as written in the path.
 	ProductId string `protobuf:"bytes,1,opt,name=product_id,proto3" json:"product_id,omitempty"`
 	// page is the page number, from 1 (default 1).
-	Page string `protobuf:"bytes,2,opt,name=page,proto3" json:"page,omitempty"`
+	Page *int64 `protobuf:"varint,4,opt,name=page,proto3,oneof" json:"page,omitempty"`
 	// per_page is the page size, 1 to 1000 (default 20; larger values are clamped).
-	PerPage       string `protobuf:"bytes,3,opt,name=per_page,proto3" json:"per_page,omitempty"`
+	PerPage       *int64 `protobuf:"varint,5,opt,name=per_page,proto3,oneof" json:"per_page,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2355,18 +2354,18 @@ func (x *ListTutorialPagesRequest) GetProductId() string {
 	return ""
 }
 
-func (x *ListTutorialPagesRequest) GetPage() string {
-	if x != nil {
-		return x.Page
+func (x *ListTutorialPagesRequest) GetPage() int64 {
+	if x != nil && x.Page != nil {
+		return *x.Page
 	}
-	return ""
+	return 0
 }
 
-func (x *ListTutorialPagesRequest) GetPerPage() string {
-	if x != nil {
-		return x.PerPage
+func (x *ListTutorialPagesRequest) GetPerPage() int64 {
+	if x != nil && x.PerPage != nil {
+		return *x.PerPage
 	}
-	return ""
+	return 0
 }
 
 // ListTutorialPagesResponse is one page of tutorial pages.
@@ -2973,10 +2972,12 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x14CreateProductRequest\x12;\n" +
 	"\aproduct\x18\x01 \x01(\v2!.gatehouse.portal.v1.ProductInputR\aproduct\"O\n" +
 	"\x15CreateProductResponse\x126\n" +
-	"\aproduct\x18\x01 \x01(\v2\x1c.gatehouse.portal.v1.ProductR\aproduct\"E\n" +
-	"\x13ListProductsRequest\x12\x12\n" +
-	"\x04page\x18\x01 \x01(\tR\x04page\x12\x1a\n" +
-	"\bper_page\x18\x02 \x01(\tR\bper_page\"P\n" +
+	"\aproduct\x18\x01 \x01(\v2\x1c.gatehouse.portal.v1.ProductR\aproduct\"q\n" +
+	"\x13ListProductsRequest\x12\x17\n" +
+	"\x04page\x18\x03 \x01(\x03H\x00R\x04page\x88\x01\x01\x12\x1f\n" +
+	"\bper_page\x18\x04 \x01(\x03H\x01R\bper_page\x88\x01\x01B\a\n" +
+	"\x05_pageB\v\n" +
+	"\t_per_pageJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"P\n" +
 	"\x14ListProductsResponse\x128\n" +
 	"\bproducts\x18\x01 \x03(\v2\x1c.gatehouse.portal.v1.ProductR\bproducts\"3\n" +
 	"\x11GetProductRequest\x12\x1e\n" +
@@ -3103,13 +3104,15 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x04page\x18\x02 \x01(\v2&.gatehouse.portal.v1.TutorialPageInputR\x04page\"\x94\x01\n" +
 	"\x1aCreateTutorialPageResponse\x125\n" +
 	"\x04page\x18\x01 \x01(\v2!.gatehouse.portal.v1.TutorialPageR\x04page\x12?\n" +
-	"\x06hidden\x18\x02 \x01(\v2'.gatehouse.portal.v1.TutorialPageHiddenR\x06hidden\"j\n" +
+	"\x06hidden\x18\x02 \x01(\v2'.gatehouse.portal.v1.TutorialPageHiddenR\x06hidden\"\x96\x01\n" +
 	"\x18ListTutorialPagesRequest\x12\x1e\n" +
 	"\n" +
 	"product_id\x18\x01 \x01(\tR\n" +
-	"product_id\x12\x12\n" +
-	"\x04page\x18\x02 \x01(\tR\x04page\x12\x1a\n" +
-	"\bper_page\x18\x03 \x01(\tR\bper_page\"T\n" +
+	"product_id\x12\x17\n" +
+	"\x04page\x18\x04 \x01(\x03H\x00R\x04page\x88\x01\x01\x12\x1f\n" +
+	"\bper_page\x18\x05 \x01(\x03H\x01R\bper_page\x88\x01\x01B\a\n" +
+	"\x05_pageB\v\n" +
+	"\t_per_pageJ\x04\b\x02\x10\x03J\x04\b\x03\x10\x04\"T\n" +
 	"\x19ListTutorialPagesResponse\x127\n" +
 	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages\"P\n" +
 	"\x16GetTutorialPageRequest\x12\x1e\n" +
@@ -3522,7 +3525,9 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 		return
 	}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[1].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[4].OneofWrappers = []any{}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[39].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[42].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -526,14 +526,15 @@ func (x *CreateLlmSettingsResponse) GetData() *LlmSettings {
 	return nil
 }
 
-// ListLlmSettingsRequest selects one page; the query strings stay text so
-// that a bad value is answered with the contract's message.
+// ListLlmSettingsRequest selects one page. Fields 1 and 2 were the same
+// values as text before 1.0; the REST facade reads its query text with the
+// service's own rules (pkg/gateway Options.QueryInt).
 type ListLlmSettingsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// page is the page number, from 1 (default 1).
-	Page string `protobuf:"bytes,1,opt,name=page,proto3" json:"page,omitempty"`
+	// page is the page number, from 1 (default 1); below 1 is refused.
+	Page *int64 `protobuf:"varint,3,opt,name=page,proto3,oneof" json:"page,omitempty"`
 	// page_size is clamped to 1-100 (default 10).
-	PageSize      string `protobuf:"bytes,2,opt,name=page_size,proto3" json:"page_size,omitempty"`
+	PageSize      *int64 `protobuf:"varint,4,opt,name=page_size,proto3,oneof" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -568,18 +569,18 @@ func (*ListLlmSettingsRequest) Descriptor() ([]byte, []int) {
 	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{6}
 }
 
-func (x *ListLlmSettingsRequest) GetPage() string {
-	if x != nil {
-		return x.Page
+func (x *ListLlmSettingsRequest) GetPage() int64 {
+	if x != nil && x.Page != nil {
+		return *x.Page
 	}
-	return ""
+	return 0
 }
 
-func (x *ListLlmSettingsRequest) GetPageSize() string {
-	if x != nil {
-		return x.PageSize
+func (x *ListLlmSettingsRequest) GetPageSize() int64 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
 	}
-	return ""
+	return 0
 }
 
 // ListLlmSettingsResponse is one page of records.
@@ -1534,10 +1535,13 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\x18CreateLlmSettingsRequest\x129\n" +
 	"\x04data\x18\x01 \x01(\v2%.gatehouse.studio.v1.LlmSettingsInputR\x04data\"Q\n" +
 	"\x19CreateLlmSettingsResponse\x124\n" +
-	"\x04data\x18\x01 \x01(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"J\n" +
-	"\x16ListLlmSettingsRequest\x12\x12\n" +
-	"\x04page\x18\x01 \x01(\tR\x04page\x12\x1c\n" +
-	"\tpage_size\x18\x02 \x01(\tR\tpage_size\"O\n" +
+	"\x04data\x18\x01 \x01(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"w\n" +
+	"\x16ListLlmSettingsRequest\x12\x17\n" +
+	"\x04page\x18\x03 \x01(\x03H\x00R\x04page\x88\x01\x01\x12!\n" +
+	"\tpage_size\x18\x04 \x01(\x03H\x01R\tpage_size\x88\x01\x01B\a\n" +
+	"\x05_pageB\f\n" +
+	"\n" +
+	"_page_sizeJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"O\n" +
 	"\x17ListLlmSettingsResponse\x124\n" +
 	"\x04data\x18\x01 \x03(\v2 .gatehouse.studio.v1.LlmSettingsR\x04data\"'\n" +
 	"\x15GetLlmSettingsRequest\x12\x0e\n" +
@@ -1763,6 +1767,7 @@ func file_gatehouse_studio_v1_studio_proto_init() {
 		return
 	}
 	file_gatehouse_studio_v1_studio_proto_msgTypes[1].OneofWrappers = []any{}
+	file_gatehouse_studio_v1_studio_proto_msgTypes[6].OneofWrappers = []any{}
 	file_gatehouse_studio_v1_studio_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
