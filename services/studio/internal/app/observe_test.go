@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -55,6 +56,9 @@ func TestTraceOfOneRequest(t *testing.T) {
 
 	s := startTemp(t)
 	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "create", 201, "")
+	// The gRPC server ends its span after the answer is on its way: wait for
+	// it, so that no span of the create lands among the GET's.
+	waitForServerSpan(t, exp, "gatehouse.studio.v1.StudioService/CreateLlmSettings")
 	exp.Reset()
 
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -66,6 +70,7 @@ func TestTraceOfOneRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	res.Body.Close()
+	waitForServerSpan(t, exp, "gatehouse.studio.v1.StudioService/GetLlmSettings")
 	if err := tp.ForceFlush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -120,4 +125,18 @@ func TestTraceOfOneRequest(t *testing.T) {
 			}
 		}
 	}
+}
+
+// waitForServerSpan waits (a hang bound, not a speed goal) until exp holds
+// the ended server span called name.
+func waitForServerSpan(t *testing.T, exp *tracetest.InMemoryExporter, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		for _, sp := range exp.GetSpans() {
+			if sp.Name == name && sp.SpanKind == trace.SpanKindServer {
+				return
+			}
+		}
+	}
+	t.Fatalf("no server span %q within 10 s", name)
 }
