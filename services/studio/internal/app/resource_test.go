@@ -178,10 +178,13 @@ func settle() (goroutines int, heap uint64) {
 func TestConnectionCap(t *testing.T) {
 	addr := startLimited(t, config.Limits{MaxConns: 20, ReadHeaderTimeout: 10 * time.Second})
 	held := make([]net.Conn, 20)
-	for i := range held {
+	for i := range held { // each answered once, so the server has surely counted it
 		held[i] = dial(t, addr)
+		fmt.Fprintf(held[i], "GET /api/v1/llm-settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", token)
+		if res, _, err := answer(held[i], 5*time.Second); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("held connection %d: %v %v, want 200 and the connection kept", i, res, err)
+		}
 	}
-	time.Sleep(100 * time.Millisecond) // accepted
 	extra := dial(t, addr)
 	fmt.Fprintf(extra, "GET /api/v1/llm-settings HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", token)
 	res, body, err := answer(extra, 5*time.Second)
