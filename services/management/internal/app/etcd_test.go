@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -201,43 +199,7 @@ func TestMigrateCrashOnEtcd(t *testing.T) {
 	p.Cmd.Process.Kill()
 	p.Cmd.Process.Wait()
 
-	migrated := 0
-	err = st.View(context.Background(), func(tx *store.Tx) error {
-		all, err := tx.IDs(0)
-		if err != nil {
-			return err
-		}
-		want := n
-		for _, id := range ids {
-			a, err := tx.API(id)
-			if err != nil {
-				return fmt.Errorf("api %s lost: %v", id, err)
-			}
-			child := migrate.ChildID(id, "v2")
-			switch a.Kind {
-			case store.Classic:
-				if !bytes.Equal(a.Doc, before[id]) {
-					return fmt.Errorf("classic api %s changed", id)
-				}
-				if found, _ := tx.Exists(child); found {
-					return fmt.Errorf("classic api %s has a stored version %s", id, child)
-				}
-			case store.OAS:
-				migrated++
-				want++
-				if c, err := tx.API(child); err != nil || c.BaseID != id {
-					return fmt.Errorf("migrated api %s lacks its version %s: %v", id, child, err)
-				}
-			}
-		}
-		if len(all) != want {
-			return fmt.Errorf("%d APIs stored, want %d (%d classic APIs, %d migrated with one version each)", len(all), want, n, migrated)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	migrated := checkWhole(t, st, ids, before)
 	if migrated == 0 || migrated == n {
 		t.Errorf("the kill came at %d of %d migrated: not in the middle", migrated, n)
 	}

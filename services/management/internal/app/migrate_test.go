@@ -247,43 +247,7 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 
 			st = openStore(t, db)
 			defer st.Close()
-			migrated := 0
-			err := st.View(context.Background(), func(tx *store.Tx) error {
-				all, err := tx.IDs(0)
-				if err != nil {
-					return err
-				}
-				want := n
-				for _, id := range ids {
-					a, err := tx.API(id)
-					if err != nil {
-						return fmt.Errorf("api %s lost: %v", id, err)
-					}
-					child := migrate.ChildID(id, "v2")
-					switch a.Kind {
-					case store.Classic:
-						if !bytes.Equal(a.Doc, before[id]) {
-							return fmt.Errorf("classic api %s changed", id)
-						}
-						if found, _ := tx.Exists(child); found {
-							return fmt.Errorf("classic api %s has a stored version %s", id, child)
-						}
-					case store.OAS:
-						migrated++
-						want++
-						if c, err := tx.API(child); err != nil || c.BaseID != id {
-							return fmt.Errorf("migrated api %s lacks its version %s: %v", id, child, err)
-						}
-					}
-				}
-				if len(all) != want {
-					return fmt.Errorf("%d APIs stored, want %d (%d classic APIs, %d migrated with one version each)", len(all), want, n, migrated)
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			migrated := checkWhole(t, st, ids, before)
 			t.Logf("killed %s: %d of %d APIs were migrated, every API whole", when, migrated, n)
 			// the rest migrates after the restart
 			st.Close()
@@ -442,4 +406,51 @@ func TestMigrateKeepsCategories(t *testing.T) {
 			t.Errorf("%q: categories before migration %q, after %q", name, before, after.Categories)
 		}
 	}
+}
+
+// checkWhole reads st after a kill during a direct migration of ids (each
+// classic with one version v2, before holding their stored bytes): every API
+// is wholly classic (byte-identical, no version stored) or wholly OAS with its
+// version, and nothing else was stored. It returns how many were migrated.
+func checkWhole(t *testing.T, st *store.Store, ids []string, before map[string][]byte) int {
+	t.Helper()
+	migrated := 0
+	err := st.View(context.Background(), func(tx *store.Tx) error {
+		migrated = 0
+		all, err := tx.IDs(0)
+		if err != nil {
+			return err
+		}
+		want := len(ids)
+		for _, id := range ids {
+			a, err := tx.API(id)
+			if err != nil {
+				return fmt.Errorf("api %s lost: %v", id, err)
+			}
+			child := migrate.ChildID(id, "v2")
+			switch a.Kind {
+			case store.Classic:
+				if !bytes.Equal(a.Doc, before[id]) {
+					return fmt.Errorf("classic api %s changed", id)
+				}
+				if found, _ := tx.Exists(child); found {
+					return fmt.Errorf("classic api %s has a stored version %s", id, child)
+				}
+			case store.OAS:
+				migrated++
+				want++
+				if c, err := tx.API(child); err != nil || c.BaseID != id {
+					return fmt.Errorf("migrated api %s lacks its version %s: %v", id, child, err)
+				}
+			}
+		}
+		if len(all) != want {
+			return fmt.Errorf("%d APIs stored, want %d (%d classic APIs, %d migrated with one version each)", len(all), want, len(ids), migrated)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return migrated
 }
