@@ -7,6 +7,7 @@ package binproc
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,4 +172,40 @@ func (p *Process) Stop(t testing.TB, within time.Duration) time.Duration {
 		t.Errorf("after SIGTERM: %v, want exit status 0", p.waitErr)
 	}
 	return time.Since(begin)
+}
+
+// CPUTime is the user and system CPU time the process has used so far
+// (Linux, 100 clock ticks per second); on a shared machine it says more
+// about the work done than the wall clock does.
+func (p *Process) CPUTime(t testing.TB) time.Duration {
+	t.Helper()
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("cpu time: %v", err)
+	}
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	utime, err1 := strconv.Atoi(fields[11])
+	stime, err2 := strconv.Atoi(fields[12])
+	if err1 != nil || err2 != nil {
+		t.Fatalf("cpu time: unexpected /proc stat line %q", stat)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// PeakRSS is the process's peak resident set size in KiB (Linux).
+func (p *Process) PeakRSS(t testing.TB) int {
+	t.Helper()
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("peak memory: %v", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			if kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB")); err == nil {
+				return kb
+			}
+		}
+	}
+	t.Fatalf("peak memory: no VmHWM line in /proc status")
+	return 0
 }

@@ -234,7 +234,7 @@ func BenchmarkMigrateDirect10kEtcd(b *testing.B) {
 		if rep.Success.Count != n {
 			b.Fatalf("migrated %d of %d: %+v", rep.Success.Count, n, rep.Failure)
 		}
-		peakKB = max(peakKB, peakRSS(b, p.Cmd.Process.Pid))
+		peakKB = max(peakKB, p.PeakRSS(b))
 		p.Stop(b, 15*time.Second)
 		b.StartTimer()
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -309,7 +308,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		p := startBinary(b, bin, db)
-		cpu -= cpuTime(b, p.Cmd.Process.Pid)
+		cpu -= p.CPUTime(b)
 		b.StartTimer()
 		res, err := postMigrate(p, `{"mode":"direct","all":true}`)
 		if err != nil {
@@ -322,44 +321,13 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		if rep.Success.Count != n {
 			b.Fatalf("migrated %d of %d: %+v", rep.Success.Count, n, rep.Failure)
 		}
-		peakKB = max(peakKB, peakRSS(b, p.Cmd.Process.Pid))
-		cpu += cpuTime(b, p.Cmd.Process.Pid)
+		peakKB = max(peakKB, p.PeakRSS(b))
+		cpu += p.CPUTime(b)
 		p.Stop(b, 15*time.Second)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peakKB)/1024, "peak-MB")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-}
-
-// cpuTime reads the user and system CPU time a process has used (Linux,
-// 100 clock ticks per second); on a shared machine it says more about the
-// work done than the wall clock does.
-func cpuTime(tb testing.TB, pid int) time.Duration {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		tb.Logf("cpu time not available: %v", err)
-		return 0
-	}
-	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-	utime, _ := strconv.Atoi(fields[11])
-	stime, _ := strconv.Atoi(fields[12])
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// peakRSS reads a process's peak resident set size in KiB (Linux).
-func peakRSS(tb testing.TB, pid int) int {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		tb.Logf("peak memory not available: %v", err)
-		return 0
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return kb
-		}
-	}
-	return 0
 }
 
 // TestMigrateKeepsCategories: a classic API shows the same categories in the

@@ -2,108 +2,72 @@ package app
 
 import (
 	"fmt"
-	"io"
-	"net/http"
+	"os"
 	"path/filepath"
-	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
-// clients is how many keep-alive REST clients the write benchmarks run,
-// as in the measurements of issue 12.
+// clients is how many keep-alive REST clients the load benchmarks run, as
+// in the measurements of issue 12.
 const clients = 32
 
-// BenchmarkRESTWrites drives create, PATCH and DELETE of LLM settings from
-// 32 concurrent keep-alive clients through the real facade, gRPC server and
-// bbolt engine (every answer sent after its write is fsynced; concurrent
-// writes share commits). It reports requests/s and the 99th percentile.
-func BenchmarkRESTWrites(b *testing.B) {
-	const body = `{"data":{"type":"llm-settings","attributes":{"model_name":"gpt-4o","temperature":0.7,"stop_words":["END"]}}}`
+// BenchmarkREST32 drives GET by id, create, PATCH and DELETE of LLM settings
+// from 32 keep-alive clients against the studio binary on bbolt (every write
+// answered after its commit is fsynced; concurrent writes share commits). The
+// load generator is this test process; the server is its own process, so
+// server-cpu-µs/op is the CPU the service spent per request. It also reports
+// requests/s and the 50th and 99th latency percentiles. With
+// BENCH_DEBUG_ADDR=host:port the binary serves pprof there, so that a
+// profile can be taken during a run:
+//
+//	curl -o cpu.prof 'http://host:port/debug/pprof/profile?seconds=5'
+
+func BenchmarkREST32(b *testing.B) {
+	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), b.TempDir(), []string{"studio"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := []byte(`{"data":{"type":"llm-settings","attributes":{"model_name":"gpt-4o","temperature":0.7,"stop_words":["END"]}}}`)
+	create := func(int) servertest.Request {
+		return servertest.Request{Method: "POST", Path: "/api/v1/llm-settings", Body: body, Want: 201}
+	}
 	cases := []struct {
 		name    string
-		prepare int // records created before the timer starts: b.N, or this many
-		request func(i int) (method, path, body string, want int)
+		prepare int // records created before the timer starts; -1: b.N
+		request func(i int) servertest.Request
 	}{
-		{"create", 0, func(int) (string, string, string, int) {
-			return "POST", "/api/v1/llm-settings", body, http.StatusCreated
+		{"get", 1024, func(i int) servertest.Request {
+			return servertest.Request{Method: "GET", Path: fmt.Sprintf("/api/v1/llm-settings/%d", 1+i%1024), Want: 200}
 		}},
-		{"patch", 1024, func(i int) (string, string, string, int) {
-			return "PATCH", fmt.Sprintf("/api/v1/llm-settings/%d", 1+i%1024), `{"data":{"attributes":{"temperature":1.2}}}`, http.StatusOK
+		{"create", 0, create},
+		{"patch", 1024, func(i int) servertest.Request {
+			return servertest.Request{Method: "PATCH", Path: fmt.Sprintf("/api/v1/llm-settings/%d", 1+i%1024),
+				Body: []byte(`{"data":{"attributes":{"temperature":1.2}}}`), Want: 200}
 		}},
-		{"delete", -1, func(i int) (string, string, string, int) {
-			return "DELETE", fmt.Sprintf("/api/v1/llm-settings/%d", i+1), "", http.StatusNoContent
+		{"delete", -1, func(i int) servertest.Request {
+			return servertest.Request{Method: "DELETE", Path: fmt.Sprintf("/api/v1/llm-settings/%d", i+1), Want: 204}
 		}},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			s := start(b, filepath.Join(b.TempDir(), "studio.db"))
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-			send := func(method, path, body string) (int, error) {
-				req, _ := http.NewRequest(method, s.base+path, strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+token)
-				res, err := client.Do(req)
-				if err != nil {
-					return 0, err
-				}
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				return res.StatusCode, nil
-			}
+			p := binproc.Start(b, bins["studio"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+				"--db", filepath.Join(b.TempDir(), "studio.db"), "--bootstrap-token", token, "--debug-addr", os.Getenv("BENCH_DEBUG_ADDR")}, os.Environ(), nil, "")
+			defer p.Stop(b, 10*time.Second)
 			n := c.prepare
 			if n < 0 {
 				n = b.N
 			}
-			parallelRequests(b, n, func(int) error {
-				if code, err := send("POST", "/api/v1/llm-settings", body); err != nil || code != http.StatusCreated {
-					return fmt.Errorf("prepare: %d %v", code, err)
-				}
-				return nil
-			})
-			b.ReportAllocs()
+			servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, n, create)
+			cpu := p.CPUTime(b)
 			b.ResetTimer()
-			lat := parallelRequests(b, b.N, func(i int) error {
-				method, path, body, want := c.request(i)
-				code, err := send(method, path, body)
-				if err == nil && code != want {
-					err = fmt.Errorf("%s %s: %d, want %d", method, path, code, want)
-				}
-				return err
-			})
+			res := servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, b.N, c.request)
 			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			res.Report(b, "")
+			b.ReportMetric(float64((p.CPUTime(b)-cpu).Microseconds())/float64(b.N), "server-cpu-µs/op")
 		})
 	}
-}
-
-// parallelRequests runs request(0..n-1) from clients goroutines and returns
-// each request's latency.
-func parallelRequests(b *testing.B, n int, request func(i int) error) []time.Duration {
-	var next atomic.Int64
-	lat := make([][]time.Duration, clients)
-	var wg sync.WaitGroup
-	for w := range clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				begin := time.Now()
-				err := request(i)
-				lat[w] = append(lat[w], time.Since(begin))
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return slices.Concat(lat...)
 }
