@@ -36,7 +36,7 @@ const ReadyTimeout = 2 * time.Second
 // Options describe one service's facade.
 type Options struct {
 	// Register adds the service's generated handlers to mux, calling over conn.
-	Register func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error
+	Register func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error
 	// OpenAPI is the service's generated description: served at /openapi.json
 	// and read for the routes that an Allow header lists.
 	OpenAPI []byte
@@ -113,7 +113,7 @@ func (l Limits) withDefaults() Limits {
 }
 
 // New returns the facade's handler.
-func New(ctx context.Context, conn *grpc.ClientConn, o Options) (http.Handler, error) {
+func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Handler, error) {
 	routes, err := parseRoutes(o.OpenAPI)
 	if err != nil {
 		return nil, fmt.Errorf("read the OpenAPI description: %w", err)

@@ -10,8 +10,8 @@ import (
 )
 
 // Path and query parameters reach the handlers as protobuf strings, which
-// must be valid UTF-8: a client's %FF would otherwise fail the gRPC hop and
-// answer 500. The facade replaces each invalid byte sequence with U+FFFD, so
+// must be valid UTF-8: a client's %FF would otherwise reach a handler as
+// text no gRPC client could send (and fail any later marshalling with a 500). The facade replaces each invalid byte sequence with U+FFFD, so
 // the handler answers the parameter as it answers any other malformed or
 // unknown value (400 or 404 as the route says).
 

@@ -1,7 +1,8 @@
 // Package grpcserver builds the gRPC server every Gatehouse service runs:
 // metrics (pkg/metrics) and a span per call (otelgrpc), error marking for the
 // REST facade, request logging, panic recovery, the service's authentication
-// hook, grpc.health.v1 and server reflection.
+// hook, grpc.health.v1 and server reflection; and the in-process connection
+// (Local) through which the facade calls the same handlers and interceptors.
 package grpcserver
 
 import (
@@ -48,13 +49,30 @@ const PingMinTime = 10 * time.Second
 // any lookup.
 type AuthFunc func(ctx context.Context, fullMethod string, req any) (context.Context, error)
 
+// Server is a service's gRPC server, its health service, and the
+// in-process connection (Local) through which the REST facade calls the
+// same handlers with the same interceptors.
+type Server struct {
+	GRPC   *grpc.Server
+	Health *health.Server
+	Local  *Local
+}
+
+// RegisterService registers a service implementation on the gRPC server and
+// on Local alike.
+func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.GRPC.RegisterService(desc, impl)
+	s.Local.RegisterService(desc, impl)
+}
+
 // New returns a server with the interceptors in place and health and
-// reflection registered; health reports SERVING until the caller changes it.
-// auth may be nil. Health and reflection calls are never authenticated.
-// opts come after the defaults, so they replace them (pkg/server passes
-// its configured limits this way).
-func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+// reflection registered (on the network server only); health reports
+// SERVING until the caller changes it. auth may be nil. Health and
+// reflection calls are never authenticated. opts come after the defaults,
+// so they replace them (pkg/server passes its configured limits this way).
+func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) *Server {
 	log = log.With("component", "grpc")
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), recoverPanics(log), authenticate(auth))
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),
@@ -63,14 +81,14 @@ func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) (*grpc.Serv
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: PingMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
-		grpc.ChainUnaryInterceptor(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), recoverPanics(log), authenticate(auth)),
+		grpc.UnaryInterceptor(unary),
 		grpc.ChainStreamInterceptor(metrics.GRPC.StreamServerInterceptor(), recoverStreamPanics(log)),
 	}, opts...)
 	srv := grpc.NewServer(opts...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
-	return srv, hs
+	return &Server{GRPC: srv, Health: hs, Local: &Local{chain: unary}}
 }
 
 // markErrors gives every error the detail the REST facade reads, so that the

@@ -39,9 +39,9 @@ func serveLimited(t *testing.T, limits config.Limits) string {
 	go func() {
 		done <- Serve(ctx, log, l, Service{
 			Name:     "gatehouse.test.v1.TestService",
-			Register: func(*grpc.Server) {},
+			Register: func(grpc.ServiceRegistrar) {},
 			Gateway: gateway.Options{
-				Register:  func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error { return nil },
+				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },
 			},

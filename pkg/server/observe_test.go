@@ -45,10 +45,10 @@ func emptyService(ready func(context.Context) error) ServeFunc {
 	return func(ctx context.Context, log *slog.Logger, l *Listeners, _ config.Config) error {
 		return Serve(ctx, log, l, Service{
 			Name:     "gatehouse.test.v1.TestService",
-			Register: func(*grpc.Server) {},
+			Register: func(grpc.ServiceRegistrar) {},
 			Ready:    ready,
 			Gateway: gateway.Options{
-				Register:  func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error { return nil },
+				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },
 			},

@@ -11,15 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -65,12 +62,13 @@ type Service struct {
 	// Auth authenticates every call of the service's own gRPC methods.
 	Auth grpcserver.AuthFunc
 	// Register adds the service's gRPC implementation.
-	Register func(*grpc.Server)
+	Register func(grpc.ServiceRegistrar)
 	// Ready reports whether the store answers. It drives /readyz and the
 	// gRPC health status (NOT_SERVING while it fails); nil means always ready.
 	Ready func(ctx context.Context) error
-	// Gateway describes the REST facade; it reaches the service over a real
-	// gRPC connection, so Auth and the interceptors apply to REST calls too.
+	// Gateway describes the REST facade; it calls the service in-process
+	// (grpcserver.Local) through the same interceptors as a gRPC client, so
+	// Auth, metrics, logging and recovery apply to REST calls too.
 	Gateway gateway.Options
 	// Limits bound what clients can hold of the service (cfg.Limits);
 	// zero fields take the defaults.
@@ -120,20 +118,13 @@ var ReadyInterval = 5 * time.Second
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
 	defer l.Close()
 	limits := withDefaults(svc.Limits)
-	grpcSrv, health := grpcserver.New(log, svc.Auth,
+	srv := grpcserver.New(log, svc.Auth,
 		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true}))
-	svc.Register(grpcSrv)
+	grpcSrv, health := srv.GRPC, srv.Health
+	svc.Register(srv)
 	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
 
-	conn, err := grpc.NewClient("passthrough:///"+dialable(l.GRPC.Addr()),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithStatsHandler(otelgrpc.NewClientHandler()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(math.MaxInt32), grpc.MaxCallSendMsgSize(grpcserver.MaxRecvMsgSize)))
-	if err != nil {
-		return fmt.Errorf("connect the REST facade to gRPC: %w", err)
-	}
-	defer conn.Close()
 	gwCtx, stopGateway := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopGateway()
 	gwOpts := svc.Gateway
@@ -142,7 +133,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
 	}
-	handler, err := gateway.New(gwCtx, conn, gwOpts)
+	handler, err := gateway.New(gwCtx, srv.Local, gwOpts)
 	if err != nil {
 		return err
 	}
@@ -234,14 +225,4 @@ func followReadiness(ctx context.Context, log *slog.Logger, svc Service, health 
 			health.SetServingStatus(svc.Name, st)
 		}
 	}
-}
-
-// dialable turns a listener address into one the facade can dial: an
-// unspecified host (0.0.0.0, ::) becomes loopback.
-func dialable(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsUnspecified() {
-		return a.String()
-	}
-	return net.JoinHostPort("127.0.0.1", fmt.Sprint(tcp.Port))
 }

@@ -52,10 +52,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
-		Register: func(g *grpc.Server) { managementv1.RegisterManagementServiceServer(g, srv) },
+		Register: func(g grpc.ServiceRegistrar) { managementv1.RegisterManagementServiceServer(g, srv) },
 		Gateway: gateway.Options{
-			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
-				return managementv1.RegisterManagementServiceHandler(ctx, mux, conn)
+			Register: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+				return managementv1.RegisterManagementServiceHandlerClient(ctx, mux, managementv1.NewManagementServiceClient(conn))
 			},
 			OpenAPI:      openapi.Management,
 			Marshal:      marshal,

@@ -59,11 +59,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
-		Register: func(g *grpc.Server) { portalv1.RegisterPortalServiceServer(g, srv) },
+		Register: func(g grpc.ServiceRegistrar) { portalv1.RegisterPortalServiceServer(g, srv) },
 		Gateway: gateway.Options{
-			Register: func(ctx context.Context, m *runtime.ServeMux, conn *grpc.ClientConn) error {
+			Register: func(ctx context.Context, m *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				mux = m
-				return portalv1.RegisterPortalServiceHandler(ctx, m, conn)
+				return portalv1.RegisterPortalServiceHandlerClient(ctx, m, portalv1.NewPortalServiceClient(conn))
 			},
 			OpenAPI:      openapi.Portal,
 			Marshal:      api.MarshalOptions,

@@ -47,10 +47,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:   cfg.Limits,
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
-		Register: func(g *grpc.Server) { studiov1.RegisterStudioServiceServer(g, srv) },
+		Register: func(g grpc.ServiceRegistrar) { studiov1.RegisterStudioServiceServer(g, srv) },
 		Gateway: gateway.Options{
-			Register: func(ctx context.Context, mux *runtime.ServeMux, conn *grpc.ClientConn) error {
-				return studiov1.RegisterStudioServiceHandler(ctx, mux, conn)
+			Register: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
+				return studiov1.RegisterStudioServiceHandlerClient(ctx, mux, studiov1.NewStudioServiceClient(conn))
 			},
 			OpenAPI:      openapi.Studio,
 			Marshal:      protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},

@@ -1,0 +1,145 @@
+package grpcserver
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	otelcodes "go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gatehouse/gatehouse/pkg/tracing"
+)
+
+// Local is a client connection to the services registered on a Server that
+// calls their handlers in-process: the REST facade's way in. A call runs
+// through the same unary interceptor chain as a call over the network (so
+// metrics, error marking, logging, panic recovery and authentication apply
+// alike) but without HTTP/2 framing, a socket or a goroutine per call.
+//
+// What the network would do, it does too: the outgoing metadata becomes the
+// handler's incoming metadata; the handler's header and trailer (grpc.SetHeader,
+// grpc.SetTrailer) reach grpc.Header and grpc.Trailer call options; the
+// request and the answer are copied, so neither side shares a message with
+// the other; an error that is not a status becomes one as gRPC makes it;
+// a call whose context has ended is refused before the handler runs. Each
+// call is one internal span named after its method. Only unary calls exist.
+type Local struct {
+	chain   grpc.UnaryServerInterceptor
+	mu      sync.RWMutex
+	methods map[string]localMethod // by full method name, /package.Service/Method
+}
+
+type localMethod struct {
+	impl    any
+	handler grpc.MethodHandler
+}
+
+var _ grpc.ClientConnInterface = (*Local)(nil)
+
+// RegisterService makes desc's unary methods callable through l.
+func (l *Local) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.methods == nil {
+		l.methods = map[string]localMethod{}
+	}
+	for _, m := range desc.Methods {
+		l.methods["/"+desc.ServiceName+"/"+m.MethodName] = localMethod{impl, m.Handler}
+	}
+}
+
+// Invoke calls method's handler with args and copies its answer into reply.
+func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	l.mu.RLock()
+	m, ok := l.methods[method]
+	l.mu.RUnlock()
+	if !ok {
+		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
+	}
+	if err := ctx.Err(); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	ctx, span := tracing.Tracer().Start(ctx, strings.TrimPrefix(method, "/"), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", name)))
+	defer span.End()
+
+	md, _ := metadata.FromOutgoingContext(ctx)
+	stream := &localStream{method: method}
+	ctx = metadata.NewIncomingContext(ctx, md)
+	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
+	decode := func(in any) error {
+		proto.Merge(in.(proto.Message), args.(proto.Message))
+		return nil
+	}
+	resp, err := m.handler(m.impl, ctx, decode, l.chain)
+	for _, o := range opts {
+		switch o := o.(type) {
+		case grpc.HeaderCallOption:
+			*o.HeaderAddr = stream.header
+		case grpc.TrailerCallOption:
+			*o.TrailerAddr = stream.trailer
+		}
+	}
+	if err != nil {
+		st, ok := status.FromError(err)
+		if !ok {
+			st = status.FromContextError(err)
+		}
+		span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(st.Code())))
+		span.SetStatus(otelcodes.Error, st.Message())
+		return st.Err()
+	}
+	span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(codes.OK)))
+	out, ok := resp.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "%s answered %T, not a message", method, resp)
+	}
+	proto.Merge(reply.(proto.Message), out)
+	return nil
+}
+
+// NewStream refuses: the facade makes unary calls only.
+func (l *Local) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+	return nil, status.Error(codes.Unimplemented, "streams are not served in-process")
+}
+
+// localStream holds what a handler sets of its call's header and trailer.
+type localStream struct {
+	method          string
+	header, trailer metadata.MD
+}
+
+func (s *localStream) Method() string { return s.method }
+
+func (s *localStream) SetHeader(md metadata.MD) error {
+	s.header = metadata.Join(s.header, md)
+	return nil
+}
+
+func (s *localStream) SendHeader(md metadata.MD) error { return s.SetHeader(md) }
+
+func (s *localStream) SetTrailer(md metadata.MD) error {
+	s.trailer = metadata.Join(s.trailer, md)
+	return nil
+}
+
+// chain runs interceptors in order around a handler, as
+// grpc.ChainUnaryInterceptor does: the first is outermost.
+func chain(interceptors ...grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		next := handler
+		for i := len(interceptors) - 1; i >= 0; i-- {
+			ic, inner := interceptors[i], next
+			next = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, inner) }
+		}
+		return next(ctx, req)
+	}
+}
