@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -107,6 +106,18 @@ func SetDBID(doc []byte, dbID string) ([]byte, error) {
 // extension first, then its required parts, then the OpenAPI 3.0 rules.
 // Problems are *Invalid (or ErrNoExtension) naming the first one found.
 func Validate(ctx context.Context, doc []byte) error {
+	if err := checkTyk(doc); err != nil {
+		return err
+	}
+	d, err := decodeOpenAPI(doc)
+	if err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	return checkOpenAPI(ctx, d)
+}
+
+// checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.
+func checkTyk(doc []byte) error {
 	ext, ok, err := rawjson.Lookup(doc, Extension)
 	if err != nil {
 		return invalid("the document is not a JSON object")
@@ -120,18 +131,30 @@ func Validate(ctx context.Context, doc []byte) error {
 	if err := checkVersion(doc); err != nil {
 		return err
 	}
-	if err := checkExtension(ext); err != nil {
-		return err
+	return checkExtension(ext)
+}
+
+// decodeOpenAPI decodes doc as kin-openapi's own T.UnmarshalJSON does,
+// less the root x-tyk-api-gateway (opaque to OpenAPI, checked apart). The
+// document is JSON already: it is decoded directly rather than through
+// kin-openapi's LoadFromData, which converts it to YAML and back first. The
+// fast decoder gives up on a document kin-openapi refuses, and on a few it
+// does not mirror: kin-openapi then decodes it, and its verdict and message
+// are the answer.
+func decodeOpenAPI(doc []byte) (*openapi3.T, error) {
+	if d, err := decodeFast(doc); err == nil {
+		return d, nil
 	}
+	d := &openapi3.T{}
+	return d, d.UnmarshalJSON(doc)
+}
+
+// checkOpenAPI resolves the document's references and checks the OpenAPI
+// rules, examples aside.
+func checkOpenAPI(ctx context.Context, d *openapi3.T) error {
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
-	// The document is JSON already: decode it directly rather than through
-	// LoadFromData, which converts it to YAML and back first.
-	d, err := decodeOpenAPI(doc)
-	if err != nil {
-		return invalid("invalid OpenAPI document: %s", err)
-	}
 	if err := loader.ResolveRefsIn(d, nil); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
@@ -139,54 +162,6 @@ func Validate(ctx context.Context, doc []byte) error {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
 	return nil
-}
-
-// decodeOpenAPI decodes doc as kin-openapi would, with less work: every
-// kin-openapi type decodes its whole subtree twice (its fields, then its
-// extensions as generic values), and Paths re-encodes each path item
-// before decoding it, so each level of nesting costs a pass over what lies
-// below. Here the root is decoded without paths and without the Tyk
-// extension (validated apart, opaque to OpenAPI), and each path item
-// straight from its own bytes, in the order Paths uses (sorted), so the
-// first problem reported is the same.
-func decodeOpenAPI(doc []byte) (*openapi3.T, error) {
-	d := &openapi3.T{}
-	rest, _, err := rawjson.Delete(doc, Extension)
-	if err != nil {
-		return nil, err
-	}
-	paths, ok, _ := rawjson.Lookup(rest, "paths")
-	members, membersErr := rawjson.Members(paths)
-	if !ok || membersErr != nil {
-		// absent or not an object: kin-openapi's own decoding and message
-		return d, d.UnmarshalJSON(rest)
-	}
-	if rest, _, err = rawjson.Delete(rest, "paths"); err != nil {
-		return nil, err
-	}
-	if err := d.UnmarshalJSON(rest); err != nil {
-		return nil, err
-	}
-	slices.SortFunc(members, func(a, b rawjson.Member) int { return strings.Compare(a.Key, b.Key) })
-	d.Paths = openapi3.NewPaths()
-	d.Paths.Extensions = map[string]any{}
-	for _, m := range members {
-		raw := paths[m.ValueStart:m.ValueEnd]
-		if strings.HasPrefix(m.Key, "x-") {
-			var v any
-			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, err
-			}
-			d.Paths.Extensions[m.Key] = v
-			continue
-		}
-		item := &openapi3.PathItem{}
-		if err := item.UnmarshalJSON(raw); err != nil {
-			return nil, err
-		}
-		d.Paths.Set(m.Key, item)
-	}
-	return d, nil
 }
 
 func checkVersion(doc []byte) error {

@@ -1,0 +1,221 @@
+package oasdoc
+
+import (
+	"bytes"
+	"errors"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// The fast decoder builds the openapi3.T that kin-openapi's own decoding
+// builds, in one walk over the document. kin-openapi decodes every object
+// twice (its fields, then the whole object again as generic values to
+// collect its extensions), at every level, and Paths and Responses encode
+// each member again before decoding it: the cost grows with the depth of
+// the document. Here each value is read once, and an Extensions map is made
+// only for an x- key.
+//
+// It mirrors kin-openapi for the documents people write (the parts below
+// paths: path items, operations, parameters, bodies, responses, media
+// types, schemas). Whatever it does not mirror exactly (a null, a boolean
+// schema, a $ref with siblings, a key no type knows, a key twice, an
+// unusual number) it hands, as the smallest value that holds it, to
+// kin-openapi's own UnmarshalJSON; and a document that is refused on the way
+// is decoded again by decodeOpenAPI, so that the message is kin-openapi's.
+
+// rootFields are the keys of an OpenAPI object.
+var rootFields = []string{"openapi", "components", "info", "paths", "security", "servers", "tags", "externalDocs", "webhooks", "jsonSchemaDialect"}
+
+// decodeFast decodes doc as decodeOpenAPI does; any error means "ask
+// decodeOpenAPI", whose verdict and message are kin-openapi's.
+func decodeFast(doc []byte) (*openapi3.T, error) {
+	members, err := rawjson.Members(doc)
+	if err != nil {
+		return nil, err
+	}
+	// The root without paths and the Tyk extension is small: kin-openapi
+	// decodes it.
+	rest := make([]byte, 0, 1024)
+	rest = append(rest, '{')
+	var paths []byte
+	for _, m := range members {
+		switch {
+		case m.Key == Extension:
+			continue
+		case m.Key == "paths":
+			paths = doc[m.ValueStart:m.ValueEnd]
+			continue
+		case !isExtension([]byte(m.Key)) && !known(rootFields, m.Key):
+			return nil, errUnsupported // kin-openapi may match it to a field, ignoring case
+		}
+		if len(rest) > 1 {
+			rest = append(rest, ',')
+		}
+		rest = append(rest, doc[m.Start:m.ValueEnd]...)
+	}
+	rest = append(rest, '}')
+	if paths == nil || paths[0] != '{' {
+		return nil, errUnsupported
+	}
+	d := &openapi3.T{}
+	if err := d.UnmarshalJSON(rest); err != nil {
+		return nil, err
+	}
+	s := &scanner{data: paths, canonical: true}
+	if d.Paths, err = s.paths(); err != nil {
+		return nil, err
+	}
+	if s.peek() != 0 {
+		return nil, errUnsupported
+	}
+	return d, nil
+}
+
+// known reports whether key is one of fields, exactly.
+func known(fields []string, key string) bool {
+	for _, f := range fields {
+		if f == key {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeField decodes the next value into *dst with read or, when read meets
+// something it does not mirror, with encoding/json and kin-openapi from the
+// same text, as the enclosing type's decoding would.
+func decodeField[T any](s *scanner, dst *T, read func() (T, error)) error {
+	start := s.pos
+	v, err := read()
+	if errors.Is(err, errUnsupported) {
+		s.pos = start
+		var zero T
+		*dst = zero
+		return s.delegate(dst)
+	}
+	*dst = v
+	return err
+}
+
+// decodeMember decodes the next value into v, a fresh member of Paths or
+// Responses, with read or else with v's own UnmarshalJSON, as those maps do.
+func decodeMember[T any, P interface {
+	*T
+	UnmarshalJSON([]byte) error
+}](s *scanner, read func(P) error) (P, error) {
+	start := s.pos
+	v := P(new(T))
+	err := read(v)
+	if errors.Is(err, errUnsupported) {
+		s.pos = start
+		v = P(new(T))
+		raw, err := s.raw()
+		if err != nil {
+			return nil, err
+		}
+		return v, v.UnmarshalJSON(raw)
+	}
+	return v, err
+}
+
+// paths reads the Paths object.
+func (s *scanner) paths() (*openapi3.Paths, error) {
+	paths := openapi3.NewPaths()
+	paths.Extensions = map[string]any{}
+	err := s.object(func(key []byte) error {
+		if isExtension(key) {
+			return s.extension(&paths.Extensions, key)
+		}
+		k := string(key)
+		if paths.Value(k) != nil {
+			return errUnsupported
+		}
+		item, err := decodeMember(s, s.pathItem)
+		paths.Set(k, item)
+		return err
+	})
+	return paths, err
+}
+
+func (s *scanner) pathItem(item *openapi3.PathItem) error {
+	return s.fields(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "$ref":
+			item.Ref, err = s.string()
+		case "summary":
+			item.Summary, err = s.string()
+		case "description":
+			item.Description, err = s.string()
+		case "connect":
+			return decodeField(s, &item.Connect, s.operation)
+		case "delete":
+			return decodeField(s, &item.Delete, s.operation)
+		case "get":
+			return decodeField(s, &item.Get, s.operation)
+		case "head":
+			return decodeField(s, &item.Head, s.operation)
+		case "options":
+			return decodeField(s, &item.Options, s.operation)
+		case "patch":
+			return decodeField(s, &item.Patch, s.operation)
+		case "post":
+			return decodeField(s, &item.Post, s.operation)
+		case "put":
+			return decodeField(s, &item.Put, s.operation)
+		case "trace":
+			return decodeField(s, &item.Trace, s.operation)
+		case "query":
+			return decodeField(s, &item.Query, s.operation)
+		case "parameters":
+			return decodeField(s, &item.Parameters, s.parameters)
+		case "servers":
+			return s.delegate(&item.Servers)
+		case "additionalOperations":
+			return s.delegate(&item.AdditionalOperations)
+		default:
+			return s.extensionOnly(&item.Extensions, key)
+		}
+		return err
+	})
+}
+
+// extensionOnly reads the value of key, which is no field of the type at
+// hand, as an extension; a key without the x- prefix is left to
+// kin-openapi (encoding/json may match it to a field, ignoring case).
+func (s *scanner) extensionOnly(ext *map[string]any, key []byte) error {
+	if !isExtension(key) {
+		return errUnsupported
+	}
+	return s.extension(ext, key)
+}
+
+// ref reads {"$ref": "..."} when the object at hand is exactly that: the
+// only form of a reference decoded here. It returns "" and reads nothing
+// for an object whose first key is not $ref.
+func (s *scanner) ref() (string, error) {
+	if s.peek() != '{' {
+		return "", errUnsupported
+	}
+	start := s.pos
+	s.pos++
+	if s.peek() != '"' {
+		s.pos = start
+		return "", nil
+	}
+	key, err := s.str()
+	if err != nil || !bytes.Equal(key, []byte("$ref")) {
+		s.pos = start
+		return "", nil
+	}
+	if err := s.expect(':'); err != nil {
+		return "", err
+	}
+	ref, err := s.string()
+	if err != nil || ref == "" {
+		return "", errUnsupported
+	}
+	return ref, s.expect('}')
+}

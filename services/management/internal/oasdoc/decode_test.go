@@ -1,0 +1,275 @@
+package oasdoc
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// The fast decoder must build what kin-openapi's own decoding builds, so
+// that Validate accepts and refuses exactly what it did with kin-openapi
+// alone, with the same messages. These tests hold the two side by side.
+
+// kinValidate is Validate with kin-openapi's own decoding: the reference.
+func kinValidate(ctx context.Context, doc []byte) error {
+	if err := checkTyk(doc); err != nil {
+		return err
+	}
+	d, err := kinDecode(doc)
+	if err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	return checkOpenAPI(ctx, d)
+}
+
+// kinDecode decodes doc with kin-openapi's T.UnmarshalJSON, less the root
+// x-tyk-api-gateway that decodeOpenAPI leaves out.
+func kinDecode(doc []byte) (*openapi3.T, error) {
+	d := &openapi3.T{}
+	if err := d.UnmarshalJSON(doc); err != nil {
+		return nil, err
+	}
+	delete(d.Extensions, Extension)
+	if len(d.Extensions) == 0 {
+		d.Extensions = nil
+	}
+	return d, nil
+}
+
+// sameAsKin fails when Validate's verdict or message on doc differs from
+// kin-openapi's, or when the fast decoder accepts doc and builds anything
+// else than kin-openapi does. It reports whether the fast decoder took doc
+// and whether the document is refused.
+func sameAsKin(t *testing.T, doc []byte) (fast, refused bool) {
+	t.Helper()
+	ctx := context.Background()
+	got, want := Validate(ctx, doc), kinValidate(ctx, doc)
+	if errText(got) != errText(want) || errors.Is(got, ErrNoExtension) != errors.Is(want, ErrNoExtension) {
+		t.Errorf("Validate = %v\nkin-openapi alone: %v\ndocument: %s", got, want, doc)
+	}
+	d, err := decodeFast(doc)
+	if err != nil {
+		return false, want != nil
+	}
+	ref, err := kinDecode(doc)
+	if err != nil {
+		t.Errorf("the fast decoder accepts what kin-openapi refuses (%v): %s", err, doc)
+		return true, want != nil
+	}
+	if !reflect.DeepEqual(d, ref) {
+		t.Errorf("the fast decoder builds another document than kin-openapi:\n got %#v\nwant %#v\ndocument: %s", d, ref, doc)
+	}
+	return true, want != nil
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// diffBase uses every part the fast decoder reads, extensions at every
+// level, references of each kind and fields it hands to kin-openapi.
+const diffBase = `{"openapi":"3.0.3","info":{"title":"t","version":"1","x-i":1},"servers":[{"url":"http://s/"}],"x-root":{"a":[1,2.5,"s",null,true,9007199254740993,1.50]},
+"components":{"schemas":{"Pet":{"type":"object","required":["id"],"properties":{"id":{"type":"integer","format":"int64"},"tag":{"type":"string","nullable":true}}}},
+ "parameters":{"Limit":{"name":"limit","in":"query","schema":{"type":"integer","minimum":1,"maximum":100}}},
+ "responses":{"NotFound":{"description":"nf"}},
+ "requestBodies":{"PetBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Pet"}}}}},
+ "headers":{"Rate":{"schema":{"type":"integer"}}},
+ "examples":{"One":{"value":{"id":1}}},
+ "securitySchemes":{"key":{"type":"apiKey","name":"k","in":"header"}}},
+"paths":{"x-paths":{"n":1},
+ "/pets":{"summary":"s","description":"d","x-item":"i","parameters":[{"$ref":"#/components/parameters/Limit"}],
+  "get":{"tags":["a","b"],"summary":"list","description":"ld","operationId":"list","deprecated":false,"x-op":[1],
+   "parameters":[{"name":"q","in":"query","description":"qd","style":"form","explode":true,"allowEmptyValue":true,"allowReserved":false,"deprecated":true,"required":false,"example":"e","x-p":null,
+    "schema":{"type":"string","minLength":1,"maxLength":10,"pattern":"^[a-z]+$","enum":["a","b"],"default":"a","title":"Q","description":"q"}}],
+   "security":[{"key":[]}],"externalDocs":{"url":"http://docs/"},
+   "responses":{"x-rs":true,"200":{"description":"ok","x-r":{},
+     "headers":{"X-Rate":{"$ref":"#/components/headers/Rate"},"X-Other":{"description":"o","schema":{"type":"string"},"x-h":1}},
+     "links":{"self":{"operationId":"list"}},
+     "content":{"application/json":{"x-m":2,"examples":{"one":{"$ref":"#/components/examples/One"}},
+      "schema":{"type":"array","example":[{"id":1}],"minItems":0,"maxItems":5,"uniqueItems":true,"items":{"$ref":"#/components/schemas/Pet"}}}}},
+    "404":{"$ref":"#/components/responses/NotFound"},"default":{"description":"d"}}},
+  "post":{"operationId":"create","requestBody":{"$ref":"#/components/requestBodies/PetBody"},"responses":{"201":{"description":"c"}},
+   "callbacks":{"done":{"{$request.body#/url}":{"post":{"responses":{"200":{"description":"cb"}}}}}}},
+  "put":{"requestBody":{"description":"b","required":true,"x-b":1,"content":{"multipart/form-data":{"encoding":{"f":{"contentType":"text/plain"}},"schema":{"type":"object","properties":{"f":{"type":"string","format":"binary"}}}},
+   "application/json":{"schema":{"allOf":[{"$ref":"#/components/schemas/Pet"},{"type":"object","properties":{"n":{"type":"number","multipleOf":0.5,"exclusiveMinimum":true,"minimum":0,"readOnly":true,"x-s":"s"}},"additionalProperties":false,"x-s":"s"}]}}}},
+   "responses":{"204":{"description":"none"}}}},
+ "/pets/{id}":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer"}}],
+  "delete":{"responses":{"204":{"description":"gone"}}},
+  "patch":{"requestBody":{"content":{"application/merge-patch+json":{"schema":{"oneOf":[{"type":"string","xml":{"name":"x"}},{"type":"object","writeOnly":true,"minProperties":1,"maxProperties":3,"additionalProperties":{"type":"string"},"externalDocs":{"url":"http://d/"}}],"not":{"type":"integer"}}}}},
+   "responses":{"200":{"description":"p","content":{"text/plain":{"schema":{"anyOf":[{"type":"string","deprecated":true},{"type":"integer","exclusiveMaximum":false,"maximum":9}]}}}}}}},
+ "/s\u00e9/{x}":{"\u0067et":{"summary":"\u00e9\n\"q\"","parameters":[{"name":"x","in":"path","required":true,"content":{"text/plain":{"schema":{"type":"string"}}}}],"responses":{"200":{"description":"ok"}}}}},
+"x-tyk-api-gateway":{"info":{"name":"n","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/p/"}}}}`
+
+// diffCases are changes to diffBase, each named by what it breaks (or
+// exercises), with kin-openapi's verdict.
+var diffCases = []struct {
+	name, from, to string
+	refused        bool
+}{
+	{"the base document", "", "", false},
+	{"info of the wrong type", `"info":{"title":"t","version":"1","x-i":1}`, `"info":"i"`, true},
+	{"info without title", `"title":"t",`, ``, true},
+	{"servers of the wrong type", `"servers":[{"url":"http://s/"}]`, `"servers":{}`, true},
+	{"a root key with another case", `"servers":[`, `"Paths":{},"servers":[`, true},
+	{"an unknown root key", `"servers":[`, `"other":1,"servers":[`, true},
+	{"paths of the wrong type", `"paths":{"x-paths":{"n":1},`, `"paths":[],"x-p":{`, true},
+	{"paths with extensions only", `"paths":{"x-paths":{"n":1},`, `"paths":{"x-paths":{"n":1}},"x-p":{`, false},
+	{"a path item of the wrong type", `"/pets/{id}":{`, `"/z":5,"/pets/{id}":{`, true},
+	{"a null path item", `"/pets/{id}":{`, `"/z":null,"/pets/{id}":{`, false},
+	{"a path without /", `"/pets":{`, `"pets":{`, true},
+	{"a path summary of the wrong type", `"summary":"s"`, `"summary":1`, true},
+	{"a path item $ref", `"summary":"s"`, `"$ref":"#/paths/~1pets~1{id}","summary":"s"`, false},
+	{"an unknown path item key", `"x-item":"i"`, `"item":"i"`, true},
+	{"a path item key with another case", `"description":"d","x-item"`, `"Description":"d","x-item"`, true},
+	{"an operation of the wrong type", `"get":{"tags"`, `"get":[],"head":{"tags"`, true},
+	{"a null operation", `"delete":{"responses":{"204":{"description":"gone"}}}`, `"delete":null`, false},
+	{"tags of the wrong type", `"tags":["a","b"]`, `"tags":"a"`, true},
+	{"a null tag", `"tags":["a","b"]`, `"tags":["a",null]`, false},
+	{"an operationId of the wrong type", `"operationId":"create"`, `"operationId":7`, true},
+	{"a duplicate operationId", `"operationId":"create"`, `"operationId":"list"`, true},
+	{"deprecated of the wrong type", `"deprecated":false`, `"deprecated":"no"`, true},
+	{"an unknown operation key", `"x-op":[1]`, `"op":[1]`, true},
+	{"an operation key with another case", `"operationId":"create"`, `"operationID":"create"`, true},
+	{"parameters of the wrong type", `"parameters":[{"$ref":"#/components/parameters/Limit"}]`, `"parameters":{}`, true},
+	{"a null parameter", `"parameters":[{"$ref":"#/components/parameters/Limit"}]`, `"parameters":[null]`, true},
+	{"a parameter in nowhere", `"in":"query","description":"qd"`, `"in":"nowhere","description":"qd"`, true},
+	{"a parameter without name", `"name":"q",`, ``, true},
+	{"a parameter twice", `"delete":{"responses"`, `"delete":{"parameters":[{"name":"a","in":"query"},{"name":"a","in":"query"}],"responses"`, true},
+	{"a parameter in the path not required", `"required":true,"schema":{"type":"integer"}`, `"required":false,"schema":{"type":"integer"}`, true},
+	{"a path parameter missing", `"name":"id","in":"path"`, `"name":"other","in":"path"`, true},
+	{"explode of the wrong type", `"explode":true`, `"explode":"yes"`, true},
+	{"a null explode", `"explode":true`, `"explode":null`, false},
+	{"a null example", `"example":"e"`, `"example":null`, false},
+	{"a parameter with schema and content", `"required":true,"content":{`, `"required":true,"schema":{},"content":{`, true},
+	{"a parameter $ref to nothing", `"#/components/parameters/Limit"`, `"#/components/parameters/Nope"`, true},
+	{"a parameter $ref with a sibling", `{"$ref":"#/components/parameters/Limit"}`, `{"$ref":"#/components/parameters/Limit","description":"d"}`, false},
+	{"a parameter $ref with an extension", `{"$ref":"#/components/parameters/Limit"}`, `{"$ref":"#/components/parameters/Limit","x-e":1}`, false},
+	{"a parameter $ref not first", `{"$ref":"#/components/parameters/Limit"}`, `{"x-e":1,"$ref":"#/components/parameters/Limit"}`, false},
+	{"an empty $ref", `{"$ref":"#/components/parameters/Limit"}`, `{"$ref":""}`, true},
+	{"a $ref of the wrong type", `{"$ref":"#/components/parameters/Limit"}`, `{"$ref":5}`, true},
+	{"an external $ref", `"#/components/schemas/Pet"},{"type"`, `"other.json#/Pet"},{"type"`, true},
+	{"a schema $ref with a sibling", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet","description":"d"}`, false},
+	{"responses of the wrong type", `"responses":{"201":{"description":"c"}}`, `"responses":"none"`, true},
+	{"null responses", `"responses":{"201":{"description":"c"}}`, `"responses":null`, true},
+	{"no responses", `"responses":{"201":{"description":"c"}}`, `"responses":{}`, true},
+	{"a response code that is no code", `"201":{"description":"c"}`, `"abc":{"description":"c"}`, false},
+	{"a response code range", `"201":{"description":"c"}`, `"2XX":{"description":"c"}`, false},
+	{"a null response", `"201":{"description":"c"}`, `"201":null`, true},
+	{"a response without description", `"default":{"description":"d"}`, `"default":{}`, true},
+	{"a response description of the wrong type", `"default":{"description":"d"}`, `"default":{"description":1}`, true},
+	{"a null response description", `"default":{"description":"d"}`, `"default":{"description":null}`, true},
+	{"an unknown response key", `"x-r":{}`, `"r":{}`, true},
+	{"headers of the wrong type", `"headers":{"X-Rate"`, `"headers":[],"x-hh":{"X-Rate"`, true},
+	{"a header with in", `"description":"o","schema"`, `"description":"o","in":"query","schema"`, true},
+	{"a null header", `"X-Other":{`, `"X-Null":null,"X-Other":{`, true},
+	{"links of the wrong type", `"links":{"self":{"operationId":"list"}}`, `"links":[]`, true},
+	{"content of the wrong type", `"content":{"text/plain":{`, `"content":"x","x-c":{"text/plain":{`, true},
+	{"a null media type", `"content":{"text/plain":{`, `"content":{"a/b":null,"text/plain":{`, false},
+	{"an unknown media type key", `"x-m":2`, `"m":2`, true},
+	{"a schema type unknown", `"type":"string","minLength":1`, `"type":"wrong","minLength":1`, true},
+	{"a schema type of the wrong kind", `"type":"string","minLength":1`, `"type":5,"minLength":1`, true},
+	{"a schema type list", `"type":"string","minLength":1`, `"type":["string"],"minLength":1`, false},
+	{"a null schema type", `"type":"string","minLength":1`, `"type":null,"minLength":1`, false},
+	{"a negative minLength", `"minLength":1`, `"minLength":-1`, true},
+	{"minLength written 1.0", `"minLength":1`, `"minLength":1.0`, false},
+	{"minLength written 1e0", `"minLength":1`, `"minLength":1e0`, false},
+	{"minLength 2^53+1", `"minLength":1`, `"minLength":9007199254740993`, true},
+	{"minLength a string", `"minLength":1`, `"minLength":"1"`, true},
+	{"a null maxLength", `"maxLength":10`, `"maxLength":null`, false},
+	{"maxLength above minLength", `"maxLength":10`, `"maxLength":0`, true},
+	{"maximum out of range", `"maximum":9}`, `"maximum":1e400}`, true},
+	{"maximum written 9.0e0", `"maximum":9}`, `"maximum":9.0e0}`, false},
+	{"an invalid pattern", `"pattern":"^[a-z]+$"`, `"pattern":"["`, true},
+	{"an unknown format", `"format":"int64"`, `"format":"int65"`, false},
+	{"required of the wrong type", `"required":["id"]`, `"required":"id"`, true},
+	{"properties of the wrong type", `"properties":{"f":{`, `"properties":[],"x-pp":{"f":{`, true},
+	{"a null property", `"properties":{"f":{`, `"properties":{"z":null,"f":{`, true},
+	{"a boolean property", `"properties":{"f":{`, `"properties":{"z":true,"f":{`, true},
+	{"an array without items", `"minItems":0,"maxItems":5,"uniqueItems":true,"items":{"$ref":"#/components/schemas/Pet"}`, `"minItems":0`, true},
+	{"additionalProperties of the wrong type", `"additionalProperties":false`, `"additionalProperties":"no"`, true},
+	{"additionalProperties empty", `"additionalProperties":false`, `"additionalProperties":{}`, false},
+	{"allOf of the wrong type", `"allOf":[`, `"allOf":{},"x-a":[`, true},
+	{"a null allOf member", `"allOf":[`, `"allOf":[null,`, true},
+	{"exclusiveMinimum a number", `"exclusiveMinimum":true`, `"exclusiveMinimum":1`, true},
+	{"exclusiveMinimum a string", `"exclusiveMinimum":true`, `"exclusiveMinimum":"1"`, true},
+	{"an unknown schema keyword", `"title":"Q"`, `"foo":"Q"`, true},
+	{"a schema keyword with another case", `"title":"Q"`, `"Title":"Q"`, true},
+	{"a 3.1 keyword", `"title":"Q"`, `"const":"Q"`, true},
+	{"a discriminator of the wrong type", `"not":{"type":"integer"}`, `"not":{"type":"integer"},"discriminator":5`, true},
+	{"enum of the wrong type", `"enum":["a","b"]`, `"enum":"a"`, true},
+	{"an empty enum", `"enum":["a","b"]`, `"enum":[]`, false},
+	{"a default outside the enum", `"default":"a"`, `"default":"c"`, true},
+	{"a default of the wrong type", `"default":"a"`, `"default":1`, true},
+	{"a nullable of the wrong type", `"nullable":true`, `"nullable":1`, true},
+	{"a requestBody of the wrong type", `"requestBody":{"description":"b"`, `"requestBody":5,"x-rb":{"description":"b"`, true},
+	{"a null requestBody", `"requestBody":{"$ref":"#/components/requestBodies/PetBody"}`, `"requestBody":null`, false},
+	{"a requestBody without content", `"requestBody":{"content":{"application/merge-patch+json":`, `"requestBody":{"x-c":{"application/merge-patch+json":`, true},
+	{"a requestBody $ref to nothing", `"#/components/requestBodies/PetBody"`, `"#/components/requestBodies/Nope"`, true},
+	{"a response $ref to nothing", `"#/components/responses/NotFound"`, `"#/components/responses/Nope"`, true},
+	{"a header $ref to nothing", `"#/components/headers/Rate"`, `"#/components/headers/Nope"`, true},
+	{"security naming no scheme", `"security":[{"key":[]}]`, `"security":[{"nokey":[]}]`, true},
+	{"security of the wrong type", `"security":[{"key":[]}]`, `"security":{}`, true},
+	{"callbacks of the wrong type", `"callbacks":{"done"`, `"callbacks":[],"x-cb":{"done"`, true},
+	{"encoding of the wrong type", `"encoding":{"f":{"contentType":"text/plain"}}`, `"encoding":[]`, true},
+	{"examples of the wrong type", `"examples":{"one":{"$ref":"#/components/examples/One"}}`, `"examples":[]`, true},
+	{"externalDocs without url", `"externalDocs":{"url":"http://docs/"}`, `"externalDocs":{}`, true},
+	{"an xml of the wrong type", `"xml":{"name":"x"}`, `"xml":"x"`, true},
+	{"a key escaped", `"operationId":"list"`, `"operation\u0049d":"list"`, false},
+	{"a string with invalid escapes kept", `"summary":"list"`, `"summary":"\ud800"`, false},
+	{"extensions holding numbers", `"x-op":[1]`, `"x-op":[1.50,9007199254740993,-0,1e-7,{"a":[]}]`, false},
+	{"an extension twice in content", `"x-m":2`, `"x-m":2,"x-n":{"x-m":2}`, false},
+	{"an integer where a string is", `"description":"qd"`, `"description":5`, true},
+	{"a boolean where an object is", `"delete":{"responses"`, `"delete":true,"x-d":{"responses"`, true},
+}
+
+func TestFastDecoderAgreesWithKinOpenAPI(t *testing.T) {
+	for _, c := range diffCases {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(diffBase, c.from) {
+				t.Fatalf("%q is not in the base document", c.from)
+			}
+			doc, err := Parse([]byte(strings.Replace(diffBase, c.from, c.to, 1)), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, refused := sameAsKin(t, doc)
+			t.Logf("fast decoder: %v, refused: %v", fast, refused)
+			if refused != c.refused {
+				t.Errorf("kin-openapi refused: %v, want %v (%v)", refused, c.refused, kinValidate(context.Background(), doc))
+			}
+			if c.from == "" && !fast {
+				t.Error("the fast decoder gave the base document up")
+			}
+		})
+	}
+}
+
+func TestFastDecoderTakesLargeDocuments(t *testing.T) {
+	doc := large(50)
+	if fast, refused := sameAsKin(t, doc); !fast || refused {
+		t.Errorf("fast decoder used: %v, document refused: %v", fast, refused)
+	}
+}
+
+// FuzzFastDecoder compares Validate with kin-openapi alone on request
+// bodies that intake accepts (valid JSON, no key twice, an object).
+func FuzzFastDecoder(f *testing.F) {
+	for _, c := range diffCases {
+		f.Add([]byte(strings.Replace(diffBase, c.from, c.to, 1)))
+	}
+	f.Add(large(3))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		doc, err := Parse(body, false)
+		if err != nil {
+			return
+		}
+		sameAsKin(t, doc)
+	})
+}

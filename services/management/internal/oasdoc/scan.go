@@ -1,0 +1,431 @@
+package oasdoc
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// errUnsupported means the fast decoder met something it does not mirror
+// exactly (a null, a boolean schema, an unknown key, an unusual number...):
+// the value at hand is then decoded by kin-openapi itself.
+var errUnsupported = errors.New("oasdoc: left to kin-openapi")
+
+// scanner walks JSON text one value at a time, without building anything
+// it is not asked for. It is strict where it reads a value itself (object
+// and array structure, strings, numbers, literals); the raw values it hands
+// to encoding/json are checked there.
+type scanner struct {
+	data []byte
+	pos  int
+	// canonical is set below Paths and Responses: kin-openapi decodes what
+	// lies there from generic values encoded again (sorted keys, numbers
+	// as float64 writes them), so a value handed to encoding/json is
+	// encoded the same way first.
+	canonical bool
+}
+
+func (s *scanner) space() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next significant byte (0 at the end).
+func (s *scanner) peek() byte {
+	s.space()
+	if s.pos >= len(s.data) {
+		return 0
+	}
+	return s.data[s.pos]
+}
+
+func (s *scanner) expect(c byte) error {
+	if s.peek() != c {
+		return errUnsupported
+	}
+	s.pos++
+	return nil
+}
+
+// object reads an object, calling member with each key (valid only during
+// the call) while the scanner stands on its value, which member consumes.
+func (s *scanner) object(member func(key []byte) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return errUnsupported
+		}
+	}
+}
+
+// maxFields bounds the members of an object read by fields: more than any
+// kin-openapi type has.
+const maxFields = 64
+
+// fields reads an object that stands for a struct, as object does, and
+// leaves the object to kin-openapi when a key comes twice (encoding/json
+// would merge the values) or the object has more members than any type.
+func (s *scanner) fields(member func(key []byte) error) error {
+	var seen [maxFields][]byte
+	n := 0
+	return s.object(func(key []byte) error {
+		if n == maxFields {
+			return errUnsupported
+		}
+		for _, k := range seen[:n] {
+			if string(k) == string(key) {
+				return errUnsupported
+			}
+		}
+		seen[n] = key
+		n++
+		return member(key)
+	})
+}
+
+// array reads an array, calling element while the scanner stands on each
+// element, which element consumes.
+func (s *scanner) array(element func() error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	if s.peek() == ']' {
+		s.pos++
+		return nil
+	}
+	for {
+		if err := element(); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return errUnsupported
+		}
+	}
+}
+
+// str reads a string. The bytes returned alias the document when it holds
+// no escape; they are only valid until the next read.
+func (s *scanner) str() ([]byte, error) {
+	if s.peek() != '"' {
+		return nil, errUnsupported
+	}
+	start := s.pos + 1
+	ascii := true
+	for i := start; i < len(s.data); i++ {
+		switch c := s.data[i]; {
+		case c == '"':
+			s.pos = i + 1
+			if b := s.data[start:i]; ascii || utf8.Valid(b) {
+				return b, nil
+			}
+			return s.decodeString(start-1, i+1) // encoding/json replaces invalid UTF-8
+		case c == '\\':
+			end, err := skipString(s.data, start-1)
+			if err != nil {
+				return nil, err
+			}
+			s.pos = end
+			return s.decodeString(start-1, end)
+		case c < 0x20:
+			return nil, errUnsupported
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return nil, errUnsupported
+}
+
+func (s *scanner) decodeString(start, end int) ([]byte, error) {
+	var v string
+	if err := json.Unmarshal(s.data[start:end], &v); err != nil {
+		return nil, errUnsupported
+	}
+	return []byte(v), nil
+}
+
+func (s *scanner) string() (string, error) {
+	b, err := s.str()
+	return string(b), err
+}
+
+// stringList reads an array of strings.
+func (s *scanner) stringList() ([]string, error) {
+	out := []string{}
+	err := s.array(func() error {
+		v, err := s.string()
+		out = append(out, v)
+		return err
+	})
+	return out, err
+}
+
+func (s *scanner) boolean() (bool, error) {
+	s.space()
+	rest := s.data[s.pos:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		s.pos += 4
+		return true, s.literalEnd()
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		s.pos += 5
+		return false, s.literalEnd()
+	}
+	return false, errUnsupported
+}
+
+// literalEnd checks that a number or literal is not run on into more text.
+func (s *scanner) literalEnd() error {
+	if s.pos < len(s.data) && !endsScalar(s.data[s.pos]) {
+		return errUnsupported
+	}
+	return nil
+}
+
+// number reads a number as JSON spells it.
+func (s *scanner) number() ([]byte, error) {
+	s.space()
+	b, start := s.data, s.pos
+	i := start
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return nil, errUnsupported
+	}
+	if i < len(b) && b[i] == '.' {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
+			return nil, errUnsupported
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return nil, errUnsupported
+		}
+		i = j
+	}
+	s.pos = i
+	return b[start:i], s.literalEnd()
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func (s *scanner) float() (float64, error) {
+	tok, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return 0, errUnsupported
+	}
+	return f, nil
+}
+
+// maxExact is 2^53: below it an integer reads the same as a float64 and as
+// a uint64, so whether kin-openapi re-encoded it first does not matter.
+const maxExact = 1 << 53
+
+// count reads a non-negative integer written plainly (no sign, fraction or
+// exponent) below 2^53; anything else is left to kin-openapi.
+func (s *scanner) count() (uint64, error) {
+	tok, err := s.number()
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(string(tok), 10, 64)
+	if err != nil || n >= maxExact {
+		return 0, errUnsupported
+	}
+	return n, nil
+}
+
+// skip passes over the next value and returns its text. It finds the end
+// of valid JSON; what it returns is checked by whoever decodes it.
+func (s *scanner) skip() ([]byte, error) {
+	s.space()
+	start := s.pos
+	end, err := skipValue(s.data, start)
+	if err != nil {
+		return nil, err
+	}
+	s.pos = end
+	return s.data[start:end], nil
+}
+
+// generic decodes the next value as encoding/json does into an any.
+func (s *scanner) generic() (any, error) {
+	raw, err := s.skip()
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// raw returns the next value's text as kin-openapi would see it here.
+func (s *scanner) raw() ([]byte, error) {
+	raw, err := s.skip()
+	if err != nil || !s.canonical {
+		return raw, err
+	}
+	return canonical(raw)
+}
+
+// canonical re-encodes raw as kin-openapi's Paths and Responses do before
+// decoding a member.
+func canonical(raw []byte) ([]byte, error) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// delegate decodes the next value into dst with encoding/json, so with
+// kin-openapi's own UnmarshalJSON methods wherever dst has them.
+func (s *scanner) delegate(dst any) error {
+	raw, err := s.raw()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+// extension adds the next value to *ext under key, as kin-openapi decodes
+// extensions: generic values, the map made for the first one.
+func (s *scanner) extension(ext *map[string]any, key []byte) error {
+	k := string(key)
+	if _, dup := (*ext)[k]; dup {
+		return errUnsupported
+	}
+	v, err := s.generic()
+	if err != nil {
+		return err
+	}
+	if *ext == nil {
+		*ext = map[string]any{}
+	}
+	(*ext)[k] = v
+	return nil
+}
+
+func isExtension(key []byte) bool {
+	return len(key) >= 2 && key[0] == 'x' && key[1] == '-'
+}
+
+// skipString returns the offset just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errUnsupported
+}
+
+// skipValue returns the offset just past the value starting at b[i].
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, errUnsupported
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, err := skipString(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, errUnsupported
+	default:
+		j := i
+		for j < len(b) && !endsScalar(b[j]) {
+			j++
+		}
+		if j == i {
+			return 0, errUnsupported
+		}
+		return j, nil
+	}
+}
+
+// endsScalar reports whether c ends a number, true, false or null.
+func endsScalar(c byte) bool {
+	switch c {
+	case ' ', '\t', '\r', '\n', ',', '}', ']':
+		return true
+	}
+	return false
+}
