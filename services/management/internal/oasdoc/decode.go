@@ -30,17 +30,13 @@ var rootFields = []string{"openapi", "components", "info", "paths", "security", 
 
 // decodeFast decodes doc as decodeOpenAPI does; any error means "ask
 // decodeOpenAPI", whose verdict and message are kin-openapi's.
-func decodeFast(doc []byte) (*openapi3.T, error) {
-	members, err := rawjson.Members(doc)
-	if err != nil {
-		return nil, err
-	}
+func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 	// The root without paths and the Tyk extension is small: kin-openapi
 	// decodes it.
 	rest := make([]byte, 0, 1024)
 	rest = append(rest, '{')
 	var paths []byte
-	for _, m := range members {
+	for _, m := range root {
 		switch {
 		case m.Key == Extension:
 			continue
@@ -64,6 +60,7 @@ func decodeFast(doc []byte) (*openapi3.T, error) {
 		return nil, err
 	}
 	s := &scanner{data: paths, canonical: true}
+	var err error
 	if d.Paths, err = s.paths(); err != nil {
 		return nil, err
 	}

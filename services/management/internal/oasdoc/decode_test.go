@@ -8,22 +8,38 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // The fast decoder must build what kin-openapi's own decoding builds, so
 // that Validate accepts and refuses exactly what it did with kin-openapi
 // alone, with the same messages. These tests hold the two side by side.
 
-// kinValidate is Validate with kin-openapi's own decoding: the reference.
+// kinValidate is Validate with kin-openapi's own decoding and T.Validate:
+// the reference.
 func kinValidate(ctx context.Context, doc []byte) error {
-	if err := checkTyk(doc); err != nil {
+	root, err := rawjson.Members(doc)
+	if err != nil {
+		return invalid("the document is not a JSON object")
+	}
+	if err := checkTyk(doc, root); err != nil {
 		return err
 	}
 	d, err := kinDecode(doc)
 	if err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
-	return checkOpenAPI(ctx, d)
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	if err := loader.ResolveRefsIn(d, nil); err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	if err := d.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	return nil
 }
 
 // kinDecode decodes doc with kin-openapi's T.UnmarshalJSON, less the root
@@ -51,7 +67,11 @@ func sameAsKin(t *testing.T, doc []byte) (fast, refused bool) {
 	if errText(got) != errText(want) || errors.Is(got, ErrNoExtension) != errors.Is(want, ErrNoExtension) {
 		t.Errorf("Validate = %v\nkin-openapi alone: %v\ndocument: %s", got, want, doc)
 	}
-	d, err := decodeFast(doc)
+	root, err := rawjson.Members(doc)
+	if err != nil {
+		return false, want != nil
+	}
+	d, err := decodeFast(doc, root)
 	if err != nil {
 		return false, want != nil
 	}
@@ -88,7 +108,7 @@ const diffBase = `{"openapi":"3.0.3","info":{"title":"t","version":"1","x-i":1},
   "get":{"tags":["a","b"],"summary":"list","description":"ld","operationId":"list","deprecated":false,"x-op":[1],
    "parameters":[{"name":"q","in":"query","description":"qd","style":"form","explode":true,"allowEmptyValue":true,"allowReserved":false,"deprecated":true,"required":false,"example":"e","x-p":null,
     "schema":{"type":"string","minLength":1,"maxLength":10,"pattern":"^[a-z]+$","enum":["a","b"],"default":"a","title":"Q","description":"q"}}],
-   "security":[{"key":[]}],"externalDocs":{"url":"http://docs/"},
+   "externalDocs":{"url":"http://docs/"},
    "responses":{"x-rs":true,"200":{"description":"ok","x-r":{},
      "headers":{"X-Rate":{"$ref":"#/components/headers/Rate"},"X-Other":{"description":"o","schema":{"type":"string"},"x-h":1}},
      "links":{"self":{"operationId":"list"}},
@@ -116,6 +136,9 @@ var diffCases = []struct {
 	{"the base document", "", "", false},
 	{"info of the wrong type", `"info":{"title":"t","version":"1","x-i":1}`, `"info":"i"`, true},
 	{"info without title", `"title":"t",`, ``, true},
+	{"a server without url", `"servers":[{"url":"http://s/"}]`, `"servers":[{}]`, true},
+	{"a tag without name", `"servers":[`, `"tags":[{}],"servers":[`, false},
+	{"a component schema of no type", `"type":"object","required":["id"]`, `"type":"wrong","required":["id"]`, true},
 	{"servers of the wrong type", `"servers":[{"url":"http://s/"}]`, `"servers":{}`, true},
 	{"a root key with another case", `"servers":[`, `"Paths":{},"servers":[`, true},
 	{"an unknown root key", `"servers":[`, `"other":1,"servers":[`, true},
@@ -214,8 +237,11 @@ var diffCases = []struct {
 	{"a requestBody $ref to nothing", `"#/components/requestBodies/PetBody"`, `"#/components/requestBodies/Nope"`, true},
 	{"a response $ref to nothing", `"#/components/responses/NotFound"`, `"#/components/responses/Nope"`, true},
 	{"a header $ref to nothing", `"#/components/headers/Rate"`, `"#/components/headers/Nope"`, true},
-	{"security naming no scheme", `"security":[{"key":[]}]`, `"security":[{"nokey":[]}]`, true},
-	{"security of the wrong type", `"security":[{"key":[]}]`, `"security":{}`, true},
+	{"operation security", `"externalDocs":{"url":"http://docs/"}`, `"security":[{"key":[]}],"externalDocs":{"url":"http://docs/"}`, false},
+	{"operation security naming no scheme", `"externalDocs":{"url":"http://docs/"}`, `"security":[{"nokey":[]}],"externalDocs":{"url":"http://docs/"}`, true},
+	{"operation security of the wrong type", `"externalDocs":{"url":"http://docs/"}`, `"security":{},"externalDocs":{"url":"http://docs/"}`, true},
+	{"root security", `"servers":[`, `"security":[{"key":[]}],"servers":[`, false},
+	{"root security naming no scheme", `"servers":[`, `"security":[{"nokey":[]}],"servers":[`, true},
 	{"callbacks of the wrong type", `"callbacks":{"done"`, `"callbacks":[],"x-cb":{"done"`, true},
 	{"encoding of the wrong type", `"encoding":{"f":{"contentType":"text/plain"}}`, `"encoding":[]`, true},
 	{"examples of the wrong type", `"examples":{"one":{"$ref":"#/components/examples/One"}}`, `"examples":[]`, true},
@@ -227,6 +253,48 @@ var diffCases = []struct {
 	{"an extension twice in content", `"x-m":2`, `"x-m":2,"x-n":{"x-m":2}`, false},
 	{"an integer where a string is", `"description":"qd"`, `"description":5`, true},
 	{"a boolean where an object is", `"delete":{"responses"`, `"delete":true,"x-d":{"responses"`, true},
+}
+
+// pathError breaks the paths, for diffPairs.
+var pathError = [2]string{`"in":"query","description":"qd"`, `"in":"nowhere","description":"qd"`}
+
+// diffPairs break the paths and another section, or another part of the
+// document: the message names the one kin-openapi checks first.
+var diffPairs = []struct {
+	name     string
+	from, to string
+}{
+	{"info", `"title":"t",`, ``},
+	{"components", `"type":"object","required":["id"]`, `"type":"wrong","required":["id"]`},
+	{"components with a callback", `"headers":{"Rate"`, `"callbacks":{"c":{}},"headers":{"Rate"`},
+	{"servers", `"servers":[{"url":"http://s/"}]`, `"servers":[{}]`},
+	{"tags", `"servers":[`, `"tags":[{}],"servers":[`},
+	{"externalDocs", `"servers":[`, `"externalDocs":{},"servers":[`},
+	{"root security", `"servers":[`, `"security":[{"nokey":[]}],"servers":[`},
+	{"operation security", `"externalDocs":{"url":"http://docs/"}`, `"security":[{"nokey":[]}],"externalDocs":{"url":"http://docs/"}`},
+	{"an unknown root key", `"servers":[`, `"other":1,"servers":[`},
+	{"webhooks", `"servers":[`, `"webhooks":{},"servers":[`},
+	{"jsonSchemaDialect", `"servers":[`, `"jsonSchemaDialect":"x","servers":[`},
+	{"a version kin-openapi does not know", `"openapi":"3.0.3"`, `"openapi":"3.0.9"`},
+}
+
+func TestValidateOrdersSectionsAsKinOpenAPI(t *testing.T) {
+	for _, c := range diffPairs {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(diffBase, pathError[0], pathError[1], 1)
+			if !strings.Contains(doc, c.from) {
+				t.Fatalf("%q is not in the base document", c.from)
+			}
+			p, err := Parse([]byte(strings.Replace(doc, c.from, c.to, 1)), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, refused := sameAsKin(t, p); !refused {
+				t.Error("accepted")
+			}
+			t.Log(Validate(context.Background(), p))
+		})
+	}
 }
 
 func TestFastDecoderAgreesWithKinOpenAPI(t *testing.T) {
@@ -262,6 +330,9 @@ func TestFastDecoderTakesLargeDocuments(t *testing.T) {
 // bodies that intake accepts (valid JSON, no key twice, an object).
 func FuzzFastDecoder(f *testing.F) {
 	for _, c := range diffCases {
+		f.Add([]byte(strings.Replace(diffBase, c.from, c.to, 1)))
+	}
+	for _, c := range diffPairs {
 		f.Add([]byte(strings.Replace(diffBase, c.from, c.to, 1)))
 	}
 	f.Add(large(3))

@@ -106,10 +106,16 @@ func SetDBID(doc []byte, dbID string) ([]byte, error) {
 // extension first, then its required parts, then the OpenAPI 3.0 rules.
 // Problems are *Invalid (or ErrNoExtension) naming the first one found.
 func Validate(ctx context.Context, doc []byte) error {
-	if err := checkTyk(doc); err != nil {
+	// The root's members are found once: the document is large, its
+	// x-tyk-api-gateway too.
+	root, err := rawjson.Members(doc)
+	if err != nil {
+		return invalid("the document is not a JSON object")
+	}
+	if err := checkTyk(doc, root); err != nil {
 		return err
 	}
-	d, err := decodeOpenAPI(doc)
+	d, err := decodeOpenAPI(doc, root)
 	if err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
@@ -117,21 +123,31 @@ func Validate(ctx context.Context, doc []byte) error {
 }
 
 // checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.
-func checkTyk(doc []byte) error {
-	ext, ok, err := rawjson.Lookup(doc, Extension)
-	if err != nil {
-		return invalid("the document is not a JSON object")
-	}
+func checkTyk(doc []byte, root []rawjson.Member) error {
+	m, ok := lastMember(root, Extension)
 	if !ok {
 		return ErrNoExtension
 	}
-	if _, err := rawjson.Members(ext); err != nil {
+	ext := doc[m.ValueStart:m.ValueEnd]
+	parts, err := rawjson.Members(ext)
+	if err != nil {
 		return ErrNoExtension
 	}
-	if err := checkVersion(doc); err != nil {
+	if err := checkVersion(doc, root); err != nil {
 		return err
 	}
-	return checkExtension(ext)
+	return checkExtension(ext, parts)
+}
+
+// lastMember returns the last member named key (the one a JSON decoder
+// would keep).
+func lastMember(members []rawjson.Member, key string) (rawjson.Member, bool) {
+	for i := len(members) - 1; i >= 0; i-- {
+		if members[i].Key == key {
+			return members[i], true
+		}
+	}
+	return rawjson.Member{}, false
 }
 
 // decodeOpenAPI decodes doc as kin-openapi's own T.UnmarshalJSON does,
@@ -141,31 +157,17 @@ func checkTyk(doc []byte) error {
 // fast decoder gives up on a document kin-openapi refuses, and on a few it
 // does not mirror: kin-openapi then decodes it, and its verdict and message
 // are the answer.
-func decodeOpenAPI(doc []byte) (*openapi3.T, error) {
-	if d, err := decodeFast(doc); err == nil {
+func decodeOpenAPI(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
+	if d, err := decodeFast(doc, root); err == nil {
 		return d, nil
 	}
 	d := &openapi3.T{}
 	return d, d.UnmarshalJSON(doc)
 }
 
-// checkOpenAPI resolves the document's references and checks the OpenAPI
-// rules, examples aside.
-func checkOpenAPI(ctx context.Context, d *openapi3.T) error {
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
-	if err := loader.ResolveRefsIn(d, nil); err != nil {
-		return invalid("invalid OpenAPI document: %s", err)
-	}
-	if err := d.Validate(ctx, openapi3.DisableExamplesValidation()); err != nil {
-		return invalid("invalid OpenAPI document: %s", err)
-	}
-	return nil
-}
-
-func checkVersion(doc []byte) error {
-	raw, ok, _ := rawjson.Lookup(doc, "openapi")
+func checkVersion(doc []byte, root []rawjson.Member) error {
+	m, ok := lastMember(root, "openapi")
+	raw := doc[m.ValueStart:m.ValueEnd]
 	v, isString := rawjson.String(raw)
 	switch {
 	case !ok:
@@ -194,10 +196,20 @@ var requiredParts = []field{
 	{[]string{"server", "listenPath", "value"}, "path"},
 }
 
-func checkExtension(ext []byte) error {
+// checkExtension checks the extension ext, whose members are parts.
+func checkExtension(ext []byte, parts []rawjson.Member) error {
+	// Each path is looked up from the part it starts with: the
+	// extension's own members are found once.
+	lookup := func(path ...string) ([]byte, bool, error) {
+		m, ok := lastMember(parts, path[0])
+		if !ok {
+			return nil, false, nil
+		}
+		return rawjson.Lookup(ext[m.ValueStart:m.ValueEnd], path[1:]...)
+	}
 	for _, f := range requiredParts {
 		name := Extension + "." + strings.Join(f.path, ".")
-		raw, ok, err := rawjson.Lookup(ext, f.path...)
+		raw, ok, err := lookup(f.path...)
 		if err != nil {
 			return invalid("%s: must be an object", Extension+"."+strings.Join(f.path[:len(f.path)-1], "."))
 		}
@@ -233,7 +245,7 @@ func checkExtension(ext []byte) error {
 			}
 		}
 	}
-	if raw, ok, _ := rawjson.Lookup(ext, "info", "id"); ok {
+	if raw, ok, _ := lookup("info", "id"); ok {
 		if _, isString := rawjson.String(raw); !isString {
 			return invalid("%s.info.id: must be a string", Extension)
 		}
