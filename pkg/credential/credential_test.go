@@ -3,6 +3,7 @@ package credential
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -132,5 +133,44 @@ func TestNewSecretIsRandom(t *testing.T) {
 	a, b := NewSecret(), NewSecret()
 	if a == b || len(a) != 43 {
 		t.Fatalf("NewSecret gave %q and %q", a, b)
+	}
+}
+
+func TestLookupMemo(t *testing.T) {
+	calls := 0
+	find := func(answer string, err error) func() (string, error) {
+		return func() (string, error) { calls++; return answer, err }
+	}
+	a, b := Hash("key-a"), Hash("key-b")
+
+	// Without a memo every lookup reads.
+	for range 2 {
+		if v, _ := Lookup(context.Background(), a, find("alice", nil)); v != "alice" {
+			t.Fatalf("lookup without a memo: %q", v)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d reads without a memo, want 2", calls)
+	}
+
+	calls = 0
+	ctx := WithLookupMemo(context.Background())
+	failed := errors.New("store unavailable")
+	if _, err := Lookup(ctx, a, find("", failed)); err != failed {
+		t.Fatalf("a failed lookup: %v", err)
+	}
+	for range 2 {
+		if v, err := Lookup(ctx, a, find("alice", nil)); v != "alice" || err != nil {
+			t.Fatalf("lookup a: %q %v", v, err)
+		}
+	}
+	if v, _ := Lookup(ctx, b, find("bob", nil)); v != "bob" {
+		t.Errorf("another key's lookup answered %q, want bob", v)
+	}
+	if calls != 3 {
+		t.Errorf("%d reads, want 3 (the failure is not remembered; a's second lookup is; b is another key)", calls)
+	}
+	if v, _ := Lookup(WithLookupMemo(context.Background()), b, find("bob again", nil)); v != "bob again" {
+		t.Errorf("a new request's memo answered %q, want a fresh read", v)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -218,9 +219,12 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mux.ServeHTTP(w, r)
 }
 
-// authenticate runs Options.Authenticate first of the middlewares.
+// authenticate runs Options.Authenticate first of the middlewares. The
+// request carries a lookup memo (credential.WithLookupMemo) from here on,
+// so that the interceptor's check of the same key reads nothing again.
 func (f *facade) authenticate(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		r = r.WithContext(credential.WithLookupMemo(r.Context()))
 		if err := f.opts.Authenticate(r); err != nil {
 			f.handleError(r.Context(), nil, nil, w, r, err)
 			return

@@ -100,6 +100,9 @@ func markErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc
 
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if inProcess(ctx) {
+			return next(ctx, req) // the facade logs the request
+		}
 		start := time.Now()
 		resp, err := next(ctx, req)
 		code := status.Code(err)

@@ -206,6 +206,9 @@ func TestLocalCallsLikeTheNetwork(t *testing.T) {
 			if got := trailer.Get("x-trailer"); len(got) != 1 || got[0] != "t" {
 				t.Errorf("trailer x-trailer %q, want t", got)
 			}
+			if logged := strings.Contains(tr.logs.String(), "msg=rpc"); logged != (name == "network") {
+				t.Errorf("rpc line logged: %v; want one for a network call only (the facade logs in-process calls)", logged)
+			}
 			req.Value = "changed after the call"
 			echoed.Lock()
 			kept := echoed.in.GetValue()

@@ -29,7 +29,8 @@ import (
 // request and the answer are copied, so neither side shares a message with
 // the other; an error that is not a status becomes one as gRPC makes it;
 // a call whose context has ended is refused before the handler runs. Each
-// call is one internal span named after its method. Only unary calls exist.
+// call is one internal span named after its method, and is not logged apart
+// (the facade's line for the request says it). Only unary calls exist.
 type Local struct {
 	chain   grpc.UnaryServerInterceptor
 	mu      sync.RWMutex
@@ -73,7 +74,7 @@ func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts
 
 	md, _ := metadata.FromOutgoingContext(ctx)
 	stream := &localStream{method: method}
-	ctx = metadata.NewIncomingContext(ctx, md)
+	ctx = context.WithValue(metadata.NewIncomingContext(ctx, md), localKey{}, true)
 	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
 	decode := func(in any) error {
 		proto.Merge(in.(proto.Message), args.(proto.Message))
@@ -110,6 +111,12 @@ func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts
 func (l *Local) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.CallOption) (grpc.ClientStream, error) {
 	return nil, status.Error(codes.Unimplemented, "streams are not served in-process")
 }
+
+// localKey marks the context of an in-process call.
+type localKey struct{}
+
+// inProcess tells whether ctx is an in-process call's.
+func inProcess(ctx context.Context) bool { return ctx.Value(localKey{}) != nil }
 
 // localStream holds what a handler sets of its call's header and trailer.
 type localStream struct {

@@ -94,7 +94,8 @@ func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) 
 	if key == "" {
 		return store.User{}, errUnauthorized
 	}
-	u, err := s.store.UserByKeyHash(ctx, credential.Hash(key))
+	hash := credential.Hash(key)
+	u, err := credential.Lookup(ctx, hash, func() (store.User, error) { return s.store.UserByKeyHash(ctx, hash) })
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return store.User{}, errUnauthorized

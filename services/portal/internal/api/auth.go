@@ -28,7 +28,8 @@ func (s *Server) checkKey(ctx context.Context, values []string) error {
 	if len(values) != 1 || values[0] == "" {
 		return errUnauthorized
 	}
-	ok, err := s.store.KeyValid(ctx, credential.Hash(values[0]))
+	hash := credential.Hash(values[0])
+	ok, err := credential.Lookup(ctx, hash, func() (bool, error) { return s.store.KeyValid(ctx, hash) })
 	switch {
 	case err != nil:
 		return s.storeError(err, errUnauthorized)

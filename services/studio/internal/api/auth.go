@@ -38,7 +38,7 @@ func (s *Server) checkAdmin(ctx context.Context, authorization []string) error {
 		return errUnauthorized
 	}
 	hash := credential.Hash(key)
-	u, err := s.store.UserByKeyHash(ctx, hash)
+	u, err := credential.Lookup(ctx, hash, func() (store.User, error) { return s.store.UserByKeyHash(ctx, hash) })
 	switch {
 	case errors.Is(err, store.ErrNotFound) || (err == nil && !credential.Equal(u.KeyHash, hash)):
 		return errUnauthorized
