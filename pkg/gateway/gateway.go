@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
@@ -282,11 +283,21 @@ func outgoingHeader(key string) (string, bool) {
 // on it.
 type CompactJSON struct{ *runtime.JSONPb }
 
-// Marshal writes v as compact JSON.
+// Marshal writes v as compact JSON. Single-line protojson differs from
+// compact JSON only by a space after each comma, in builds where its
+// per-binary randomness says so (commaSpaces): a message is written once
+// and, only then, those spaces dropped in place. Other values go through
+// json.Compact.
 func (c CompactJSON) Marshal(v any) ([]byte, error) {
 	b, err := c.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err
+	}
+	if _, ok := v.(proto.Message); ok && c.Indent == "" && !c.Multiline {
+		if commaSpaces {
+			b = dropCommaSpaces(b)
+		}
+		return b, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(b))
@@ -294,4 +305,34 @@ func (c CompactJSON) Marshal(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// commaSpaces tells whether this binary's protojson writes ", " between
+// values (it decides once per binary).
+var commaSpaces = func() bool {
+	b, _ := protojson.Marshal(&structpb.ListValue{Values: []*structpb.Value{structpb.NewNumberValue(1), structpb.NewNumberValue(2)}})
+	return bytes.Contains(b, []byte(", "))
+}()
+
+// dropCommaSpaces removes, in place, the space after each comma outside
+// strings in single-line protojson output, the only whitespace it writes.
+func dropCommaSpaces(b []byte) []byte {
+	out := b[:0]
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		out = append(out, c)
+		switch {
+		case inString && c == '\\' && i+1 < len(b):
+			i++
+			out = append(out, b[i])
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == ',' && i+1 < len(b) && b[i+1] == ' ':
+			i++
+		}
+	}
+	return out
 }
