@@ -24,7 +24,6 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -221,11 +220,10 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate runs Options.Authenticate first of the middlewares. The
-// request carries a lookup memo (credential.WithLookupMemo) from here on,
-// so that the interceptor's check of the same key reads nothing again.
+// request carries a lookup memo (credential.WithLookupMemo, set by observe),
+// so the interceptor's check of the same key reads nothing again.
 func (f *facade) authenticate(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		r = r.WithContext(credential.WithLookupMemo(r.Context()))
 		if err := f.opts.Authenticate(r); err != nil {
 			f.handleError(r.Context(), nil, nil, w, r, err)
 			return

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
@@ -63,6 +64,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
 		o := &observation{route: routeUnmatched}
 		ctx = context.WithValue(ctx, observationKey{}, o)
+		ctx = credential.WithLookupMemo(ctx) // one caller lookup per request (see authenticate)
 		sw := &statusWriter{ResponseWriter: w}
 		method := metrics.HTTPMethod(r.Method)
 
