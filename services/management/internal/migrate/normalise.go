@@ -253,7 +253,7 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 	}
 	at := "version_data.versions[" + strconv.Quote(key) + "]"
 	ep := &v.ExtendedPaths
-	field := func(name string) string { return at + ".extended_paths." + name }
+	field := func(name string) listField { return listField{at, name} }
 
 	if !v.UseExtendedPaths {
 		for _, l := range []struct {
@@ -389,7 +389,7 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 // refuseInertAuthSkips fails the entries of an inert extended_paths (use_extended_paths false: the gateway
 // reads only the legacy path lists) that would skip authentication in Tyk OAS: ignored entries and mock
 // responses. Classic authenticates those endpoints; every other inert entry converts as Tyk converts it.
-func (c *converter) refuseInertAuthSkips(field func(string) string, ep *extendedPaths) {
+func (c *converter) refuseInertAuthSkips(field func(string) listField, ep *extendedPaths) {
 	const why = "use_extended_paths is false, so classic ignores this entry and authenticates the endpoint, " +
 		"while Tyk OAS would skip authentication there; set use_extended_paths to true or remove the entry"
 	for _, e := range ep.Ignored {
@@ -400,7 +400,7 @@ func (c *converter) refuseInertAuthSkips(field func(string) string, ep *extended
 	for _, m := range ep.MockResponse {
 		if f := m.origin; !m.Disabled {
 			if f == "" {
-				f = field("mock_response")
+				f = field("mock_response").String()
 			}
 			c.fail("%s: %s %s: %s", f, m.Method, m.Path, why)
 		}
@@ -411,8 +411,16 @@ func (c *converter) refuseInertAuthSkips(field func(string) string, ep *extended
 // method_actions becomes an entry of its own, and a "reply" action also becomes a mock response. Entries
 // that use the newer "method" field instead of method_actions are kept (Tyk drops them, which would remove
 // an allow list). An entry with neither applies to no method; it cannot be expressed and fails.
-func (c *converter) expandEndpointMeta(field string, list []endpointMeta, mocks *[]mockResponseMeta) []endpointMeta {
-	var out []endpointMeta
+func (c *converter) expandEndpointMeta(field listField, list []endpointMeta, mocks *[]mockResponseMeta) []endpointMeta {
+	if len(list) == 0 {
+		return nil
+	}
+	n := 0
+	for _, e := range list {
+		n += max(len(e.MethodActions), 1)
+	}
+	out := make([]endpointMeta, 0, n)
+	actions := listField{field.at, field.name + ".method_actions"}
 	for _, e := range list {
 		if !c.endpoint(field, &e.Path, nil) {
 			continue
@@ -430,7 +438,7 @@ func (c *converter) expandEndpointMeta(field string, list []endpointMeta, mocks 
 		for _, m := range sortedKeys(e.MethodActions) {
 			action := e.MethodActions[m]
 			method := m
-			if !c.endpoint(field+".method_actions", &e.Path, &method) {
+			if !c.endpoint(actions, &e.Path, &method) {
 				continue
 			}
 			out = append(out, endpointMeta{Disabled: e.Disabled, Path: e.Path, Method: method, IgnoreCase: e.IgnoreCase})
@@ -438,7 +446,7 @@ func (c *converter) expandEndpointMeta(field string, list []endpointMeta, mocks 
 			case "", "no_action":
 			case "reply":
 				*mocks = append(*mocks, mockResponseMeta{Disabled: e.Disabled, Path: e.Path, Method: method,
-					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers, origin: field + ".method_actions"})
+					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers, origin: actions.String()})
 			default:
 				c.fail("%s: %s %s: method action %q is not one of no_action, reply", field, method, e.Path, action.Action)
 			}
@@ -447,9 +455,14 @@ func (c *converter) expandEndpointMeta(field string, list []endpointMeta, mocks 
 	return out
 }
 
+// listField names a list of a version's extended_paths in messages; its text is built only for a message.
+type listField struct{ at, name string }
+
+func (f listField) String() string { return f.at + ".extended_paths." + f.name }
+
 // endpoint normalises the path (a leading slash) and, when method is not nil, the method (upper case) of
 // one endpoint entry. It reports whether they are usable.
-func (c *converter) endpoint(field string, path, method *string) bool {
+func (c *converter) endpoint(field listField, path, method *string) bool {
 	if strings.TrimSpace(*path) == "" {
 		m := ""
 		if method != nil {

@@ -55,6 +55,10 @@ type operation struct {
 	OperationID string       `json:"operationId"`
 	RequestBody *requestBody `json:"requestBody,omitempty"`
 	Responses   responses    `json:"responses"`
+
+	x         *opState // its middleware while the document is built; nil until a setting is merged
+	bodySetBy string   // the classic path whose validate_json set RequestBody
+	keys      [1]string // the first response key, without an allocation of its own
 }
 
 // responses are the response keys of an operation ("default" or status codes), in the order encoding a map
@@ -238,18 +242,68 @@ type opBuilder struct {
 	keyless bool
 	paths   map[string]*templated // raw classic path → its OpenAPI form; nil when it cannot be templated
 	pending []contribution        // settings from classic entries, not yet merged into ops
-	setBy   map[setting]source    // the classic entry that set a setting of an operation
 	scratch xOperation            // the settings of the entry get returned last, until record moves them
 	entry   contribution          // that entry (its operation and source), while open
 	open    bool                  // scratch holds the settings of entry
-	// bodySetBy is the classic path whose validate_json set an operation's request body.
-	bodySetBy map[*operation]string
+	// The path items, operations and middleware of the document come from these, a few allocations for
+	// all of them instead of one each.
+	items slab[pathItem]
+	opers slab[operation]
+	state slab[opState]
+}
+
+// opState is the middleware of one operation while it is built.
+type opState struct {
+	xOperation
+	setBy []setBy // the classic entry that set each setting set so far
+}
+
+// setBy is the classic entry that set a setting (an xOperation field).
+type setBy struct {
+	index int
+	*source
+}
+
+// setter returns the entry that set the setting index, or nil.
+func (x *opState) setter(index int) *source {
+	for _, s := range x.setBy {
+		if s.index == index {
+			return s.source
+		}
+	}
+	return nil
+}
+
+// set records the entry that set the setting index.
+func (x *opState) set(index int, by *source) {
+	for i := range x.setBy {
+		if x.setBy[i].index == index {
+			x.setBy[i].source = by
+			return
+		}
+	}
+	x.setBy = append(x.setBy, setBy{index, by})
+}
+
+// slab hands out zeroed values allocated a chunk at a time.
+type slab[T any] struct {
+	free []T
+	size int // the chunk size
+}
+
+func (s *slab[T]) new() *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, max(s.size, 1))
+	}
+	v := &s.free[0]
+	s.free = s.free[1:]
+	return v
 }
 
 // contribution is one setting that one classic endpoint entry puts on its operation.
 type contribution struct {
-	source
-	opID  string
+	*source
+	op    *operation
 	index int           // the xOperation field
 	value reflect.Value // its value
 }
@@ -258,12 +312,6 @@ type contribution struct {
 type source struct{ field, rawPath, method string }
 
 func (s source) String() string { return s.field + ": " + s.method + " " + s.rawPath }
-
-// setting names one setting (an xOperation field) of one operation.
-type setting struct {
-	opID  string
-	field int
-}
 
 // templated is a classic path in OpenAPI form.
 type templated struct {
@@ -278,8 +326,8 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 	if len(doc.Paths) == 0 {
 		doc.Paths = make(map[string]*pathItem, n)
 	}
-	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: make(map[string]*templated, n),
-		setBy: make(map[setting]source, n), bodySetBy: map[*operation]string{}, pending: make([]contribution, 0, n)}
+	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: map[string]*templated{},
+		pending: make([]contribution, 0, n), items: slab[pathItem]{size: 8}, opers: slab[operation]{size: 8}, state: slab[opState]{size: 4}}
 	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
 	fields := make(map[string]string, 8)
 	field := func(name string) string { // the classic field of a list, for messages; built once per list
@@ -545,11 +593,11 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 // which records the settings set in it (record).
 func (b *opBuilder) get(field, rawPath, method string) *xOperation {
 	b.record()
-	id, ok := b.slot(field, rawPath, method)
-	if !ok {
+	op := b.slot(field, rawPath, method)
+	if op == nil {
 		return nil
 	}
-	b.entry, b.open = contribution{source: source{field, rawPath, method}, opID: id}, true
+	b.entry, b.open = contribution{source: &source{field, rawPath, method}, op: op}, true
 	return &b.scratch
 }
 
@@ -572,21 +620,21 @@ func (b *opBuilder) record() {
 // op returns the operation for a classic path and method with every setting so far merged into it, for
 // the steps that depend on what other entries set.
 func (b *opBuilder) op(field, rawPath, method string) *xOperation {
-	id, ok := b.slot(field, rawPath, method)
-	if !ok {
+	op := b.slot(field, rawPath, method)
+	if op == nil {
 		return nil
 	}
 	b.merge()
-	return b.operation(id)
+	return &b.middleware(op).xOperation
 }
 
-func (b *opBuilder) operation(id string) *xOperation {
-	op := b.ops[id]
-	if op == nil {
-		op = &xOperation{}
-		b.ops[id] = op
+// middleware returns the middleware of an operation, creating it on first use.
+func (b *opBuilder) middleware(op *operation) *opState {
+	if op.x == nil {
+		op.x = b.state.new()
+		b.ops[op.OperationID] = &op.x.xOperation
 	}
-	return op
+	return op.x
 }
 
 // merge moves the pending settings into their operations. Several classic entries can land on one Tyk OAS
@@ -597,26 +645,27 @@ func (b *opBuilder) operation(id string) *xOperation {
 func (b *opBuilder) merge() {
 	b.record()
 	for _, p := range b.pending {
-		dst := reflect.ValueOf(b.operation(p.opID)).Elem().Field(p.index)
-		key := setting{p.opID, p.index}
-		if prev, ok := b.setBy[key]; ok && prev.rawPath != p.rawPath {
+		x := b.middleware(p.op)
+		dst := reflect.ValueOf(&x.xOperation).Elem().Field(p.index)
+		if prev := x.setter(p.index); prev != nil && prev.rawPath != p.rawPath {
 			if !reflect.DeepEqual(dst.Interface(), p.value.Interface()) {
 				name, _, _ := strings.Cut(reflect.TypeFor[xOperation]().Field(p.index).Tag.Get("json"), ",")
-				b.c.fail("%s: its %s differs from the one %s sets, and both become the Tyk OAS operation %s", p.source, name, prev, p.opID)
+				b.c.fail("%s: its %s differs from the one %s sets, and both become the Tyk OAS operation %s", p.source, name, prev, p.op.OperationID)
 			}
 			continue
 		}
 		dst.Set(p.value)
-		b.setBy[key] = p.source
+		x.set(p.index, p.source)
 	}
 	b.pending = b.pending[:0]
 }
 
 // slot creates, on first use, the OpenAPI path item and operation of a classic path and method, and returns
-// the operationId. An operation that already exists keeps its operationId.
-func (b *opBuilder) slot(field, rawPath, method string) (string, bool) {
+// the operation; nil when the path cannot be expressed. An operation that already exists keeps its
+// operationId.
+func (b *opBuilder) slot(field, rawPath, method string) *operation {
 	if !strings.HasPrefix(rawPath, "/") || !validMethod(method) {
-		return "", false // refused by normalisation, which has reported it
+		return nil // refused by normalisation, which has reported it
 	}
 	t, seen := b.paths[rawPath]
 	if !seen {
@@ -629,30 +678,35 @@ func (b *opBuilder) slot(field, rawPath, method string) (string, bool) {
 		b.paths[rawPath] = t
 	}
 	if t == nil {
-		return "", false
+		return nil
 	}
 	item := b.doc.Paths[t.path]
 	if item == nil {
-		item = &pathItem{Parameters: t.params}
+		item = b.items.new()
+		item.Parameters = t.params
 		b.doc.Paths[t.path] = item
 	}
 	slot := item.operation(method)
 	if *slot == nil {
-		*slot = &operation{OperationID: strings.TrimPrefix(rawPath, "/") + method, Responses: responses{"default"}}
+		op := b.opers.new()
+		op.OperationID = strings.TrimPrefix(rawPath, "/") + method
+		op.keys[0] = "default"
+		op.Responses = op.keys[:]
+		*slot = op
 	}
-	return (*slot).OperationID, true
+	return *slot
 }
 
 // setRequestBody sets the request body of an operation get has created. Classic paths that become one
 // Tyk OAS operation with different request schemas fail the API, as merge does for the middleware.
 func (b *opBuilder) setRequestBody(field, rawPath, method string, body requestBody) {
 	op := *b.doc.Paths[b.paths[rawPath].path].operation(method)
-	if prev, ok := b.bodySetBy[op]; ok && prev != rawPath && !reflect.DeepEqual(*op.RequestBody, body) {
+	if prev := op.bodySetBy; prev != "" && prev != rawPath && !reflect.DeepEqual(*op.RequestBody, body) {
 		b.c.fail("%s: %s %s: its request schema differs from the one for %s %s, and both become the Tyk OAS operation %s",
 			field, method, rawPath, method, prev, op.OperationID)
 		return
 	}
-	b.bodySetBy[op] = rawPath
+	op.bodySetBy = rawPath
 	op.RequestBody = &body
 }
 

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 )
 
@@ -79,7 +78,15 @@ func (c *converter) buildDocument(t *target) *oasDocument {
 
 // sortedKeys returns the keys of m in ascending order.
 func sortedKeys[M ~map[K]V, K cmp.Ordered, V any](m M) []K {
-	return slices.Sorted(maps.Keys(m))
+	if len(m) == 0 {
+		return nil
+	}
+	keys := make([]K, 0, len(m)) // one allocation, where collecting the keys grows a slice step by step
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // headersOf turns a header map into a list sorted by name.

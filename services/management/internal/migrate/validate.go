@@ -69,6 +69,16 @@ func (v *validator) add(format string, args ...any) {
 	v.problems = append(v.problems, fmt.Sprintf(format, args...))
 }
 
+// opField names an operation of paths in messages; its text is built only for a message.
+type opField struct{ path, method string }
+
+func (f opField) String() string { return "paths." + f.path + "." + strings.ToLower(f.method) }
+
+// operationField names the middleware of an operation in messages.
+type operationField string
+
+func (f operationField) String() string { return "x-tyk-api-gateway.middleware.operations." + string(f) }
+
 func (v *validator) openAPI(d *oasDocument) {
 	if !strings.HasPrefix(d.OpenAPI, "3.0.") {
 		v.add("openapi: %q is not 3.0.x", d.OpenAPI)
@@ -100,7 +110,7 @@ func (v *validator) openAPI(d *oasDocument) {
 			if op == nil {
 				continue
 			}
-			at := "paths." + p + "." + strings.ToLower(m)
+			at := opField{p, m}
 			if !nonBlank(op.OperationID) {
 				v.add("%s.operationId: must not be blank", at)
 			}
@@ -350,7 +360,7 @@ func (v *validator) middleware(m *xMiddleware) {
 		}
 	}
 	for id, op := range m.Operations {
-		o := at + ".operations." + id
+		o := operationField(id)
 		if !nonBlank(id) {
 			v.add("%s: the operationId must not be blank", o)
 		}
