@@ -259,6 +259,17 @@ func encode(buf *bytes.Buffer, d *oasDocument) []byte {
 type converter struct {
 	api      *classicAPI
 	problems []string
+	shared   sharedParts
+}
+
+// sharedParts are the parts of the document that depend on the API alone, built for the first document and
+// shared by the others (a child version differs from the base only in its target's fields). Building them
+// again would only repeat the same problems, which fail records once anyway.
+type sharedParts struct {
+	upstream *xUpstream
+	server   *xServer
+	global   *xGlobal
+	security *oasDocument // components and security
 }
 
 // fail records one problem.

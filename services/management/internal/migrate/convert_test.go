@@ -87,3 +87,4 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
+

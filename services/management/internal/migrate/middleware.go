@@ -92,8 +92,28 @@ type xRequestSizeLimit struct {
 }
 
 func (c *converter) global(t *target) *xGlobal {
-	api := c.api
+	if c.shared.global == nil {
+		c.shared.global = c.sharedGlobal()
+	}
 	v := t.version
+	g := new(xGlobal)
+	*g = *c.shared.global
+	g.TransformRequestHeaders = transformHeaders(v.GlobalHeadersDisabled, v.GlobalHeaders, v.GlobalHeadersRemove)
+	g.TransformResponseHeaders = transformHeaders(v.GlobalResponseHeadersDisabled, v.GlobalResponseHeaders, v.GlobalResponseHeadersRemove)
+	if v.GlobalSizeLimit > 0 {
+		g.RequestSizeLimit = &xRequestSizeLimit{Enabled: !v.GlobalSizeLimitDisabled, Value: v.GlobalSizeLimit}
+	} else if v.GlobalSizeLimit < 0 {
+		c.fail("version_data.versions[%q].global_size_limit: %d is negative", t.versionName, v.GlobalSizeLimit)
+	}
+	if v.IgnoreEndpointCase {
+		g.IgnoreCase = &xEnabled{Enabled: true}
+	}
+	return g
+}
+
+// sharedGlobal is the global middleware of every document but the version's own settings.
+func (c *converter) sharedGlobal() *xGlobal {
+	api := c.api
 	mw := api.CustomMiddleware
 	g := &xGlobal{
 		PluginConfig:              c.pluginConfig(),
@@ -103,8 +123,6 @@ func (c *converter) global(t *target) *xGlobal {
 		PostPlugins:               c.customPlugins("custom_middleware.post", mw.Post),
 		ResponsePlugins:           c.customPlugins("custom_middleware.response", mw.Response),
 		Cache:                     c.cache(),
-		TransformRequestHeaders:   transformHeaders(v.GlobalHeadersDisabled, v.GlobalHeaders, v.GlobalHeadersRemove),
-		TransformResponseHeaders:  transformHeaders(v.GlobalResponseHeadersDisabled, v.GlobalResponseHeaders, v.GlobalResponseHeadersRemove),
 		TrafficLogs:               c.trafficLogs(),
 		SkipRateLimit:             api.DisableRateLimit,
 		SkipQuota:                 api.DisableQuota,
@@ -112,14 +130,6 @@ func (c *converter) global(t *target) *xGlobal {
 	}
 	if api.EnableContextVars {
 		g.ContextVariables = &xEnabled{Enabled: true}
-	}
-	if v.GlobalSizeLimit > 0 {
-		g.RequestSizeLimit = &xRequestSizeLimit{Enabled: !v.GlobalSizeLimitDisabled, Value: v.GlobalSizeLimit}
-	} else if v.GlobalSizeLimit < 0 {
-		c.fail("version_data.versions[%q].global_size_limit: %d is negative", t.versionName, v.GlobalSizeLimit)
-	}
-	if v.IgnoreEndpointCase {
-		g.IgnoreCase = &xEnabled{Enabled: true}
 	}
 	return g
 }

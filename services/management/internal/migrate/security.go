@@ -416,6 +416,15 @@ func (c *converter) customAuth() *xCustomAuth {
 // security adds the OpenAPI security schemes and the root security requirement of the enabled methods that
 // OpenAPI can describe.
 func (c *converter) security(d *oasDocument) {
+	if c.shared.security == nil {
+		c.shared.security = &oasDocument{XTyk: d.XTyk}
+		c.sharedSecurity(c.shared.security)
+	}
+	d.Components, d.Security = c.shared.security.Components, c.shared.security.Security
+}
+
+// sharedSecurity adds the security schemes and requirement of every document to d.
+func (c *converter) sharedSecurity(d *oasDocument) {
 	auth := d.XTyk.Server.Authentication
 	if auth == nil || auth.SecuritySchemes == nil {
 		return

@@ -68,9 +68,19 @@ type xIPAccessControl struct {
 }
 
 func (c *converter) server(t *target) xServer {
+	if c.shared.server == nil {
+		s := c.sharedServer()
+		c.shared.server = &s
+	}
+	s := *c.shared.server
+	s.ListenPath = xListenPath{Value: t.listenPath, Strip: c.api.Proxy.StripListenPath}
+	return s
+}
+
+// sharedServer is the server part of every document but its listen path.
+func (c *converter) sharedServer() xServer {
 	api := c.api
 	s := xServer{
-		ListenPath:      xListenPath{Value: t.listenPath, Strip: api.Proxy.StripListenPath},
 		Slug:            api.Slug,
 		EventHandlers:   c.eventHandlers(),
 		IPAccessControl: c.ipAccessControl(),

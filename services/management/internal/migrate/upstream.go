@@ -172,10 +172,20 @@ type xProxy struct {
 }
 
 func (c *converter) upstream(t *target) xUpstream {
+	if c.shared.upstream == nil {
+		u := c.sharedUpstream()
+		c.shared.upstream = &u
+	}
+	u := *c.shared.upstream
+	u.URL = t.targetURL
+	return u
+}
+
+// sharedUpstream is the upstream of every document but its URL.
+func (c *converter) sharedUpstream() xUpstream {
 	api := c.api
 	p := api.Proxy
 	u := xUpstream{
-		URL:                t.targetURL,
 		ServiceDiscovery:   serviceDiscovery(p.ServiceDiscovery),
 		UptimeTests:        c.uptimeTests(),
 		MutualTLS:          c.mutualTLS(),
