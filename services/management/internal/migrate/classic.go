@@ -483,7 +483,7 @@ type mockResponseMeta struct {
 	Body       string            `json:"body"`
 	Headers    map[string]string `json:"headers"`
 
-	origin string // the classic field a mock made from method_actions comes from
+	origin listField // the classic field a mock made from method_actions comes from
 }
 
 type cacheMeta struct {

@@ -87,4 +87,3 @@ func TestGolden(t *testing.T) {
 		})
 	}
 }
-

@@ -399,8 +399,8 @@ func (c *converter) refuseInertAuthSkips(field func(string) listField, ep *exten
 	}
 	for _, m := range ep.MockResponse {
 		if f := m.origin; !m.Disabled {
-			if f == "" {
-				f = field("mock_response").String()
+			if f.name == "" {
+				f = field("mock_response")
 			}
 			c.fail("%s: %s %s: %s", f, m.Method, m.Path, why)
 		}
@@ -446,7 +446,7 @@ func (c *converter) expandEndpointMeta(field listField, list []endpointMeta, moc
 			case "", "no_action":
 			case "reply":
 				*mocks = append(*mocks, mockResponseMeta{Disabled: e.Disabled, Path: e.Path, Method: method,
-					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers, origin: actions.String()})
+					IgnoreCase: e.IgnoreCase, Code: action.Code, Body: action.Data, Headers: action.Headers, origin: actions})
 			default:
 				c.fail("%s: %s %s: method action %q is not one of no_action, reply", field, method, e.Path, action.Action)
 			}

@@ -56,8 +56,8 @@ type operation struct {
 	RequestBody *requestBody `json:"requestBody,omitempty"`
 	Responses   responses    `json:"responses"`
 
-	x         *opState // its middleware while the document is built; nil until a setting is merged
-	bodySetBy string   // the classic path whose validate_json set RequestBody
+	x         *opState  // its middleware while the document is built; nil until a setting is merged
+	bodySetBy string    // the classic path whose validate_json set RequestBody
 	keys      [1]string // the first response key, without an allocation of its own
 }
 
@@ -81,8 +81,14 @@ func (r *responses) remove(key string) {
 	}
 }
 
+// defaultResponse is the responses of most operations, written once.
+var defaultResponse = []byte(`{"default":{"description":""}}`)
+
 // MarshalJSON writes the keys as an object of empty-description responses.
 func (r responses) MarshalJSON() ([]byte, error) {
+	if len(r) == 1 && r[0] == "default" {
+		return defaultResponse, nil // the encoder copies it
+	}
 	out := make([]byte, 0, 2+len(r)*32)
 	out = append(out, '{')
 	for i, k := range r {
@@ -247,15 +253,17 @@ type opBuilder struct {
 	open    bool                  // scratch holds the settings of entry
 	// The path items, operations and middleware of the document come from these, a few allocations for
 	// all of them instead of one each.
-	items slab[pathItem]
-	opers slab[operation]
-	state slab[opState]
+	items   slab[pathItem]
+	opers   slab[operation]
+	state   slab[opState]
+	sources slab[source]
 }
 
 // opState is the middleware of one operation while it is built.
 type opState struct {
 	xOperation
 	setBy []setBy // the classic entry that set each setting set so far
+	first [2]setBy
 }
 
 // setBy is the classic entry that set a setting (an xOperation field).
@@ -309,9 +317,12 @@ type contribution struct {
 }
 
 // source is a classic endpoint entry: list field, path and method.
-type source struct{ field, rawPath, method string }
+type source struct {
+	field           listField
+	rawPath, method string
+}
 
-func (s source) String() string { return s.field + ": " + s.method + " " + s.rawPath }
+func (s source) String() string { return s.field.String() + ": " + s.method + " " + s.rawPath }
 
 // templated is a classic path in OpenAPI form.
 type templated struct {
@@ -327,17 +338,9 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 		doc.Paths = make(map[string]*pathItem, n)
 	}
 	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: map[string]*templated{},
-		pending: make([]contribution, 0, n), items: slab[pathItem]{size: 8}, opers: slab[operation]{size: 8}, state: slab[opState]{size: 4}}
-	prefix := "version_data.versions[" + strconv.Quote(t.versionName) + "].extended_paths."
-	fields := make(map[string]string, 8)
-	field := func(name string) string { // the classic field of a list, for messages; built once per list
-		f, ok := fields[name]
-		if !ok {
-			f = prefix + name
-			fields[name] = f
-		}
-		return f
-	}
+		pending: make([]contribution, 0, n), items: slab[pathItem]{size: 8}, opers: slab[operation]{size: 8}, state: slab[opState]{size: 4}, sources: slab[source]{size: 8}}
+	at := "version_data.versions[" + strconv.Quote(t.versionName) + "]"
+	field := func(name string) listField { return listField{at, name} }
 
 	for _, l := range []struct {
 		name string
@@ -491,12 +494,12 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 				c.fail("%s: %s %s: rate %v per %v: both must be positive", f, e.Method, e.Path, e.Rate, e.Per)
 				continue
 			}
-			op.RateLimit = c.rateLimit(fmt.Sprintf("%s: %s %s", f, e.Method, e.Path), e.Rate, e.Per, e.Disabled)
+			op.RateLimit = c.rateLimit(endpointField{f, e.Method, e.Path}, e.Rate, e.Per, e.Disabled)
 		}
 	}
 	for _, e := range ep.MockResponse {
 		f := field("mock_response")
-		if e.origin != "" {
+		if e.origin.name != "" {
 			f = e.origin
 		}
 		op := b.get(f, e.Path, e.Method)
@@ -527,7 +530,7 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 // mockHeaders are a mock's headers with canonical names (http.CanonicalHeaderKey: "mock" becomes "Mock"), as
 // Tyk writes them and as the gateway sends them, sorted by name. Two classic names for one header with
 // different values fail the API: the gateway sends one of them, chosen by map order.
-func (c *converter) mockHeaders(f, method, path string, in map[string]string) []xHeader {
+func (c *converter) mockHeaders(f listField, method, path string, in map[string]string) []xHeader {
 	if len(in) == 0 {
 		return nil
 	}
@@ -549,7 +552,7 @@ func (c *converter) mockHeaders(f, method, path string, in map[string]string) []
 // validateRequest with 403, the answer classic gives outside its allow list. An ignore-authentication entry
 // cannot be narrowed that way without refusing requests classic authenticates, so it fails the API. Mock
 // responses never reach the upstream and stay as Tyk converts them.
-func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f string, narrow bool) {
+func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f listField, narrow bool) {
 	for _, e := range entries {
 		t := b.paths[e.Path]
 		if e.Disabled || t == nil || !slices.ContainsFunc(t.params, func(p parameter) bool { return p.regex != "" }) {
@@ -591,13 +594,15 @@ func (b *opBuilder) keepRegexPathsClosed(list string, entries []endpointMeta, f 
 // the operation later (merge). It returns nil when the path cannot be expressed in OpenAPI (the problem is
 // recorded once per path). The record is a scratch one: fill it before the next call of get, op or merge,
 // which records the settings set in it (record).
-func (b *opBuilder) get(field, rawPath, method string) *xOperation {
+func (b *opBuilder) get(field listField, rawPath, method string) *xOperation {
 	b.record()
 	op := b.slot(field, rawPath, method)
 	if op == nil {
 		return nil
 	}
-	b.entry, b.open = contribution{source: &source{field, rawPath, method}, op: op}, true
+	src := b.sources.new()
+	*src = source{field, rawPath, method}
+	b.entry, b.open = contribution{source: src, op: op}, true
 	return &b.scratch
 }
 
@@ -619,7 +624,7 @@ func (b *opBuilder) record() {
 
 // op returns the operation for a classic path and method with every setting so far merged into it, for
 // the steps that depend on what other entries set.
-func (b *opBuilder) op(field, rawPath, method string) *xOperation {
+func (b *opBuilder) op(field listField, rawPath, method string) *xOperation {
 	op := b.slot(field, rawPath, method)
 	if op == nil {
 		return nil
@@ -632,6 +637,7 @@ func (b *opBuilder) op(field, rawPath, method string) *xOperation {
 func (b *opBuilder) middleware(op *operation) *opState {
 	if op.x == nil {
 		op.x = b.state.new()
+		op.x.setBy = op.x.first[:0]
 		b.ops[op.OperationID] = &op.x.xOperation
 	}
 	return op.x
@@ -663,7 +669,7 @@ func (b *opBuilder) merge() {
 // slot creates, on first use, the OpenAPI path item and operation of a classic path and method, and returns
 // the operation; nil when the path cannot be expressed. An operation that already exists keeps its
 // operationId.
-func (b *opBuilder) slot(field, rawPath, method string) *operation {
+func (b *opBuilder) slot(field listField, rawPath, method string) *operation {
 	if !strings.HasPrefix(rawPath, "/") || !validMethod(method) {
 		return nil // refused by normalisation, which has reported it
 	}
@@ -699,7 +705,7 @@ func (b *opBuilder) slot(field, rawPath, method string) *operation {
 
 // setRequestBody sets the request body of an operation get has created. Classic paths that become one
 // Tyk OAS operation with different request schemas fail the API, as merge does for the middleware.
-func (b *opBuilder) setRequestBody(field, rawPath, method string, body requestBody) {
+func (b *opBuilder) setRequestBody(field listField, rawPath, method string, body requestBody) {
 	op := *b.doc.Paths[b.paths[rawPath].path].operation(method)
 	if prev := op.bodySetBy; prev != "" && prev != rawPath && !reflect.DeepEqual(*op.RequestBody, body) {
 		b.c.fail("%s: %s %s: its request schema differs from the one for %s %s, and both become the Tyk OAS operation %s",
@@ -735,6 +741,7 @@ func templatePath(raw string) (*templated, error) {
 		return &templated{path: "/"}, nil
 	}
 	var b strings.Builder
+	b.Grow(len(raw) + 16)
 	var params []parameter
 	n := 0
 	for seg := range strings.SplitSeq(trimmed, "/") {
@@ -767,7 +774,9 @@ func templatePath(raw string) (*templated, error) {
 			}
 		}
 		params = append(params, p)
-		b.WriteString("{" + p.Name + "}")
+		b.WriteByte('{')
+		b.WriteString(p.Name)
+		b.WriteByte('}')
 	}
 	if b.Len() == 0 {
 		b.WriteByte('/')
@@ -786,7 +795,7 @@ func validMethod(m string) bool {
 	return false
 }
 
-func (c *converter) transformBody(field string, e templateMeta) *xTransformBody {
+func (c *converter) transformBody(field listField, e templateMeta) *xTransformBody {
 	td := e.TemplateData
 	x := &xTransformBody{Enabled: !e.Disabled, Format: td.Input}
 	if x.Format == "" {
@@ -807,7 +816,7 @@ func (c *converter) transformBody(field string, e templateMeta) *xTransformBody 
 	return x
 }
 
-func (c *converter) urlRewrite(field string, e urlRewriteMeta) *xURLRewrite {
+func (c *converter) urlRewrite(field listField, e urlRewriteMeta) *xURLRewrite {
 	x := &xURLRewrite{Enabled: !e.Disabled, Pattern: e.MatchPattern, RewriteTo: e.RewriteTo}
 	for i, tr := range e.Triggers {
 		if tr.On != "any" && tr.On != "all" {

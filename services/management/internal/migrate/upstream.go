@@ -190,7 +190,7 @@ func (c *converter) sharedUpstream() xUpstream {
 		UptimeTests:        c.uptimeTests(),
 		MutualTLS:          c.mutualTLS(),
 		CertificatePinning: c.certificatePinning(),
-		RateLimit:          c.rateLimit("global_rate_limit", api.GlobalRateLimit.Rate, api.GlobalRateLimit.Per, api.GlobalRateLimit.Disabled),
+		RateLimit:          c.rateLimit(globalRateLimit, api.GlobalRateLimit.Rate, api.GlobalRateLimit.Per, api.GlobalRateLimit.Disabled),
 		Authentication:     c.upstreamAuth(),
 		LoadBalancing:      c.loadBalancing(p.EnableLoadBalancing, p.CheckHostAgainstUptimeTests, p.Targets),
 		TLSTransport:       c.tlsTransport(),
@@ -306,9 +306,25 @@ func (c *converter) certificatePinning() *xCertificatePinning {
 	return out
 }
 
+// globalRateLimit names the API's rate limit in messages.
+var globalRateLimit fmt.Stringer = fieldName("global_rate_limit")
+
+// fieldName is a classic field's name in messages.
+type fieldName string
+
+func (f fieldName) String() string { return string(f) }
+
+// endpointField names an endpoint entry of a list in messages: "field: METHOD path".
+type endpointField struct {
+	list         listField
+	method, path string
+}
+
+func (f endpointField) String() string { return f.list.String() + ": " + f.method + " " + f.path }
+
 // rateLimit converts a classic rate limit (rate requests per "per" seconds). Tyk truncates fractions; a
 // fraction cannot be carried into a whole-second duration, so it fails instead.
-func (c *converter) rateLimit(field string, rate, per float64, disabled bool) *xRateLimit {
+func (c *converter) rateLimit(field fmt.Stringer, rate, per float64, disabled bool) *xRateLimit {
 	if rate <= 0 || per <= 0 {
 		return nil
 	}

@@ -77,7 +77,9 @@ func (f opField) String() string { return "paths." + f.path + "." + strings.ToLo
 // operationField names the middleware of an operation in messages.
 type operationField string
 
-func (f operationField) String() string { return "x-tyk-api-gateway.middleware.operations." + string(f) }
+func (f operationField) String() string {
+	return "x-tyk-api-gateway.middleware.operations." + string(f)
+}
 
 func (v *validator) openAPI(d *oasDocument) {
 	if !strings.HasPrefix(d.OpenAPI, "3.0.") {
