@@ -17,8 +17,8 @@ import (
 // the document. Here each value is read once, and an Extensions map is made
 // only for an x- key.
 //
-// It mirrors kin-openapi for the documents people write (the parts below
-// paths: path items, operations, parameters, bodies, responses, media
+// It mirrors kin-openapi for the documents people write (paths and
+// components: path items, operations, parameters, bodies, responses, media
 // types, schemas). Whatever it does not mirror exactly (a null, a boolean
 // schema, a $ref with siblings, a key no type knows, a key twice, an
 // unusual number) it hands, as the smallest value that holds it, to
@@ -31,17 +31,20 @@ var rootFields = []string{"openapi", "components", "info", "paths", "security", 
 // decodeFast decodes doc as decodeOpenAPI does; any error means "ask
 // decodeOpenAPI", whose verdict and message are kin-openapi's.
 func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
-	// The root without paths and the Tyk extension is small: kin-openapi
-	// decodes it.
+	// The root without paths, components and the Tyk extension is small:
+	// kin-openapi decodes it.
 	rest := make([]byte, 0, 1024)
 	rest = append(rest, '{')
-	var paths []byte
+	var paths, components []byte
 	for _, m := range root {
 		switch {
 		case m.Key == Extension:
 			continue
 		case m.Key == "paths":
 			paths = doc[m.ValueStart:m.ValueEnd]
+			continue
+		case m.Key == "components":
+			components = doc[m.ValueStart:m.ValueEnd]
 			continue
 		case !isExtension([]byte(m.Key)) && !known(rootFields, m.Key):
 			return nil, errUnsupported // kin-openapi may match it to a field, ignoring case
@@ -64,8 +67,11 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 	if d.Paths, err = s.paths(); err != nil {
 		return nil, err
 	}
-	if s.peek() != 0 {
-		return nil, errUnsupported
+	if components != nil {
+		s = &scanner{data: components}
+		if err := decodeField(s, &d.Components, s.components); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -115,6 +121,52 @@ func decodeMember[T any, P interface {
 		return v, v.UnmarshalJSON(raw)
 	}
 	return v, err
+}
+
+// entries reads an object whose members are all of one type, each with
+// read or, as encoding/json decodes a map's values, with encoding/json.
+func entries[V any](s *scanner, read func() (V, error)) (map[string]V, error) {
+	out := map[string]V{}
+	return out, s.object(func(key []byte) error {
+		k := string(key)
+		if _, dup := out[k]; dup {
+			return errUnsupported
+		}
+		var v V
+		err := decodeField(s, &v, read)
+		out[k] = v
+		return err
+	})
+}
+
+// components reads the Components object. Unlike below Paths, its values
+// are decoded from the document's own text.
+func (s *scanner) components() (*openapi3.Components, error) {
+	c := &openapi3.Components{}
+	return c, s.fields(func(key []byte) error {
+		switch string(key) {
+		case "schemas":
+			return decodeField(s, &c.Schemas, s.schemas)
+		case "parameters":
+			return decodeField(s, &c.Parameters, func() (openapi3.ParametersMap, error) { return entries(s, s.parameterRef) })
+		case "headers":
+			return decodeField(s, &c.Headers, s.headers)
+		case "requestBodies":
+			return decodeField(s, &c.RequestBodies, func() (openapi3.RequestBodies, error) { return entries(s, s.requestBodyRef) })
+		case "responses":
+			return decodeField(s, &c.Responses, func() (openapi3.ResponseBodies, error) { return entries(s, s.newResponseRef) })
+		case "securitySchemes":
+			return s.delegate(&c.SecuritySchemes)
+		case "examples":
+			return s.delegate(&c.Examples)
+		case "links":
+			return s.delegate(&c.Links)
+		case "callbacks":
+			return s.delegate(&c.Callbacks)
+		default:
+			return s.extensionOnly(&c.Extensions, key)
+		}
+	})
 }
 
 // paths reads the Paths object.

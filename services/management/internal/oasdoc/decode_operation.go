@@ -171,18 +171,13 @@ func (s *scanner) responseRef(r *openapi3.ResponseRef) error {
 	})
 }
 
+func (s *scanner) newResponseRef() (*openapi3.ResponseRef, error) {
+	r := &openapi3.ResponseRef{}
+	return r, s.responseRef(r)
+}
+
 func (s *scanner) headers() (openapi3.Headers, error) {
-	out := openapi3.Headers{}
-	return out, s.object(func(key []byte) error {
-		k := string(key)
-		if _, dup := out[k]; dup {
-			return errUnsupported
-		}
-		var h *openapi3.HeaderRef
-		err := decodeField(s, &h, s.headerRef)
-		out[k] = h
-		return err
-	})
+	return entries(s, s.headerRef)
 }
 
 func (s *scanner) headerRef() (*openapi3.HeaderRef, error) {
@@ -197,17 +192,7 @@ func (s *scanner) headerRef() (*openapi3.HeaderRef, error) {
 }
 
 func (s *scanner) content() (openapi3.Content, error) {
-	out := openapi3.Content{}
-	return out, s.object(func(key []byte) error {
-		k := string(key)
-		if _, dup := out[k]; dup {
-			return errUnsupported
-		}
-		var m *openapi3.MediaType
-		err := decodeField(s, &m, s.mediaType)
-		out[k] = m
-		return err
-	})
+	return entries(s, s.mediaType)
 }
 
 func (s *scanner) mediaType() (*openapi3.MediaType, error) {

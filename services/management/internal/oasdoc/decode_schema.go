@@ -26,17 +26,7 @@ func (s *scanner) schemaRefs() (openapi3.SchemaRefs, error) {
 }
 
 func (s *scanner) schemas() (openapi3.Schemas, error) {
-	out := openapi3.Schemas{}
-	return out, s.object(func(key []byte) error {
-		k := string(key)
-		if _, dup := out[k]; dup {
-			return errUnsupported
-		}
-		var r *openapi3.SchemaRef
-		err := decodeField(s, &r, s.schemaRef)
-		out[k] = r
-		return err
-	})
+	return entries(s, s.schemaRef)
 }
 
 // types reads a schema's type: one name or a list of names.
