@@ -3,6 +3,7 @@ package oasdoc
 import (
 	"bytes"
 	"errors"
+	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -22,14 +23,16 @@ import (
 // types, schemas). Whatever it does not mirror exactly (a null, a boolean
 // schema, a $ref with siblings, a key no type knows, a key twice, an
 // unusual number) it hands, as the smallest value that holds it, to
-// kin-openapi's own UnmarshalJSON; and a document that is refused on the way
-// is decoded again by decodeOpenAPI, so that the message is kin-openapi's.
+// kin-openapi's own UnmarshalJSON; and a document refused on the way is
+// decoded again by kin-openapi alone (decodeOpenAPI), whose message is then
+// the answer.
 
 // rootFields are the keys of an OpenAPI object.
 var rootFields = []string{"openapi", "components", "info", "paths", "security", "servers", "tags", "externalDocs", "webhooks", "jsonSchemaDialect"}
 
-// decodeFast decodes doc as decodeOpenAPI does; any error means "ask
-// decodeOpenAPI", whose verdict and message are kin-openapi's.
+// decodeFast decodes doc, whose root members are root, as kin-openapi's
+// T.UnmarshalJSON does, less the root x-tyk-api-gateway. Any error means:
+// ask kin-openapi.
 func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 	// The root without paths, components and the Tyk extension is small:
 	// kin-openapi decodes it.
@@ -46,7 +49,7 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 		case m.Key == "components":
 			components = doc[m.ValueStart:m.ValueEnd]
 			continue
-		case !isExtension([]byte(m.Key)) && !known(rootFields, m.Key):
+		case !isExtension([]byte(m.Key)) && !slices.Contains(rootFields, m.Key):
 			return nil, errUnsupported // kin-openapi may match it to a field, ignoring case
 		}
 		if len(rest) > 1 {
@@ -74,16 +77,6 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 		}
 	}
 	return d, nil
-}
-
-// known reports whether key is one of fields, exactly.
-func known(fields []string, key string) bool {
-	for _, f := range fields {
-		if f == key {
-			return true
-		}
-	}
-	return false
 }
 
 // decodeField decodes the next value into *dst with read or, when read meets
@@ -135,98 +128,6 @@ func entries[V any](s *scanner, read func() (V, error)) (map[string]V, error) {
 		var v V
 		err := decodeField(s, &v, read)
 		out[k] = v
-		return err
-	})
-}
-
-// components reads the Components object. Unlike below Paths, its values
-// are decoded from the document's own text.
-func (s *scanner) components() (*openapi3.Components, error) {
-	c := &openapi3.Components{}
-	return c, s.fields(func(key []byte) error {
-		switch string(key) {
-		case "schemas":
-			return decodeField(s, &c.Schemas, s.schemas)
-		case "parameters":
-			return decodeField(s, &c.Parameters, func() (openapi3.ParametersMap, error) { return entries(s, s.parameterRef) })
-		case "headers":
-			return decodeField(s, &c.Headers, s.headers)
-		case "requestBodies":
-			return decodeField(s, &c.RequestBodies, func() (openapi3.RequestBodies, error) { return entries(s, s.requestBodyRef) })
-		case "responses":
-			return decodeField(s, &c.Responses, func() (openapi3.ResponseBodies, error) { return entries(s, s.newResponseRef) })
-		case "securitySchemes":
-			return s.delegate(&c.SecuritySchemes)
-		case "examples":
-			return s.delegate(&c.Examples)
-		case "links":
-			return s.delegate(&c.Links)
-		case "callbacks":
-			return s.delegate(&c.Callbacks)
-		default:
-			return s.extensionOnly(&c.Extensions, key)
-		}
-	})
-}
-
-// paths reads the Paths object.
-func (s *scanner) paths() (*openapi3.Paths, error) {
-	paths := openapi3.NewPaths()
-	paths.Extensions = map[string]any{}
-	err := s.object(func(key []byte) error {
-		if isExtension(key) {
-			return s.extension(&paths.Extensions, key)
-		}
-		k := string(key)
-		if paths.Value(k) != nil {
-			return errUnsupported
-		}
-		item, err := decodeMember(s, s.pathItem)
-		paths.Set(k, item)
-		return err
-	})
-	return paths, err
-}
-
-func (s *scanner) pathItem(item *openapi3.PathItem) error {
-	return s.fields(func(key []byte) error {
-		var err error
-		switch string(key) {
-		case "$ref":
-			item.Ref, err = s.string()
-		case "summary":
-			item.Summary, err = s.string()
-		case "description":
-			item.Description, err = s.string()
-		case "connect":
-			return decodeField(s, &item.Connect, s.operation)
-		case "delete":
-			return decodeField(s, &item.Delete, s.operation)
-		case "get":
-			return decodeField(s, &item.Get, s.operation)
-		case "head":
-			return decodeField(s, &item.Head, s.operation)
-		case "options":
-			return decodeField(s, &item.Options, s.operation)
-		case "patch":
-			return decodeField(s, &item.Patch, s.operation)
-		case "post":
-			return decodeField(s, &item.Post, s.operation)
-		case "put":
-			return decodeField(s, &item.Put, s.operation)
-		case "trace":
-			return decodeField(s, &item.Trace, s.operation)
-		case "query":
-			return decodeField(s, &item.Query, s.operation)
-		case "parameters":
-			return decodeField(s, &item.Parameters, s.parameters)
-		case "servers":
-			return s.delegate(&item.Servers)
-		case "additionalOperations":
-			return s.delegate(&item.AdditionalOperations)
-		default:
-			return s.extensionOnly(&item.Extensions, key)
-		}
 		return err
 	})
 }
