@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -16,8 +18,10 @@ import (
 const clients = 32
 
 // BenchmarkREST32 drives GET by id, create, PATCH and DELETE of LLM settings
-// from 32 keep-alive clients against the studio binary on bbolt (every write
-// answered after its commit is fsynced; concurrent writes share commits). The
+// from 32 keep-alive clients against the studio binary, on bbolt (every write
+// answered after its commit is fsynced; concurrent writes share commits) and
+// on a one-member etcd running in this process (each write one Txn; etcd
+// shares its log's fsyncs between concurrent ones). The
 // load generator is this test process; the server is its own process, so
 // server-cpu-µs/op is the CPU the service spent per request. It also reports
 // requests/s and the 50th and 99th latency percentiles. With
@@ -52,22 +56,35 @@ func BenchmarkREST32(b *testing.B) {
 			return servertest.Request{Method: "DELETE", Path: fmt.Sprintf("/api/v1/llm-settings/%d", i+1), Want: 204}
 		}},
 	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
-			p := binproc.Start(b, bins["studio"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-				"--db", filepath.Join(b.TempDir(), "studio.db"), "--bootstrap-token", token, "--debug-addr", os.Getenv("BENCH_DEBUG_ADDR")}, os.Environ(), nil, "")
-			defer p.Stop(b, 10*time.Second)
-			n := c.prepare
-			if n < 0 {
-				n = b.N
-			}
-			servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, n, create)
-			cpu := p.CPUTime(b)
-			b.ResetTimer()
-			res := servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, b.N, c.request)
-			b.StopTimer()
-			res.Report(b, "")
-			b.ReportMetric(float64((p.CPUTime(b)-cpu).Microseconds())/float64(b.N), "server-cpu-µs/op")
-		})
+	stores := []struct {
+		name  string
+		flags func(b *testing.B) []string
+	}{
+		{"bbolt", func(b *testing.B) []string { return []string{"--db", filepath.Join(b.TempDir(), "studio.db")} }},
+		{"etcd", func(b *testing.B) []string {
+			c := etcdtest.Start(b, 1)
+			return []string{"--store", "etcd", "--etcd-endpoints", strings.Join(c.Endpoints(), ",")}
+		}},
+	}
+	for _, st := range stores {
+		for _, c := range cases {
+			b.Run(st.name+"/"+c.name, func(b *testing.B) {
+				args := append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--bootstrap-token", token,
+					"--debug-addr", os.Getenv("BENCH_DEBUG_ADDR")}, st.flags(b)...)
+				p := binproc.Start(b, bins["studio"], args, os.Environ(), nil, "")
+				defer p.Stop(b, 10*time.Second)
+				n := c.prepare
+				if n < 0 {
+					n = b.N
+				}
+				servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, n, create)
+				cpu := p.CPUTime(b)
+				b.ResetTimer()
+				res := servertest.Load(b, p.HTTPAddr, "Bearer "+token, clients, b.N, c.request)
+				b.StopTimer()
+				res.Report(b, "")
+				b.ReportMetric(float64((p.CPUTime(b)-cpu).Microseconds())/float64(b.N), "server-cpu-µs/op")
+			})
+		}
 	}
 }
