@@ -25,15 +25,15 @@ func checkOpenAPI(ctx context.Context, d *openapi3.T) error {
 // checks its sections in order (components, info, paths, then the rest),
 // and then walks every path item again for security requirements naming
 // undeclared schemes, building a strings.Replacer per path on the way: a
-// fifth of the cost of a large document. When no operation has security
-// requirements or callbacks, that walk over the paths finds nothing: the
-// paths are then checked apart, and the rest of the document by T.Validate
-// with no paths, its error coming before or after theirs as its section
-// does in T.Validate.
+// fifth of the cost of a large document. When no operation has callbacks
+// and every scheme the operations' requirements name is declared, that walk
+// over the paths finds nothing: the paths are then checked apart, and the
+// rest of the document by T.Validate with no paths, its error coming before
+// or after theirs as its section does in T.Validate.
 func validateOpenAPI(ctx context.Context, d *openapi3.T) error {
 	opt := openapi3.DisableExamplesValidation()
 	if !d.IsOpenAPI30() || d.Paths == nil || d.Webhooks != nil || d.JSONSchemaDialect != "" ||
-		(d.Components != nil && len(d.Components.Callbacks) != 0) || securityInPaths(d.Paths) {
+		(d.Components != nil && len(d.Components.Callbacks) != 0) || !pathsWalkFindsNothing(d) {
 		return d.Validate(ctx, opt)
 	}
 	rest := *d
@@ -48,23 +48,46 @@ func validateOpenAPI(ctx context.Context, d *openapi3.T) error {
 	return restErr
 }
 
-// securityInPaths reports whether an operation has security requirements
-// or callbacks: what T.Validate's walk over the paths looks at.
-func securityInPaths(paths *openapi3.Paths) bool {
-	for _, item := range paths.Map() {
+// pathsWalkFindsNothing reports whether T.Validate's walk over the paths
+// would find nothing: no operation has callbacks, and every scheme named by
+// an operation's security requirements is declared.
+func pathsWalkFindsNothing(d *openapi3.T) bool {
+	var schemes openapi3.SecuritySchemes
+	if d.Components != nil {
+		schemes = d.Components.SecuritySchemes
+	}
+	clean := func(op *openapi3.Operation) bool {
+		if op == nil {
+			return true
+		}
+		if len(op.Callbacks) != 0 {
+			return false
+		}
+		if op.Security != nil {
+			for _, requirement := range *op.Security {
+				for name := range requirement {
+					if _, declared := schemes[name]; !declared {
+						return false
+					}
+				}
+			}
+		}
+		return true
+	}
+	for _, item := range d.Paths.Map() {
 		if item == nil {
 			continue
 		}
 		for _, op := range []*openapi3.Operation{item.Connect, item.Delete, item.Get, item.Head, item.Options, item.Patch, item.Post, item.Put, item.Trace, item.Query} {
-			if op != nil && (op.Security != nil || len(op.Callbacks) != 0) {
-				return true
+			if !clean(op) {
+				return false
 			}
 		}
 		for _, op := range item.AdditionalOperations {
-			if op != nil && (op.Security != nil || len(op.Callbacks) != 0) {
-				return true
+			if !clean(op) {
+				return false
 			}
 		}
 	}
-	return false
+	return true
 }
