@@ -24,6 +24,7 @@ type scanner struct {
 	// as float64 writes them), so a value handed to encoding/json is
 	// encoded the same way first.
 	canonical bool
+	keys      [][]byte // see fields
 }
 
 func (s *scanner) space() {
@@ -87,27 +88,21 @@ func (s *scanner) object(member func(key []byte) error) error {
 	}
 }
 
-// maxFields bounds the members of an object read by fields: more than any
-// kin-openapi type has.
-const maxFields = 64
-
 // fields reads an object that stands for a struct, as object does, and
 // leaves the object to kin-openapi when a key comes twice (encoding/json
-// would merge the values) or the object has more members than any type.
+// would merge the values).
 func (s *scanner) fields(member func(key []byte) error) error {
-	var seen [maxFields][]byte
-	n := 0
+	// The keys seen so far, of this object and of those it is nested in,
+	// share one stack.
+	base := len(s.keys)
+	defer func() { s.keys = s.keys[:base] }()
 	return s.object(func(key []byte) error {
-		if n == maxFields {
-			return errUnsupported
-		}
-		for _, k := range seen[:n] {
+		for _, k := range s.keys[base:] {
 			if string(k) == string(key) {
 				return errUnsupported
 			}
 		}
-		seen[n] = key
-		n++
+		s.keys = append(s.keys, key)
 		return member(key)
 	})
 }
