@@ -312,57 +312,6 @@ func (s *scanner) generic() (any, error) {
 	return v, nil
 }
 
-// raw returns the next value's text as kin-openapi would see it here.
-func (s *scanner) raw() ([]byte, error) {
-	raw, err := s.skip()
-	if err != nil || !s.canonical {
-		return raw, err
-	}
-	return canonical(raw)
-}
-
-// canonical re-encodes raw as kin-openapi's Paths and Responses do before
-// decoding a member.
-func canonical(raw []byte) ([]byte, error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return json.Marshal(v)
-}
-
-// delegate decodes the next value into dst with encoding/json, so with
-// kin-openapi's own UnmarshalJSON methods wherever dst has them.
-func (s *scanner) delegate(dst any) error {
-	raw, err := s.raw()
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(raw, dst)
-}
-
-// extension adds the next value to *ext under key, as kin-openapi decodes
-// extensions: generic values, the map made for the first one.
-func (s *scanner) extension(ext *map[string]any, key []byte) error {
-	k := string(key)
-	if _, dup := (*ext)[k]; dup {
-		return errUnsupported
-	}
-	v, err := s.generic()
-	if err != nil {
-		return err
-	}
-	if *ext == nil {
-		*ext = map[string]any{}
-	}
-	(*ext)[k] = v
-	return nil
-}
-
-func isExtension(key []byte) bool {
-	return len(key) >= 2 && key[0] == 'x' && key[1] == '-'
-}
-
 // skipString returns the offset just past the string starting at b[i] == '"'.
 func skipString(b []byte, i int) (int, error) {
 	for j := i + 1; j < len(b); j++ {
