@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/gatehouse/gatehouse/gen v0.0.0
 	github.com/gatehouse/gatehouse/pkg v0.0.0
+	github.com/goccy/go-json v0.12.0
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
