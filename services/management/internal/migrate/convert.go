@@ -36,12 +36,10 @@
 package migrate
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -224,11 +222,9 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 	}
 
 	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name)}
-	buf := encodeBuffers.Get().(*bytes.Buffer)
-	defer encodeBuffers.Put(buf)
 	for i, d := range docs {
 		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath,
-			DBID: targets[i].dbID, JSON: encode(buf, d)}
+			DBID: targets[i].dbID, JSON: encode(d)}
 		if i == 0 {
 			res.Base = doc
 		} else {
@@ -238,21 +234,19 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 	return res, nil
 }
 
-// encodeBuffers keeps serialisation buffers between conversions: a document is encoded into a grown buffer
-// and copied out once, instead of growing a fresh buffer step by step for every document.
-var encodeBuffers = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 16<<10)) }}
+// encodeOptions write a document compactly without HTML escaping.
+var encodeOptions = []json.EncodeOptionFunc{json.DisableHTMLEscape()}
 
-// encode serialises d compactly without HTML escaping.
-func encode(buf *bytes.Buffer, d *oasDocument) []byte {
-	buf.Reset()
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(d); err != nil {
+// encode serialises d compactly without HTML escaping. The encoder writes into its own pooled buffer and
+// returns one copy of exactly the document's size.
+func encode(d *oasDocument) []byte {
+	out, err := json.MarshalWithOption(d, encodeOptions...)
+	if err != nil {
 		// Every value in the document is a string, a bool, an integer, a finite float or a decoded JSON
 		// value, so encoding cannot fail.
 		panic("migrate: encoding a document: " + err.Error())
 	}
-	return bytes.Clone(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return out
 }
 
 // converter carries one conversion: the classic input and the problems found so far.
