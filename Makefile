@@ -12,6 +12,7 @@ OPENAPIV2_FROM := github.com/grpc-ecosystem/grpc-gateway/v2@v2.32.0
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # grpcurl runs the README's gRPC example in TestREADMEExamples.
 GRPCURL := github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
+BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # Services whose part of ../shared/contract passes; `make contract` runs them.
 CONTRACT_SERVICES ?= studio management portal
 CONTRACT := ../shared/contract/run
@@ -19,7 +20,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test test-short test-long lint generate checkgenerate bench contract contract-etcd etcd clean fuzz
+.PHONY: help build run test test-short test-long lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -66,6 +67,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 2m; not part of make t
 bench: ## run the benchmarks
 	go test -p 1 -run '^$$' -bench . -benchmem work
 
+bench-compare: $(GOBIN)/benchstat ## benchmarks of BASE (default main) and of the working tree, alternating, compared by benchstat (BENCH, PKGS, COUNT, BENCHTIME)
+	tools/bench-compare.sh $(BASE)
+
 contract: build ## run ../shared/contract for the services that implement their part
 	$(CONTRACT) -bin ./bin -only $(shell echo $(CONTRACT_SERVICES) | tr ' ' ',')
 
@@ -111,6 +115,9 @@ $(GOBIN)/staticcheck:
 
 $(GOBIN)/grpcurl:
 	GOBIN=$(GOBIN) go install $(GRPCURL)
+
+$(GOBIN)/benchstat:
+	GOBIN=$(GOBIN) go install $(BENCHSTAT)
 
 clean: ## remove build outputs
 	rm -rf bin third_party
