@@ -162,7 +162,14 @@ func decodeOpenAPI(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 		return d, nil
 	}
 	d := &openapi3.T{}
-	return d, d.UnmarshalJSON(doc)
+	if err := d.UnmarshalJSON(doc); err != nil {
+		return nil, err
+	}
+	delete(d.Extensions, Extension)
+	if len(d.Extensions) == 0 {
+		d.Extensions = nil
+	}
+	return d, nil
 }
 
 func checkVersion(doc []byte, root []rawjson.Member) error {
