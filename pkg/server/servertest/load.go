@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,6 +21,9 @@ type LoadResult struct {
 	Elapsed  time.Duration
 	// Latencies of every request, sorted.
 	Latencies []time.Duration
+	// ClientCPU is the CPU time this process spent during the run: the load
+	// generator's cost, and the service's too when it runs in-process.
+	ClientCPU time.Duration
 }
 
 // PerSecond is the throughput of the run.
@@ -30,10 +34,12 @@ func (r LoadResult) Percentile(p int) time.Duration {
 	return r.Latencies[min(len(r.Latencies)-1, len(r.Latencies)*p/100)]
 }
 
-// Report adds the run's requests/s and 50th and 99th latency percentiles
-// (in milliseconds) to a benchmark's results, each name prefixed by prefix.
+// Report adds the run's requests/s, 50th and 99th latency percentiles (in
+// milliseconds) and this process's CPU per request to a benchmark's results,
+// each name prefixed by prefix.
 func (r LoadResult) Report(b *testing.B, prefix string) {
 	b.ReportMetric(r.PerSecond(), prefix+"req/s")
+	b.ReportMetric(float64(r.ClientCPU.Microseconds())/float64(r.Requests), prefix+"client-cpu-µs/op")
 	b.ReportMetric(float64(r.Percentile(50).Microseconds())/1000, prefix+"p50-ms")
 	b.ReportMetric(float64(r.Percentile(99).Microseconds())/1000, prefix+"p99-ms")
 }
@@ -52,6 +58,7 @@ func Load(tb testing.TB, addr, auth string, clients, n int, request func(i int) 
 	var failed atomic.Bool
 	lat := make([][]time.Duration, clients)
 	var wg sync.WaitGroup
+	cpu := processCPU(tb)
 	begin := time.Now()
 	for w := range clients {
 		wg.Go(func() {
@@ -78,7 +85,7 @@ func Load(tb testing.TB, addr, auth string, clients, n int, request func(i int) 
 		})
 	}
 	wg.Wait()
-	res := LoadResult{Requests: n, Elapsed: time.Since(begin), Latencies: slices.Concat(lat...)}
+	res := LoadResult{Requests: n, Elapsed: time.Since(begin), Latencies: slices.Concat(lat...), ClientCPU: processCPU(tb) - cpu}
 	if failed.Load() {
 		tb.FailNow()
 	}
@@ -147,4 +154,13 @@ func (c *loadConn) close() {
 		c.conn.Close()
 		c.conn = nil
 	}
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
