@@ -16,8 +16,9 @@ import (
 // on etcd (one member on loopback, fsync on) beside bbolt (a file in the
 // test's temporary folder), so the cost of the replicated store reads off
 // directly: a point read, a durable write, a read-modify-write, an id from a
-// sequence with the record that uses it, a 100-key page, and writes from 16
-// goroutines at once.
+// sequence with the record that uses it, a 100-key page, writes from 16
+// goroutines at once, and creates (an id from one sequence and its record)
+// from 32 goroutines at once, as 32 REST clients creating records do.
 func BenchmarkEngines(b *testing.B) {
 	c := etcdtest.Start(b, 1)
 	engines := []struct {
@@ -118,6 +119,26 @@ func BenchmarkEngines(b *testing.B) {
 					for pb.Next() {
 						k := fmt.Appendf(nil, "q/%d", i.Add(1))
 						if err := e.Update(ctx, func(tx kv.WriteTx) error { return tx.Put(k, value) }); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+			b.Run("NextSeqAndPut32Writers", func(b *testing.B) {
+				e := eng.open(b)
+				b.SetParallelism(16) // 32 goroutines on 2 cores
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						err := e.Update(ctx, func(tx kv.WriteTx) error {
+							id, err := tx.NextSeq("ids")
+							if err != nil {
+								return err
+							}
+							return tx.Put(fmt.Appendf(nil, "rec/%020d", id), value)
+						})
+						if err != nil {
 							b.Error(err)
 							return
 						}
