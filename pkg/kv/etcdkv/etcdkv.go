@@ -41,6 +41,17 @@
 // then Update returns kv.ErrConflict. A sequence is a key read and written in
 // the same transaction, so two transactions never hand out the same value.
 //
+// # Group commit
+//
+// Concurrent Updates of one engine share that Txn (batch.go): one committer
+// runs the queued functions one after another over one transaction state at
+// one revision, each seeing the writes of those before it (so creates that
+// advance one sequence do not conflict with each other), undoes a function
+// that fails or panics alone through its journal, cuts the batch before a
+// function that would take it past the limits, and commits the batch as one
+// Txn whose compares are the union of its reads. A failed compare runs the
+// whole batch again. Each caller is answered after that commit.
+//
 // # Limits and failures
 //
 // A transaction whose operations or size pass etcd's --max-txn-ops or
@@ -60,6 +71,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -112,6 +124,12 @@ type Engine struct {
 	data   string // P + "k/"
 	seqs   string // P + "s/"
 	guards string // P + "g/"
+
+	queue chan *call
+	done  chan struct{} // closed when the committer has exited
+
+	mu     sync.RWMutex // held for reading while a call is queued; Close takes it for writing
+	closed bool
 }
 
 var _ kv.Engine = (*Engine)(nil)
@@ -158,7 +176,8 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
-	e := &Engine{cli: cli, cfg: cfg, data: cfg.Prefix + "k/", seqs: cfg.Prefix + "s/", guards: cfg.Prefix + "g/"}
+	e := &Engine{cli: cli, cfg: cfg, data: cfg.Prefix + "k/", seqs: cfg.Prefix + "s/", guards: cfg.Prefix + "g/",
+		queue: make(chan *call, maxBatch), done: make(chan struct{})}
 	pctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), cfg.StartTimeout)
 	defer cancel()
 	if _, err := cli.Get(pctx, e.data, clientv3.WithCountOnly()); err != nil {
@@ -170,6 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: no etcd endpoint answered within %s (%s): %v",
 			kv.ErrUnavailable, cfg.StartTimeout, strings.Join(cfg.Endpoints, ", "), err)
 	}
+	go e.commitLoop()
 	return e, nil
 }
 
@@ -205,8 +225,19 @@ func tlsFrom(cfg Config) (*tls.Config, error) {
 // Prefix is the key prefix the engine keeps everything under.
 func (e *Engine) Prefix() string { return e.cfg.Prefix }
 
-// Close releases the client.
-func (e *Engine) Close() error { return e.cli.Close() }
+// Close commits what is queued, stops the committer and releases the client.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.queue) // no sender is left: senders hold mu for reading
+	e.mu.Unlock()
+	<-e.done
+	return e.cli.Close()
+}
 
 // Ready is one linearizable read with a short deadline.
 func (e *Engine) Ready(ctx context.Context) error {
@@ -224,38 +255,23 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	return fn(&tx{e: e, ctx: ctx})
 }
 
-// Update runs fn until its reads still hold at commit, at most maxAttempts
-// times; see the package comment.
+// Update queues fn for the committer (batch.go) and waits until the batch
+// that ran it has committed; see the package comment.
 func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	backoff := minBackoff
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t := &tx{e: e, ctx: ctx, writable: true}
-		err := fn(t)
-		if err == nil {
-			var committed bool
-			committed, err = t.commit()
-			if err == nil && committed {
-				return nil
-			}
-		}
-		if err != nil && !errors.Is(err, errRevisionGone) {
-			return err
-		}
-		if attempt == maxAttempts {
-			return kv.ErrConflict
-		}
-		// Full jitter: a sleep in [0, backoff).
-		sleep := time.Duration(randInt64(int64(backoff)))
-		timer := time.NewTimer(sleep)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-timer.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	c := &call{ctx: ctx, fn: fn, done: make(chan struct{})}
+	e.mu.RLock()
+	if e.closed {
+		e.mu.RUnlock()
+		return errClosed
+	}
+	e.queue <- c
+	e.mu.RUnlock()
+	<-c.done
+	if c.panicked != nil {
+		panic(c.panicked)
+	}
+	return c.err
 }

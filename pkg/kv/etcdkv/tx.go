@@ -25,17 +25,85 @@ import (
 // meanwhile. Update runs the function again; View reports a conflict.
 var errRevisionGone = fmt.Errorf("%w: revision compacted during the transaction", kv.ErrConflict)
 
-// tx is both transactions: a View leaves writable false.
+// tx is both transactions: a View leaves writable false. A writable tx is
+// the state of one batch (batch.go): the update functions of the batch run
+// on it one after another, each through its own journal.
 type tx struct {
 	e        *Engine
-	ctx      context.Context
+	ctx      context.Context // the running function's caller's
 	writable bool
 	rev      int64 // fixed by the first read; 0 before it
 
-	writes    map[string]*write  // kv key -> buffered write
-	seqWrites map[string]uint64  // sequence name -> new value
-	keyReads  map[string]int64   // etcd key -> ModRevision seen (0: absent)
-	ranges    map[rangeRead]bool // kv-space ranges scanned or counted
+	writes    map[string]*write     // kv key -> buffered write
+	seqWrites map[string]uint64     // sequence name -> new value
+	keyReads  map[string]int64      // etcd key -> ModRevision seen (0: absent)
+	ranges    map[rangeRead]bool    // kv-space ranges scanned or counted
+	cache     map[string]cachedRead // etcd key -> what it held at rev (writable only)
+
+	j    *journal // the running function's, to undo it alone; nil in View
+	down error    // the first read that found etcd unavailable
+}
+
+// cachedRead is a key as read at the transaction's revision, which no later
+// write changes: the functions of a batch read each key from etcd once.
+type cachedRead struct {
+	value  []byte
+	modRev int64
+}
+
+// journal is what one function of a batch changed in the shared state.
+type journal struct {
+	writes   map[string]*write // kv key -> buffered write before (nil: none)
+	seqs     map[string]seqPrior
+	keyReads []string    // keys this function read first
+	ranges   []rangeRead // ranges this function read first
+}
+
+type seqPrior struct {
+	value uint64
+	set   bool
+}
+
+// begin starts a journal for the next function, whose reads honour ctx.
+func (t *tx) begin(ctx context.Context) {
+	t.ctx = ctx
+	t.j = &journal{writes: map[string]*write{}, seqs: map[string]seqPrior{}}
+}
+
+// undo takes back everything the current function changed: its writes, and
+// the reads it added to the compares. Cached values stay: they hold at rev.
+func (t *tx) undo() {
+	for k, w := range t.j.writes {
+		if w == nil {
+			delete(t.writes, k)
+		} else {
+			t.writes[k] = w
+		}
+	}
+	for name, p := range t.j.seqs {
+		if p.set {
+			t.seqWrites[name] = p.value
+		} else {
+			delete(t.seqWrites, name)
+		}
+	}
+	for _, k := range t.j.keyReads {
+		delete(t.keyReads, k)
+	}
+	for _, r := range t.j.ranges {
+		delete(t.ranges, r)
+	}
+	t.j = nil
+}
+
+// rememberWrite journals key's buffered write before its first change.
+func (t *tx) rememberWrite(key string) {
+	if t.j == nil {
+		return
+	}
+	if _, ok := t.j.writes[key]; !ok {
+		t.j.writes[key] = t.writes[key]
+	}
 }
 
 type write struct {
@@ -88,7 +156,20 @@ func (e *Engine) mapErr(parent context.Context, err error) error {
 	return fmt.Errorf("%w: %v", kv.ErrUnavailable, err)
 }
 
+// readErr maps a read's error and notes when etcd did not answer: the
+// batch then stops (the next function's reads would wait as long).
+func (t *tx) readErr(err error) error {
+	err = t.e.mapErr(t.ctx, err)
+	if errors.Is(err, kv.ErrUnavailable) && t.down == nil {
+		t.down = err
+	}
+	return err
+}
+
 func (t *tx) get(key string) (value []byte, modRev int64, err error) {
+	if c, ok := t.cache[key]; ok {
+		return c.value, c.modRev, nil
+	}
 	ctx, cancel := t.e.callCtx(t.ctx)
 	defer cancel()
 	var opts []clientv3.OpOption
@@ -97,15 +178,21 @@ func (t *tx) get(key string) (value []byte, modRev int64, err error) {
 	}
 	resp, err := t.e.cli.Get(ctx, key, opts...)
 	if err != nil {
-		return nil, 0, t.e.mapErr(t.ctx, err)
+		return nil, 0, t.readErr(err)
 	}
 	if t.rev == 0 {
 		t.rev = resp.Header.Revision
 	}
-	if len(resp.Kvs) == 0 {
-		return nil, 0, nil
+	if len(resp.Kvs) > 0 {
+		value, modRev = resp.Kvs[0].Value, resp.Kvs[0].ModRevision
 	}
-	return resp.Kvs[0].Value, resp.Kvs[0].ModRevision, nil
+	if t.writable {
+		if t.cache == nil {
+			t.cache = make(map[string]cachedRead)
+		}
+		t.cache[key] = cachedRead{value: value, modRev: modRev}
+	}
+	return value, modRev, nil
 }
 
 func (t *tx) noteKeyRead(key string, modRev int64) {
@@ -117,6 +204,9 @@ func (t *tx) noteKeyRead(key string, modRev int64) {
 	}
 	if _, seen := t.keyReads[key]; !seen {
 		t.keyReads[key] = modRev
+		if t.j != nil {
+			t.j.keyReads = append(t.j.keyReads, key)
+		}
 	}
 }
 
@@ -127,7 +217,12 @@ func (t *tx) noteRange(r rangeRead) {
 	if t.ranges == nil {
 		t.ranges = make(map[rangeRead]bool)
 	}
-	t.ranges[r] = true
+	if !t.ranges[r] {
+		t.ranges[r] = true
+		if t.j != nil {
+			t.j.ranges = append(t.j.ranges, r)
+		}
+	}
 }
 
 // Get reads a record.
@@ -259,10 +354,9 @@ func (t *tx) pages(from, end string, keysOnly bool, fn func(key string, value []
 			opts = append(opts, clientv3.WithKeysOnly())
 		}
 		resp, err := t.e.cli.Get(ctx, etcdFrom, opts...)
-		err = t.e.mapErr(t.ctx, err)
 		cancel()
 		if err != nil {
-			return err
+			return t.readErr(err)
 		}
 		if t.rev == 0 {
 			t.rev = resp.Header.Revision
@@ -297,7 +391,7 @@ func (t *tx) Count(prefix []byte) (int, error) {
 	}
 	resp, err := t.e.cli.Get(ctx, t.e.data+from, opts...)
 	if err != nil {
-		return 0, t.e.mapErr(t.ctx, err)
+		return 0, t.readErr(err)
 	}
 	if t.rev == 0 {
 		t.rev = resp.Header.Revision
@@ -310,6 +404,7 @@ func (t *tx) Put(key, value []byte) error {
 	if t.writes == nil {
 		t.writes = make(map[string]*write)
 	}
+	t.rememberWrite(string(key))
 	t.writes[string(key)] = &write{value: value}
 	return nil
 }
@@ -319,6 +414,7 @@ func (t *tx) Delete(key []byte) error {
 	if t.writes == nil {
 		t.writes = make(map[string]*write)
 	}
+	t.rememberWrite(string(key))
 	t.writes[string(key)] = &write{del: true}
 	return nil
 }
@@ -346,6 +442,12 @@ func (t *tx) NextSeq(name string) (uint64, error) {
 	if t.seqWrites == nil {
 		t.seqWrites = make(map[string]uint64)
 	}
+	if t.j != nil {
+		if _, ok := t.j.seqs[name]; !ok {
+			prior, set := t.seqWrites[name]
+			t.j.seqs[name] = seqPrior{value: prior, set: set}
+		}
+	}
 	t.seqWrites[name] = cur + 1
 	return cur + 1, nil
 }
@@ -357,31 +459,70 @@ const (
 	headerOverhead = 1024
 )
 
-// commit sends the buffered writes guarded by compares on the reads. It
-// reports false when a compare failed (another writer came first).
-func (t *tx) commit() (bool, error) {
+// fits reports with kv.ErrTooLarge, naming the limit, when the buffered
+// writes and the compares on the reads would not pass as one etcd Txn.
+func (t *tx) fits() error {
+	nops, size := t.measureOps()
+	if nops > t.e.cfg.MaxTxnOps {
+		return fmt.Errorf("%w: %d operations in one transaction exceed etcd's --max-txn-ops (%d)",
+			kv.ErrTooLarge, nops, t.e.cfg.MaxTxnOps)
+	}
+	_, cmpSize := t.compares()
+	if size += cmpSize + headerOverhead; size > t.e.cfg.MaxRequestBytes {
+		return fmt.Errorf("%w: a transaction of about %d bytes exceeds etcd's --max-request-bytes (%d bytes)",
+			kv.ErrTooLarge, size, t.e.cfg.MaxRequestBytes)
+	}
+	return nil
+}
+
+// commit sends the buffered writes guarded by compares on the reads, bounded
+// by ctx. It reports false when a compare failed (another writer came first).
+func (t *tx) commit(ctx context.Context) (bool, error) {
 	if len(t.writes) == 0 && len(t.seqWrites) == 0 {
 		return true, nil // read-only: nothing to make durable
 	}
+	if err := t.fits(); err != nil {
+		return false, err
+	}
 	ops, size := t.ops()
-	if len(ops) > t.e.cfg.MaxTxnOps {
-		return false, fmt.Errorf("%w: %d operations in one transaction exceed etcd's --max-txn-ops (%d)",
-			kv.ErrTooLarge, len(ops), t.e.cfg.MaxTxnOps)
-	}
 	cmps, cmpSize := t.compares()
-	if size += cmpSize + headerOverhead; size > t.e.cfg.MaxRequestBytes {
-		return false, fmt.Errorf("%w: a transaction of about %d bytes exceeds etcd's --max-request-bytes (%d bytes)",
-			kv.ErrTooLarge, size, t.e.cfg.MaxRequestBytes)
-	}
+	size += cmpSize + headerOverhead
 	// A large request takes longer to write to the members' logs.
-	ctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(t.ctx),
+	cctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx),
 		t.e.cfg.RequestTimeout+time.Duration(size/(256*1024))*time.Second)
 	defer cancel()
-	resp, err := t.e.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := t.e.cli.Txn(cctx).If(cmps...).Then(ops...).Commit()
 	if err != nil {
-		return false, t.e.mapErr(t.ctx, err)
+		return false, t.e.mapErr(ctx, err)
 	}
 	return resp.Succeeded, nil
+}
+
+// measureOps counts the operations ops would list and estimates their size,
+// without building them.
+func (t *tx) measureOps() (n, size int) {
+	guards := make(map[string]bool)
+	for k, w := range t.writes {
+		n++
+		size += len(t.e.data) + len(k) + len(w.value) + opOverhead
+		if w.del {
+			for dir := dirOf(k); ; dir = parentDir(dir) {
+				guards[dir] = true
+				if dir == "" {
+					break
+				}
+			}
+		}
+	}
+	for dir := range guards {
+		n++
+		size += len(t.e.guards) + len(dir) + opOverhead
+	}
+	for name, v := range t.seqWrites {
+		n++
+		size += len(t.e.seqs) + len(name) + len(strconv.FormatUint(v, 10)) + opOverhead
+	}
+	return n, size
 }
 
 // ops lists the writes, with one guard write per directory above each

@@ -1,0 +1,192 @@
+package etcdkv
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+// maxBatch bounds how many update functions share one etcd Txn; the
+// operation and byte limits usually cut a batch first.
+const maxBatch = 128
+
+var errClosed = errors.New("kv: engine closed")
+
+// call is one queued Update.
+type call struct {
+	ctx      context.Context
+	fn       func(kv.WriteTx) error
+	err      error
+	panicked any
+	done     chan struct{}
+}
+
+// answer tells the caller: err unless the call has an outcome of its own.
+func (c *call) answer(err error) {
+	if c.err == nil && c.panicked == nil {
+		c.err = err
+	}
+	close(c.done)
+}
+
+// commitLoop takes the calls queued meanwhile and commits them as batches,
+// one at a time, until the queue is closed and drained. One batch at a time:
+// a batch run while the one before commits would read the revision before
+// that commit and fail its compares on every key the two share.
+func (e *Engine) commitLoop() {
+	defer close(e.done)
+	var pending []*call
+	for {
+		if len(pending) == 0 {
+			c, ok := <-e.queue
+			if !ok {
+				return
+			}
+			pending = append(pending, c)
+		}
+	fill:
+		for len(pending) < maxBatch {
+			select {
+			case c, ok := <-e.queue:
+				if !ok {
+					break fill
+				}
+				pending = append(pending, c)
+			default:
+				break fill
+			}
+		}
+		pending = e.commitBatch(pending)
+	}
+}
+
+// commitBatch runs the first calls of pending as one batch until its Txn
+// commits, and answers them; it returns the calls cut from the batch (the
+// limits), in order, for the next one. A failed compare (another process
+// wrote what the batch read) runs the whole batch again on a fresh revision
+// after a jittered backoff, at most maxAttempts times, then its calls get
+// kv.ErrConflict. A commit that failed otherwise (etcd unavailable, a commit
+// that timed out and may have landed) is not retried: the batch's calls get
+// its error.
+func (e *Engine) commitBatch(pending []*call) []*call {
+	backoff := minBackoff
+	for attempt := 1; ; attempt++ {
+		pending = dropEnded(pending)
+		if len(pending) == 0 {
+			return nil
+		}
+		t := &tx{e: e, writable: true}
+		n := t.run(pending)
+		batch, rest := pending[:n], pending[n:]
+		var err error
+		if t.down != nil {
+			// etcd did not answer a read: every function after it would
+			// wait as long. The batch's calls and those after get the error.
+			answerAll(batch, t.down)
+			for _, c := range rest {
+				c.err, c.panicked = nil, nil // from an earlier attempt
+			}
+			answerAll(rest, t.down)
+			return nil
+		}
+		if !errors.Is(t.gone(batch), errRevisionGone) {
+			var committed bool
+			committed, err = t.commit(context.Background())
+			if err == nil && committed {
+				answerAll(batch, nil)
+				return rest
+			}
+			if err != nil && !errors.Is(err, errRevisionGone) {
+				answerAll(batch, err)
+				return rest
+			}
+		}
+		if attempt == maxAttempts {
+			answerAll(batch, kv.ErrConflict)
+			return rest
+		}
+		// Full jitter: a sleep in [0, backoff).
+		time.Sleep(time.Duration(randInt64(int64(backoff))))
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// run runs the calls' functions one after another on t and returns how many
+// of them belong to the batch. A function that fails or panics has its
+// writes undone and keeps its outcome; one whose writes would take the batch
+// past etcd's limits is undone and cut, with every call after it, unless
+// the batch holds no other function that succeeded: then it is too large
+// alone and fails with kv.ErrTooLarge. The run stops after a function whose
+// revision was compacted away (the batch runs again) or when etcd did not
+// answer a read (t.down).
+func (t *tx) run(calls []*call) int {
+	succeeded := false
+	for i, c := range calls {
+		c.err, c.panicked = nil, nil
+		if c.err = c.ctx.Err(); c.err != nil {
+			continue
+		}
+		t.begin(c.ctx)
+		c.panicked, c.err = runFn(c.fn, t)
+		if c.err == nil && c.panicked == nil {
+			if c.err = t.fits(); c.err == nil {
+				t.j = nil // kept
+				succeeded = true
+				continue
+			}
+			if succeeded {
+				c.err = nil
+				t.undo()
+				return i
+			}
+		}
+		t.undo()
+		if t.down != nil || errors.Is(c.err, errRevisionGone) {
+			return i + 1
+		}
+	}
+	return len(calls)
+}
+
+// gone returns errRevisionGone when a function of the batch met a compacted
+// revision.
+func (t *tx) gone(batch []*call) error {
+	for _, c := range batch {
+		if errors.Is(c.err, errRevisionGone) {
+			return errRevisionGone
+		}
+	}
+	return nil
+}
+
+// runFn calls fn, turning a panic into a value for its caller to re-raise.
+func runFn(fn func(kv.WriteTx) error, t *tx) (panicked any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			panicked = p
+		}
+	}()
+	return nil, fn(t)
+}
+
+// dropEnded answers the calls whose context ended and returns the others.
+func dropEnded(calls []*call) []*call {
+	kept := calls[:0]
+	for _, c := range calls {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept
+}
+
+func answerAll(calls []*call, err error) {
+	for _, c := range calls {
+		c.answer(err)
+	}
+}
