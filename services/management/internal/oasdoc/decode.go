@@ -139,9 +139,12 @@ func decodeField[T any](s *scanner, dst *T, read func() (T, error)) error {
 	v, err := read()
 	if errors.Is(err, errUnsupported) {
 		s.pos = start
-		var zero T
-		*dst = zero
-		return s.delegate(dst)
+		// decoded into a value of its own, so that dst need not live
+		// on the heap for the rare value that takes this way
+		var slow T
+		err = s.delegate(&slow)
+		*dst = slow
+		return err
 	}
 	*dst = v
 	return err

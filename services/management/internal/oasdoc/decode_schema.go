@@ -37,7 +37,16 @@ func (s *scanner) types() (*openapi3.Types, error) {
 		return &t, err
 	}
 	name, err := s.string()
-	return &openapi3.Types{name}, err
+	one := &oneType{name: [1]string{name}}
+	one.types = one.name[:]
+	return &one.types, err
+}
+
+// oneType is a Types of one name, allocated with its name: nearly every
+// schema has one.
+type oneType struct {
+	types openapi3.Types
+	name  [1]string
 }
 
 func (s *scanner) schema() (*openapi3.Schema, error) {
