@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Paths and operations: every classic endpoint entry (extended_paths of the target's version) becomes an
@@ -762,7 +763,7 @@ func templatePath(raw string) (*templated, error) {
 			}
 			p = parameter{In: "path", Name: name, Required: true, Schema: paramSchema{Type: "string"}, regex: regex}
 		} else {
-			if _, err := syntax.Parse(seg, syntax.Perl); err != nil {
+			if err := checkRegex(seg); err != nil {
 				return nil, fmt.Errorf("path segment %q is not a valid regular expression: %v", seg, err)
 			}
 			n++
@@ -784,6 +785,37 @@ func templatePath(raw string) (*templated, error) {
 		b.WriteByte('/')
 	}
 	return &templated{path: b.String(), params: params}, nil
+}
+
+// validRegexes remembers path segments that parse as regular expressions: APIs share a few patterns, and
+// parsing one costs more than the rest of its path. The set is bounded; once full, segments are parsed again.
+var validRegexes struct {
+	sync.Mutex
+	set map[string]bool
+}
+
+const maxValidRegexes = 4096
+
+// checkRegex reports whether seg is a valid regular expression (Perl syntax), as syntax.Parse does.
+func checkRegex(seg string) error {
+	validRegexes.Lock()
+	known := validRegexes.set[seg]
+	validRegexes.Unlock()
+	if known {
+		return nil
+	}
+	if _, err := syntax.Parse(seg, syntax.Perl); err != nil {
+		return err
+	}
+	validRegexes.Lock()
+	if validRegexes.set == nil {
+		validRegexes.set = make(map[string]bool)
+	}
+	if len(validRegexes.set) < maxValidRegexes {
+		validRegexes.set[strings.Clone(seg)] = true
+	}
+	validRegexes.Unlock()
+	return nil
 }
 
 func validMethod(m string) bool {
