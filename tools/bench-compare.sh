@@ -9,6 +9,8 @@
 # runs. Results land in bench-compare/{old,new}.txt (ignored by git).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PATH=$PWD/.bin:$PATH
+command -v benchstat >/dev/null || { echo "benchstat is not in .bin: run make bench-compare, which installs it" >&2; exit 1; }
 base=${1:-main}
 bench=${BENCH:-.}
 pkgs=${PKGS:-./services/studio/internal/app ./services/management/internal/app ./services/management/internal/migrate ./services/management/internal/oasdoc ./pkg/kv/boltkv}
