@@ -67,7 +67,7 @@ type seqPrior struct {
 // begin starts a journal for the next function, whose reads honour ctx.
 func (t *tx) begin(ctx context.Context) {
 	t.ctx = ctx
-	t.j = &journal{writes: map[string]*write{}, seqs: map[string]seqPrior{}}
+	t.j = &journal{}
 }
 
 // undo takes back everything the current function changed: its writes, and
@@ -100,6 +100,9 @@ func (t *tx) undo() {
 func (t *tx) rememberWrite(key string) {
 	if t.j == nil {
 		return
+	}
+	if t.j.writes == nil {
+		t.j.writes = make(map[string]*write)
 	}
 	if _, ok := t.j.writes[key]; !ok {
 		t.j.writes[key] = t.writes[key]
@@ -443,6 +446,9 @@ func (t *tx) NextSeq(name string) (uint64, error) {
 		t.seqWrites = make(map[string]uint64)
 	}
 	if t.j != nil {
+		if t.j.seqs == nil {
+			t.j.seqs = make(map[string]seqPrior)
+		}
 		if _, ok := t.j.seqs[name]; !ok {
 			prior, set := t.seqWrites[name]
 			t.j.seqs[name] = seqPrior{value: prior, set: set}
