@@ -278,6 +278,52 @@ func TestBatch(t *testing.T) {
 		}
 	})
 
+	t.Run("EndedContextIsDroppedFromTheBatch", func(t *testing.T) {
+		e := open(t, c)
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ran := make(chan struct{}, 1)
+		running, held := make(chan struct{}), make(chan struct{})
+		var release sync.Once
+		defer release.Do(func() { close(held) }) // when the test fails early
+		go e.Update(ctx, func(tx kv.WriteTx) error {
+			select {
+			case <-running:
+			default:
+				close(running)
+			}
+			<-held
+			return nil
+		})
+		<-running
+		results := make(chan error, 2)
+		go func() {
+			results <- e.Update(cctx, func(tx kv.WriteTx) error {
+				ran <- struct{}{}
+				return tx.Put([]byte("gone"), []byte("v"))
+			})
+		}()
+		go func() {
+			results <- e.Update(ctx, func(tx kv.WriteTx) error { return tx.Put([]byte("kept"), []byte("v")) })
+		}()
+		waitFor(t, 10*time.Second, func() bool { return etcdkv.Queued(e) == 2 })
+		cancel()
+		release.Do(func() { close(held) })
+		var errs []error
+		for range 2 {
+			errs = append(errs, <-results)
+		}
+		if !slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, context.Canceled) }) || !slices.Contains(errs, nil) {
+			t.Errorf("callers got %v, want context.Canceled for the one whose context ended and nil for the other", errs)
+		}
+		if len(ran) != 0 {
+			t.Error("the function of a caller whose context ended ran")
+		}
+		if get(t, e, "gone") != "" || get(t, e, "kept") != "v" {
+			t.Errorf("gone %q, kept %q; want nothing and v", get(t, e, "gone"), get(t, e, "kept"))
+		}
+	})
+
 	t.Run("ReplicasNeverLoseAnUpdate", func(t *testing.T) {
 		a := open(t, c)
 		b := replica(t, c, a)
