@@ -3,7 +3,10 @@ package etcdkv
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
@@ -78,6 +81,7 @@ func (e *Engine) commitBatch(pending []*call) []*call {
 			return nil
 		}
 		t := &tx{e: e, writable: true}
+		t.prefetch(pending)
 		n := t.run(pending)
 		batch, rest := pending[:n], pending[n:]
 		var err error
@@ -107,6 +111,7 @@ func (e *Engine) commitBatch(pending []*call) []*call {
 			answerAll(batch, kv.ErrConflict)
 			return rest
 		}
+		e.reruns.Add(1)
 		// Full jitter: a sleep in [0, backoff).
 		time.Sleep(time.Duration(randInt64(int64(backoff))))
 		backoff = min(2*backoff, maxBackoff)
@@ -148,6 +153,41 @@ func (t *tx) run(calls []*call) int {
 		}
 	}
 	return len(calls)
+}
+
+// prefetch runs the calls' functions once before the batch runs them one
+// after another: concurrently, at the batch's revision, for their reads
+// only (their writes and outcomes are dropped; update functions may run
+// twice). The serial run then finds in the cache what those reads fetched,
+// instead of waiting for each function's reads in turn. Reads that depend
+// on an earlier function's writes are still made by the serial run.
+func (t *tx) prefetch(calls []*call) {
+	if len(calls) < 2 {
+		return
+	}
+	if t.rev == 0 {
+		// One linearizable read fixes the batch's revision.
+		ctx, cancel := t.e.callCtx(context.Background())
+		resp, err := t.e.cli.Get(ctx, t.e.data, clientv3.WithCountOnly())
+		cancel()
+		if err != nil {
+			return // the serial run meets (and reports) the failure itself
+		}
+		t.rev = resp.Header.Revision
+	}
+	shared := &sharedReads{m: make(map[string]cachedRead), inflight: make(map[string]chan struct{})}
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		if c.ctx.Err() != nil {
+			continue
+		}
+		wg.Go(func() {
+			s := &tx{e: t.e, ctx: c.ctx, writable: true, rev: t.rev, shared: shared}
+			runFn(c.fn, s)
+		})
+	}
+	wg.Wait()
+	t.cache = shared.m
 }
 
 // gone returns errRevisionGone when a function of the batch met a compacted

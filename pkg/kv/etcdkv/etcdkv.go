@@ -72,6 +72,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -127,6 +128,10 @@ type Engine struct {
 
 	queue chan *call
 	done  chan struct{} // closed when the committer has exited
+	// reruns counts batches run again after a failed compare, and
+	// serialReads the reads a batch's serial run made of etcd (tests read
+	// them).
+	reruns, serialReads atomic.Int64
 
 	mu     sync.RWMutex // held for reading while a call is queued; Close takes it for writing
 	closed bool

@@ -7,3 +7,10 @@ func Queued(e *Engine) int { return len(e.queue) }
 
 // MaxBatch is how many update functions one batch takes at most.
 const MaxBatch = maxBatch
+
+// Reruns is how many batches ran again after a failed compare.
+func Reruns(e *Engine) int64 { return e.reruns.Load() }
+
+// SerialReads is how many reads batches made of etcd while running their
+// functions one after another (not counting the prefetch).
+func SerialReads(e *Engine) int64 { return e.serialReads.Load() }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -39,6 +40,7 @@ type tx struct {
 	keyReads  map[string]int64      // etcd key -> ModRevision seen (0: absent)
 	ranges    map[rangeRead]bool    // kv-space ranges scanned or counted
 	cache     map[string]cachedRead // etcd key -> what it held at rev (writable only)
+	shared    *sharedReads          // the cache of a batch's speculative runs (prefetch), when set
 
 	j    *journal // the running function's, to undo it alone; nil in View
 	down error    // the first read that found etcd unavailable
@@ -49,6 +51,14 @@ type tx struct {
 type cachedRead struct {
 	value  []byte
 	modRev int64
+}
+
+// sharedReads is the read cache the speculative runs of a batch's
+// functions fill together (prefetch), each from its own goroutine.
+type sharedReads struct {
+	mu       sync.Mutex
+	m        map[string]cachedRead
+	inflight map[string]chan struct{} // closed when the fetch of a key ends
 }
 
 // journal is what one function of a batch changed in the shared state.
@@ -170,9 +180,32 @@ func (t *tx) readErr(err error) error {
 }
 
 func (t *tx) get(key string) (value []byte, modRev int64, err error) {
+	if t.shared != nil {
+		c, err := t.shared.get(key, t.fetch)
+		return c.value, c.modRev, err
+	}
 	if c, ok := t.cache[key]; ok {
 		return c.value, c.modRev, nil
 	}
+	if t.writable {
+		t.e.serialReads.Add(1)
+	}
+	c, err := t.fetch(key)
+	if err != nil {
+		return nil, 0, err
+	}
+	if t.writable {
+		if t.cache == nil {
+			t.cache = make(map[string]cachedRead)
+		}
+		t.cache[key] = c
+	}
+	return c.value, c.modRev, nil
+}
+
+// fetch reads key from etcd at the transaction's revision; the first read
+// of a transaction is linearizable and fixes that revision.
+func (t *tx) fetch(key string) (cachedRead, error) {
 	ctx, cancel := t.e.callCtx(t.ctx)
 	defer cancel()
 	var opts []clientv3.OpOption
@@ -181,21 +214,46 @@ func (t *tx) get(key string) (value []byte, modRev int64, err error) {
 	}
 	resp, err := t.e.cli.Get(ctx, key, opts...)
 	if err != nil {
-		return nil, 0, t.readErr(err)
+		return cachedRead{}, t.readErr(err)
 	}
 	if t.rev == 0 {
 		t.rev = resp.Header.Revision
 	}
-	if len(resp.Kvs) > 0 {
-		value, modRev = resp.Kvs[0].Value, resp.Kvs[0].ModRevision
+	if len(resp.Kvs) == 0 {
+		return cachedRead{}, nil
 	}
-	if t.writable {
-		if t.cache == nil {
-			t.cache = make(map[string]cachedRead)
+	return cachedRead{value: resp.Kvs[0].Value, modRev: resp.Kvs[0].ModRevision}, nil
+}
+
+// get returns key from the cache, fetched once however many runs ask for it
+// at the same time (the creates of a batch all read one sequence).
+func (s *sharedReads) get(key string, fetch func(string) (cachedRead, error)) (cachedRead, error) {
+	s.mu.Lock()
+	for {
+		if c, ok := s.m[key]; ok {
+			s.mu.Unlock()
+			return c, nil
 		}
-		t.cache[key] = cachedRead{value: value, modRev: modRev}
+		wait, busy := s.inflight[key]
+		if !busy {
+			break
+		}
+		s.mu.Unlock()
+		<-wait
+		s.mu.Lock()
 	}
-	return value, modRev, nil
+	wait := make(chan struct{})
+	s.inflight[key] = wait
+	s.mu.Unlock()
+	c, err := fetch(key)
+	s.mu.Lock()
+	if err == nil {
+		s.m[key] = c
+	}
+	delete(s.inflight, key)
+	close(wait)
+	s.mu.Unlock()
+	return c, err
 }
 
 func (t *tx) noteKeyRead(key string, modRev int64) {
