@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // errUnsupported means the fast decoder met something it does not mirror
@@ -150,9 +152,9 @@ func (s *scanner) str() ([]byte, error) {
 			}
 			return s.decodeString(start-1, i+1) // encoding/json replaces invalid UTF-8
 		case c == '\\':
-			end, err := skipString(s.data, start-1)
+			end, err := rawjson.SkipString(s.data, start-1)
 			if err != nil {
-				return nil, err
+				return nil, errUnsupported
 			}
 			s.pos = end
 			return s.decodeString(start-1, end)
@@ -205,7 +207,7 @@ func (s *scanner) boolean() (bool, error) {
 
 // literalEnd checks that a number or literal is not run on into more text.
 func (s *scanner) literalEnd() error {
-	if s.pos < len(s.data) && !endsScalar(s.data[s.pos]) {
+	if s.pos < len(s.data) && !rawjson.EndsScalar(s.data[s.pos]) {
 		return errUnsupported
 	}
 	return nil
@@ -291,9 +293,9 @@ func (s *scanner) count() (uint64, error) {
 func (s *scanner) skip() ([]byte, error) {
 	s.space()
 	start := s.pos
-	end, err := skipValue(s.data, start)
+	end, err := rawjson.SkipValue(s.data, start)
 	if err != nil {
-		return nil, err
+		return nil, errUnsupported
 	}
 	s.pos = end
 	return s.data[start:end], nil
@@ -310,66 +312,4 @@ func (s *scanner) generic() (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// skipString returns the offset just past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, nil
-		}
-	}
-	return 0, errUnsupported
-}
-
-// skipValue returns the offset just past the value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
-	if i >= len(b) {
-		return 0, errUnsupported
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, err := skipString(b, j)
-				if err != nil {
-					return 0, err
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, nil
-				}
-			}
-		}
-		return 0, errUnsupported
-	default:
-		j := i
-		for j < len(b) && !endsScalar(b[j]) {
-			j++
-		}
-		if j == i {
-			return 0, errUnsupported
-		}
-		return j, nil
-	}
-}
-
-// endsScalar reports whether c ends a number, true, false or null.
-func endsScalar(c byte) bool {
-	switch c {
-	case ' ', '\t', '\r', '\n', ',', '}', ']':
-		return true
-	}
-	return false
 }

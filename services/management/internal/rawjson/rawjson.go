@@ -45,7 +45,7 @@ func Members(obj []byte) ([]Member, error) {
 		if obj[i] != '"' {
 			return nil, ErrSyntax
 		}
-		keyEnd, err := skipString(obj, i)
+		keyEnd, err := SkipString(obj, i)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +58,7 @@ func Members(obj []byte) ([]Member, error) {
 			return nil, ErrSyntax
 		}
 		vs := skipSpace(obj, j+1)
-		ve, err := skipValue(obj, vs)
+		ve, err := SkipValue(obj, vs)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func Lookup(doc []byte, path ...string) ([]byte, bool, error) {
 func locate(doc []byte, path []string) (start, end int, ok bool, err error) {
 	if len(path) == 0 {
 		start = skipSpace(doc, 0)
-		end, err = skipValue(doc, start)
+		end, err = SkipValue(doc, start)
 		return start, end, err == nil, err
 	}
 	start, end, depth, err := walk(doc, path)
@@ -262,8 +262,9 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the offset just past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) (int, error) {
+// SkipString returns the offset just past the string starting at b[i] == '"'
+// (ErrSyntax when it does not end).
+func SkipString(b []byte, i int) (int, error) {
 	for j := i + 1; j < len(b); j++ {
 		switch b[j] {
 		case '\\':
@@ -275,20 +276,21 @@ func skipString(b []byte, i int) (int, error) {
 	return 0, ErrSyntax
 }
 
-// skipValue returns the offset just past the value starting at b[i].
-func skipValue(b []byte, i int) (int, error) {
+// SkipValue returns the offset just past the value starting at b[i], which
+// must be well-formed JSON (ErrSyntax when it visibly is not).
+func SkipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, ErrSyntax
 	}
 	switch b[i] {
 	case '"':
-		return skipString(b, i)
+		return SkipString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				end, err := skipString(b, j)
+				end, err := SkipString(b, j)
 				if err != nil {
 					return 0, err
 				}
@@ -305,7 +307,7 @@ func skipValue(b []byte, i int) (int, error) {
 		return 0, ErrSyntax
 	default:
 		j := i
-		for j < len(b) && !endsScalar(b[j]) {
+		for j < len(b) && !EndsScalar(b[j]) {
 			j++
 		}
 		if j == i {
@@ -315,8 +317,8 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
-// endsScalar reports whether c ends a number, true, false or null.
-func endsScalar(c byte) bool {
+// EndsScalar reports whether c ends a number, true, false or null.
+func EndsScalar(c byte) bool {
 	switch c {
 	case ' ', '\t', '\r', '\n', ',', '}', ']':
 		return true
