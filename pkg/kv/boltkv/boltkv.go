@@ -22,13 +22,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/groupcommit"
 )
 
 // LockTimeout is how long Open waits for another process to release the file.
@@ -48,7 +48,6 @@ const maxBatch = 512
 var ErrLocked = errors.New("store is in use by another process")
 
 var (
-	errClosed  = errors.New("kv: engine closed")
 	errTxDone  = errors.New("kv: transaction used after its function returned")
 	errNoKey   = errors.New("kv: empty key")
 	dataBucket = []byte("kv")
@@ -59,23 +58,10 @@ var (
 type Engine struct {
 	db    *bolt.DB
 	path  string
-	queue chan *call
-	done  chan struct{} // closed when the committer has exited
-
-	mu     sync.RWMutex // held for reading while a call is queued; Close takes it for writing
-	closed bool
+	queue *groupcommit.Queue
 }
 
 var _ kv.Engine = (*Engine)(nil)
-
-// call is one queued Update.
-type call struct {
-	ctx      context.Context
-	fn       func(kv.WriteTx) error
-	err      error
-	panicked any
-	done     chan struct{}
-}
 
 // Open opens (or creates) the file at path, creating its parent folder. A
 // file another process holds is refused after LockTimeout with ErrLocked; a
@@ -108,8 +94,8 @@ func Open(path string) (*Engine, error) {
 		db.Close()
 		return nil, fmt.Errorf("prepare %s: %w", path, err)
 	}
-	e := &Engine{db: db, path: path, queue: make(chan *call, maxBatch), done: make(chan struct{})}
-	go e.commitLoop()
+	e := &Engine{db: db, path: path}
+	e.queue = groupcommit.Start(maxBatch, e.commit)
 	return e, nil
 }
 
@@ -167,37 +153,19 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return errClosed
-	}
-	return e.db.View(func(tx *bolt.Tx) error {
-		r := &readTx{data: tx.Bucket(dataBucket)}
-		defer func() { r.done = true }()
-		return fn(r)
+	return e.queue.WhileOpen(func() error {
+		return e.db.View(func(tx *bolt.Tx) error {
+			r := &readTx{data: tx.Bucket(dataBucket)}
+			defer func() { r.done = true }()
+			return fn(r)
+		})
 	})
 }
 
 // Update queues fn for the committer and waits until the transaction that
 // ran it is on disk. fn runs exactly once, unless ctx ends before its turn.
 func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c := &call{ctx: ctx, fn: fn, done: make(chan struct{})}
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
-		return errClosed
-	}
-	e.queue <- c
-	e.mu.RUnlock()
-	<-c.done
-	if c.panicked != nil {
-		panic(c.panicked)
-	}
-	return c.err
+	return e.queue.Update(ctx, fn)
 }
 
 // Ready reports whether the file is open.
@@ -205,64 +173,33 @@ func (e *Engine) Ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.closed {
-		return fmt.Errorf("%w: %w", kv.ErrUnavailable, errClosed)
+	if e.queue.Closed() {
+		return fmt.Errorf("%w: %w", kv.ErrUnavailable, groupcommit.ErrClosed)
 	}
 	return nil
 }
 
 // Close commits what is queued, stops the committer and closes the file.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !e.queue.Close() {
 		return nil
 	}
-	e.closed = true
-	close(e.queue) // no sender is left: senders hold mu for reading
-	e.mu.Unlock()
-	<-e.done
 	return e.db.Close()
-}
-
-// commitLoop takes every call queued meanwhile, runs them in one
-// transaction and commits, until the queue is closed and drained.
-func (e *Engine) commitLoop() {
-	defer close(e.done)
-	batch := make([]*call, 0, maxBatch)
-	for c := range e.queue {
-		batch = append(batch[:0], c)
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case c, ok := <-e.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, c)
-			default:
-				break fill
-			}
-		}
-		e.commit(batch)
-	}
 }
 
 // commit runs batch in one bbolt transaction. A call whose function fails,
 // panics, or whose context ended has its writes undone and keeps its own
 // outcome; the others share the commit's.
-func (e *Engine) commit(batch []*call) {
+func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket), journal: map[string]prior{}}
 		w.readTx.writes = &w.nwrites
 		for _, c := range batch {
-			if c.err = c.ctx.Err(); c.err != nil {
+			if c.Err = c.Ctx.Err(); c.Err != nil {
 				continue
 			}
-			c.panicked, c.err = w.run(c.fn)
-			if c.err != nil || c.panicked != nil {
+			c.Panicked, c.Err = w.run(c.Fn)
+			if c.Err != nil || c.Panicked != nil {
 				if err := w.undo(); err != nil {
 					return fmt.Errorf("undo a failed update: %w", err)
 				}
@@ -272,11 +209,9 @@ func (e *Engine) commit(batch []*call) {
 		return nil
 	})
 	for _, c := range batch {
-		if err != nil && c.err == nil && c.panicked == nil {
-			c.err = err
-		}
-		close(c.done)
+		c.Answer(err)
 	}
+	return nil
 }
 
 // readTx reads the key space of one bbolt transaction.

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/groupcommit"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
 )
 
@@ -74,8 +75,8 @@ func TestDataSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Close()
-	if err := e.Update(ctx, func(kv.WriteTx) error { return nil }); !errors.Is(err, errClosed) {
-		t.Fatalf("Update after Close: %v, want errClosed", err)
+	if err := e.Update(ctx, func(kv.WriteTx) error { return nil }); !errors.Is(err, groupcommit.ErrClosed) {
+		t.Fatalf("Update after Close: %v, want groupcommit.ErrClosed", err)
 	}
 	if err := e.Ready(ctx); !errors.Is(err, kv.ErrUnavailable) {
 		t.Fatalf("Ready after Close: %v, want ErrUnavailable", err)

@@ -9,61 +9,17 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/groupcommit"
 )
 
 // maxBatch bounds how many update functions share one etcd Txn; the
 // operation and byte limits usually cut a batch first.
 const maxBatch = 128
 
-var errClosed = errors.New("kv: engine closed")
-
-// call is one queued Update.
-type call struct {
-	ctx      context.Context
-	fn       func(kv.WriteTx) error
-	err      error
-	panicked any
-	done     chan struct{}
-}
-
-// answer tells the caller: err unless the call has an outcome of its own.
-func (c *call) answer(err error) {
-	if c.err == nil && c.panicked == nil {
-		c.err = err
-	}
-	close(c.done)
-}
-
-// commitLoop takes the calls queued meanwhile and commits them as batches,
-// one at a time, until the queue is closed and drained. One batch at a time:
-// a batch run while the one before commits would read the revision before
-// that commit and fail its compares on every key the two share.
-func (e *Engine) commitLoop() {
-	defer close(e.done)
-	var pending []*call
-	for {
-		if len(pending) == 0 {
-			c, ok := <-e.queue
-			if !ok {
-				return
-			}
-			pending = append(pending, c)
-		}
-	fill:
-		for len(pending) < maxBatch {
-			select {
-			case c, ok := <-e.queue:
-				if !ok {
-					break fill
-				}
-				pending = append(pending, c)
-			default:
-				break fill
-			}
-		}
-		pending = e.commitBatch(pending)
-	}
-}
+// The committer (groupcommit) takes the calls queued meanwhile and commits
+// them as batches, one at a time: a batch run while the one before commits
+// would read the revision before that commit and fail its compares on every
+// key the two share.
 
 // commitBatch runs the first calls of pending as one batch until its Txn
 // commits, and answers them; it returns the calls cut from the batch (the
@@ -73,7 +29,7 @@ func (e *Engine) commitLoop() {
 // kv.ErrConflict. A commit that failed otherwise (etcd unavailable, a commit
 // that timed out and may have landed) is not retried: the batch's calls get
 // its error.
-func (e *Engine) commitBatch(pending []*call) []*call {
+func (e *Engine) commitBatch(pending []*groupcommit.Call) []*groupcommit.Call {
 	backoff := minBackoff
 	for attempt := 1; ; attempt++ {
 		pending = dropEnded(pending)
@@ -90,7 +46,7 @@ func (e *Engine) commitBatch(pending []*call) []*call {
 			// wait as long. The batch's calls and those after get the error.
 			answerAll(batch, t.down)
 			for _, c := range rest {
-				c.err, c.panicked = nil, nil // from an earlier attempt
+				c.Err, c.Panicked = nil, nil // from an earlier attempt
 			}
 			answerAll(rest, t.down)
 			return nil
@@ -126,29 +82,29 @@ func (e *Engine) commitBatch(pending []*call) []*call {
 // alone and fails with kv.ErrTooLarge. The run stops after a function whose
 // revision was compacted away (the batch runs again) or when etcd did not
 // answer a read (t.down).
-func (t *tx) run(calls []*call) int {
+func (t *tx) run(calls []*groupcommit.Call) int {
 	succeeded := false
 	for i, c := range calls {
-		c.err, c.panicked = nil, nil
-		if c.err = c.ctx.Err(); c.err != nil {
+		c.Err, c.Panicked = nil, nil
+		if c.Err = c.Ctx.Err(); c.Err != nil {
 			continue
 		}
-		t.begin(c.ctx)
-		c.panicked, c.err = runFn(c.fn, t)
-		if c.err == nil && c.panicked == nil {
-			if c.err = t.fits(); c.err == nil {
+		t.begin(c.Ctx)
+		c.Panicked, c.Err = runFn(c.Fn, t)
+		if c.Err == nil && c.Panicked == nil {
+			if c.Err = t.fits(); c.Err == nil {
 				t.j = nil // kept
 				succeeded = true
 				continue
 			}
 			if succeeded {
-				c.err = nil
+				c.Err = nil
 				t.undo()
 				return i
 			}
 		}
 		t.undo()
-		if t.down != nil || errors.Is(c.err, errRevisionGone) {
+		if t.down != nil || errors.Is(c.Err, errRevisionGone) {
 			return i + 1
 		}
 	}
@@ -161,7 +117,7 @@ func (t *tx) run(calls []*call) int {
 // twice). The serial run then finds in the cache what those reads fetched,
 // instead of waiting for each function's reads in turn. Reads that depend
 // on an earlier function's writes are still made by the serial run.
-func (t *tx) prefetch(calls []*call) {
+func (t *tx) prefetch(calls []*groupcommit.Call) {
 	if len(calls) < 2 {
 		return
 	}
@@ -178,12 +134,12 @@ func (t *tx) prefetch(calls []*call) {
 	shared := &sharedReads{m: make(map[string]cachedRead), inflight: make(map[string]chan struct{})}
 	var wg sync.WaitGroup
 	for _, c := range calls {
-		if c.ctx.Err() != nil {
+		if c.Ctx.Err() != nil {
 			continue
 		}
 		wg.Go(func() {
-			s := &tx{e: t.e, ctx: c.ctx, writable: true, rev: t.rev, shared: shared}
-			runFn(c.fn, s)
+			s := &tx{e: t.e, ctx: c.Ctx, writable: true, rev: t.rev, shared: shared}
+			runFn(c.Fn, s)
 		})
 	}
 	wg.Wait()
@@ -192,9 +148,9 @@ func (t *tx) prefetch(calls []*call) {
 
 // gone returns errRevisionGone when a function of the batch met a compacted
 // revision.
-func (t *tx) gone(batch []*call) error {
+func (t *tx) gone(batch []*groupcommit.Call) error {
 	for _, c := range batch {
-		if errors.Is(c.err, errRevisionGone) {
+		if errors.Is(c.Err, errRevisionGone) {
 			return errRevisionGone
 		}
 	}
@@ -212,12 +168,12 @@ func runFn(fn func(kv.WriteTx) error, t *tx) (panicked any, err error) {
 }
 
 // dropEnded answers the calls whose context ended and returns the others.
-func dropEnded(calls []*call) []*call {
+func dropEnded(calls []*groupcommit.Call) []*groupcommit.Call {
 	kept := calls[:0]
 	for _, c := range calls {
-		if err := c.ctx.Err(); err != nil {
-			c.err = err
-			close(c.done)
+		if err := c.Ctx.Err(); err != nil {
+			c.Err = err
+			c.Answer(nil)
 			continue
 		}
 		kept = append(kept, c)
@@ -225,8 +181,8 @@ func dropEnded(calls []*call) []*call {
 	return kept
 }
 
-func answerAll(calls []*call, err error) {
+func answerAll(calls []*groupcommit.Call, err error) {
 	for _, c := range calls {
-		c.answer(err)
+		c.Answer(err)
 	}
 }

@@ -71,7 +71,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +78,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/groupcommit"
 )
 
 // Defaults of etcd's own limits and of the engine's bounds.
@@ -126,15 +126,11 @@ type Engine struct {
 	seqs   string // P + "s/"
 	guards string // P + "g/"
 
-	queue chan *call
-	done  chan struct{} // closed when the committer has exited
+	queue *groupcommit.Queue
 	// reruns counts batches run again after a failed compare, and
 	// serialReads the reads a batch's serial run made of etcd (tests read
 	// them).
 	reruns, serialReads atomic.Int64
-
-	mu     sync.RWMutex // held for reading while a call is queued; Close takes it for writing
-	closed bool
 }
 
 var _ kv.Engine = (*Engine)(nil)
@@ -181,8 +177,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("etcd %s: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
-	e := &Engine{cli: cli, cfg: cfg, data: cfg.Prefix + "k/", seqs: cfg.Prefix + "s/", guards: cfg.Prefix + "g/",
-		queue: make(chan *call, maxBatch), done: make(chan struct{})}
+	e := &Engine{cli: cli, cfg: cfg, data: cfg.Prefix + "k/", seqs: cfg.Prefix + "s/", guards: cfg.Prefix + "g/"}
 	pctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), cfg.StartTimeout)
 	defer cancel()
 	if _, err := cli.Get(pctx, e.data, clientv3.WithCountOnly()); err != nil {
@@ -194,7 +189,7 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("%w: no etcd endpoint answered within %s (%s): %v",
 			kv.ErrUnavailable, cfg.StartTimeout, strings.Join(cfg.Endpoints, ", "), err)
 	}
-	go e.commitLoop()
+	e.queue = groupcommit.Start(maxBatch, e.commitBatch)
 	return e, nil
 }
 
@@ -232,15 +227,9 @@ func (e *Engine) Prefix() string { return e.cfg.Prefix }
 
 // Close commits what is queued, stops the committer and releases the client.
 func (e *Engine) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !e.queue.Close() {
 		return nil
 	}
-	e.closed = true
-	close(e.queue) // no sender is left: senders hold mu for reading
-	e.mu.Unlock()
-	<-e.done
 	return e.cli.Close()
 }
 
@@ -263,20 +252,5 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 // Update queues fn for the committer (batch.go) and waits until the batch
 // that ran it has committed; see the package comment.
 func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c := &call{ctx: ctx, fn: fn, done: make(chan struct{})}
-	e.mu.RLock()
-	if e.closed {
-		e.mu.RUnlock()
-		return errClosed
-	}
-	e.queue <- c
-	e.mu.RUnlock()
-	<-c.done
-	if c.panicked != nil {
-		panic(c.panicked)
-	}
-	return c.err
+	return e.queue.Update(ctx, fn)
 }
