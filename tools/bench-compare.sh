@@ -13,7 +13,7 @@ PATH=$PWD/.bin:$PATH
 command -v benchstat >/dev/null || { echo "benchstat is not in .bin: run make bench-compare, which installs it" >&2; exit 1; }
 base=${1:-main}
 bench=${BENCH:-.}
-pkgs=${PKGS:-./services/studio/internal/app ./services/management/internal/app ./services/management/internal/migrate ./services/management/internal/oasdoc ./pkg/kv/boltkv}
+pkgs=${PKGS:-./services/studio/internal/app ./services/management/internal/app ./services/management/internal/convert ./services/management/internal/oasdoc ./pkg/kv/boltkv}
 count=${COUNT:-6}
 benchtime=${BENCHTIME:-1s}
 

@@ -17,7 +17,7 @@ import (
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -26,7 +26,7 @@ import (
 // with two versions (one child) and a dozen endpoints.
 func classicTemplate(tb testing.TB) []byte {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "migrate", "testdata", "bench-4k.json"))
+	b, err := os.ReadFile(filepath.Join("..", "convert", "testdata", "bench-4k.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestMigrateStagePromoteKeepsEditsAndVersions(t *testing.T) {
 	if rep := in.migrate(t, migrateBody("stage", id)); rep.Success.Count != 1 || rep.Success.StagedAPIs[0].OASAPIID != "staging-"+id {
 		t.Fatalf("stage: %+v", rep)
 	}
-	child := migrate.StagingIDPrefix + migrate.ChildID(id, "v2")
+	child := convert.StagingIDPrefix + convert.ChildID(id, "v2")
 	expect(t, "staged child", in.admin("GET", "/api/apis/oas/"+child, nil), 200, "")
 	// edit the staged copy, then promote
 	staged := string(in.admin("GET", "/api/apis/oas/staging-"+id, nil).body)
@@ -138,7 +138,7 @@ func TestMigrateStagePromoteKeepsEditsAndVersions(t *testing.T) {
 		t.Fatalf("promote: %+v", rep)
 	}
 	promoted := string(in.admin("GET", "/api/apis/oas/"+id, nil).body)
-	for _, want := range []string{`"url":"http://edited.`, `"name":"API 0 #seeded"`, `"value":"/seeded-0/"`, `"id":"` + migrate.ChildID(id, "v2") + `"`} {
+	for _, want := range []string{`"url":"http://edited.`, `"name":"API 0 #seeded"`, `"value":"/seeded-0/"`, `"id":"` + convert.ChildID(id, "v2") + `"`} {
 		if !strings.Contains(promoted, want) {
 			t.Errorf("promoted document lacks %s: %s", want, promoted)
 		}
@@ -146,7 +146,7 @@ func TestMigrateStagePromoteKeepsEditsAndVersions(t *testing.T) {
 	if strings.Contains(promoted, "staging-") || strings.Contains(promoted, "[staged]") || strings.Contains(promoted, "tyk-staging") {
 		t.Errorf("promoted document keeps a staging prefix: %s", promoted)
 	}
-	expect(t, "promoted child", in.admin("GET", "/api/apis/oas/"+migrate.ChildID(id, "v2"), nil), 200, "")
+	expect(t, "promoted child", in.admin("GET", "/api/apis/oas/"+convert.ChildID(id, "v2"), nil), 200, "")
 	for _, gone := range []string{"staging-" + id, child} {
 		expect(t, "staged record removed", in.admin("GET", "/api/apis/oas/"+gone, nil), 404, mgmtErr("API not found"))
 	}
@@ -166,9 +166,9 @@ func TestMigrateRefusesWhatWouldBeOverwritten(t *testing.T) {
 		t.Fatalf("stage onto a taken ID: %+v", rep)
 	}
 	// an OAS API holds a child version's ID
-	expect(t, "squat child", in.admin("POST", "/api/apis/oas", oasDoc(migrate.ChildID(ids[1], "v2"), "Squatter 2", "/squat2/")), 200, "")
+	expect(t, "squat child", in.admin("POST", "/api/apis/oas", oasDoc(convert.ChildID(ids[1], "v2"), "Squatter 2", "/squat2/")), 200, "")
 	rep = in.migrate(t, migrateBody("direct", ids[1]))
-	if rep.Failure.Count != 1 || !strings.Contains(rep.Failure.Errors[0].Message[0], migrate.ChildID(ids[1], "v2")) {
+	if rep.Failure.Count != 1 || !strings.Contains(rep.Failure.Errors[0].Message[0], convert.ChildID(ids[1], "v2")) {
 		t.Fatalf("direct onto a taken version ID: %+v", rep)
 	}
 	if r := in.admin("GET", "/api/apis/"+ids[1], nil); r.status != 200 || bytes.Contains(r.body, []byte(`"is_oas":true`)) {
@@ -395,7 +395,7 @@ func checkWhole(t *testing.T, st *store.Store, ids []string, before map[string][
 			if err != nil {
 				return fmt.Errorf("api %s lost: %v", id, err)
 			}
-			child := migrate.ChildID(id, "v2")
+			child := convert.ChildID(id, "v2")
 			switch a.Kind {
 			case store.Classic:
 				if !bytes.Equal(a.Doc, before[id]) {

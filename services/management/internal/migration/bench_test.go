@@ -17,7 +17,7 @@ import (
 // file: the domain's share of POST /api/apis/migrate without HTTP.
 func BenchmarkDirect10k(b *testing.B) {
 	const n = 10000
-	tmpl, err := os.ReadFile(filepath.Join("..", "migrate", "testdata", "bench-4k.json"))
+	tmpl, err := os.ReadFile(filepath.Join("..", "convert", "testdata", "bench-4k.json"))
 	if err != nil {
 		b.Fatal(err)
 	}

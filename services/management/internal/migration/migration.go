@@ -1,6 +1,6 @@
 // Package migration is management's migration engine (CONTRACT §2
 // "Migrate"): it selects classic APIs, converts them to Tyk OAS with the
-// converter (package migrate) and, per mode, stores nothing (dryRun), a
+// converter (package convert) and, per mode, stores nothing (dryRun), a
 // staged copy beside the classic API (stage), the staged copy in place of
 // the classic API (promote) or the conversion in place of the classic API
 // (direct), and it reports what became of each API.

@@ -19,7 +19,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -248,7 +248,7 @@ func TestDirectStoresTheConversion(t *testing.T) {
 	if !bytes.Contains(base.Doc, []byte(`"dbId":"`+before.DBID+`"`)) {
 		t.Errorf("base document lacks its db id: %s", base.Doc)
 	}
-	childID := migrate.ChildID("v", "v2")
+	childID := convert.ChildID("v", "v2")
 	child, err := get(t, st, childID)
 	if err != nil || child.BaseID != "v" || child.DBID == "" || child.DBID == base.DBID || !bytes.Contains(child.Doc, []byte(`"dbId":"`+child.DBID+`"`)) {
 		t.Fatalf("child = %+v, %v", child, err)
@@ -300,12 +300,12 @@ func TestStagePromote(t *testing.T) {
 		bytes.Contains(promoted.Doc, []byte("staging")) || !slices.Equal(promoted.Categories, []string{"cat"}) {
 		t.Fatalf("promoted: %+v %s", promoted, promoted.Doc)
 	}
-	for _, gone := range []string{"staging-s", migrate.StagingIDPrefix + migrate.ChildID("s", "v2")} {
+	for _, gone := range []string{"staging-s", convert.StagingIDPrefix + convert.ChildID("s", "v2")} {
 		if _, err := get(t, st, gone); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s still stored: %v", gone, err)
 		}
 	}
-	if c, err := get(t, st, migrate.ChildID("s", "v2")); err != nil || c.BaseID != "s" {
+	if c, err := get(t, st, convert.ChildID("s", "v2")); err != nil || c.BaseID != "s" {
 		t.Errorf("promoted child: %+v %v", c, err)
 	}
 }
@@ -438,7 +438,7 @@ func TestTooLargeFailsOneAPI(t *testing.T) {
 	if a, _ := get(t, st, "big"); a.Kind != store.Classic {
 		t.Error("the API too large to migrate is no longer classic")
 	}
-	if _, err := get(t, st, migrate.ChildID("big", "v2")); !errors.Is(err, store.ErrNotFound) {
+	if _, err := get(t, st, convert.ChildID("big", "v2")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a version of the API too large to migrate was stored: %v", err)
 	}
 	if err := st.Check(bg); err != nil {

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// Skip keys of the engine itself (the converter's are migrate.Skip*).
+// Skip keys of the engine itself (the converter's are convert.Skip*).
 const (
 	SkipAlreadyStaged = "already_staged"
 	SkipNotStaged     = "not_staged"
@@ -35,7 +35,7 @@ type item struct {
 	saw   staged // the staged copy the read saw
 	stage string // stage: the db id of the new staged copy
 
-	res     *migrate.Result
+	res     *convert.Result
 	planned outcome // decided while reading and converting; zero: ready to write
 	final   outcome // decided while writing
 }
@@ -82,7 +82,7 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 				it.planned = failed(msgInternal)
 				continue
 			case a.Kind != store.Classic:
-				it.planned = skipped(migrate.SkipAlreadyMigrated)
+				it.planned = skipped(convert.SkipAlreadyMigrated)
 				continue
 			}
 			it.dbID, it.doc = a.DBID, a.Doc
@@ -135,7 +135,7 @@ func (r *run) prepareOne(it *item) {
 			it.planned = failed(msgInternal)
 		}
 	}()
-	classic := migrate.Parse(it.doc)
+	classic := convert.Parse(it.doc)
 	key, err := classic.SkipKey()
 	switch {
 	case err != nil:
@@ -153,7 +153,7 @@ func (r *run) prepareOne(it *item) {
 		}
 		return // promotion stores the staged copy; nothing to convert
 	}
-	opts := migrate.Options{DBID: it.dbID}
+	opts := convert.Options{DBID: it.dbID}
 	switch r.mode {
 	case Stage:
 		opts.Staging = true
@@ -176,7 +176,7 @@ func (r *run) prepareOne(it *item) {
 
 // failure is the outcome of a converter error: its messages.
 func failure(err error) outcome {
-	var f *migrate.Failure
+	var f *convert.Failure
 	if errors.As(err, &f) {
 		return failed(f.Messages)
 	}

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
@@ -48,9 +48,9 @@ type Skip struct{ APIID, Key string }
 
 // SkipMessages are the report's messages for the skip keys.
 var SkipMessages = map[string]string{
-	migrate.SkipAlreadyMigrated: "API is already a Tyk OAS API",
-	migrate.SkipGraphQL:         "GraphQL APIs are not migrated to Tyk OAS",
-	migrate.SkipTCP:             "TCP and TLS APIs are not migrated to Tyk OAS",
+	convert.SkipAlreadyMigrated: "API is already a Tyk OAS API",
+	convert.SkipGraphQL:         "GraphQL APIs are not migrated to Tyk OAS",
+	convert.SkipTCP:             "TCP and TLS APIs are not migrated to Tyk OAS",
 	SkipAlreadyStaged:           "API already has a staged copy; set overrideStaged to replace it",
 	SkipNotStaged:               "API has no staged copy; stage it first",
 }

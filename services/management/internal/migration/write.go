@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
-	"github.com/gatehouse/gatehouse/services/management/internal/migrate"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -100,7 +100,7 @@ func current(t *store.Tx, it *item, sameDoc bool) (outcome, error) {
 	case state == store.Missing:
 		return failed(msgNotFound), nil
 	case state == store.NotClassic:
-		return skipped(migrate.SkipAlreadyMigrated), nil
+		return skipped(convert.SkipAlreadyMigrated), nil
 	case state == store.Changed:
 		return failed(msgChanged), nil
 	}
@@ -123,7 +123,7 @@ func versionConflict(t *store.Tx, base string, ids []string) ([]string, error) {
 	return nil, nil
 }
 
-func documentIDs(docs []migrate.Document) []string {
+func documentIDs(docs []convert.Document) []string {
 	ids := make([]string, len(docs))
 	for i, d := range docs {
 		ids[i] = d.APIID
@@ -133,7 +133,7 @@ func documentIDs(docs []migrate.Document) []string {
 
 // putConverted stores the converter's documents: the base as id, the
 // versions as its children.
-func putConverted(t *store.Tx, id, stagedFrom string, res *migrate.Result) error {
+func putConverted(t *store.Tx, id, stagedFrom string, res *convert.Result) error {
 	err := t.PutConverted(store.API{ID: id, DBID: res.Base.DBID, Kind: store.OAS, Name: res.Name,
 		Categories: res.Categories, StagedFrom: stagedFrom, Doc: res.Base.JSON})
 	if err != nil {
@@ -215,7 +215,7 @@ func writeStage(t *store.Tx, it *item, override bool) (outcome, error) {
 // writePromote replaces the classic API with its staged copy, as edited
 // since staging, without the staging prefixes and with the classic db id.
 // The staged documents were edited through the API, so they are read back
-// (migrate.Unstage) and stored with PutAPI.
+// (convert.Unstage) and stored with PutAPI.
 func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, false); err != nil || o.decided() {
 		return o, err
@@ -228,7 +228,7 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	base, err := migrate.Unstage(staged.Doc)
+	base, err := convert.Unstage(staged.Doc)
 	if err != nil {
 		return failed([]string{fmt.Sprintf("the staged copy %s cannot be promoted: %v", stagedID, err)}), nil
 	}
@@ -236,17 +236,17 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	var versions []migrate.Document
+	var versions []convert.Document
 	for _, childID := range children {
 		child, err := t.API(childID)
 		if err != nil {
 			return outcome{}, err
 		}
-		doc, err := migrate.Unstage(child.Doc)
+		doc, err := convert.Unstage(child.Doc)
 		if err != nil {
 			return failed([]string{fmt.Sprintf("the staged version %s cannot be promoted: %v", childID, err)}), nil
 		}
-		versions = append(versions, migrate.Document{APIID: strings.TrimPrefix(childID, migrate.StagingIDPrefix), JSON: doc})
+		versions = append(versions, convert.Document{APIID: strings.TrimPrefix(childID, convert.StagingIDPrefix), JSON: doc})
 	}
 	if msg, err := versionConflict(t, it.id, documentIDs(versions)); err != nil || msg != nil {
 		return failed(msg), err

@@ -1,0 +1,430 @@
+package convert
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Validation of every produced document: the OpenAPI 3.0 rules a converted document can break and the
+// structural rules of the x-tyk-api-gateway schema (required members, non-blank names, enums, ranges). The
+// checks work on the typed document before serialisation; their patterns are compiled once, with the
+// package. The full JSON schema is checked by the package's tests.
+
+var (
+	readableSeconds = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?$`)
+	readableFull    = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?(\d+ms)?(\d+µs)?(\d+ns)?$`)
+)
+
+// nonBlank matches the schema's \S+: some character that is not white space.
+func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
+
+// responseKey reports whether k is "default" or a status code such as 200 or 4XX.
+func responseKey(k string) bool {
+	if k == "default" {
+		return true
+	}
+	if len(k) != 3 || k[0] < '1' || k[0] > '5' {
+		return false
+	}
+	digits := k[1] >= '0' && k[1] <= '9' && k[2] >= '0' && k[2] <= '9'
+	return digits || k[1:] == "XX"
+}
+
+// pathParamNames lists the {name} templates of an OpenAPI path.
+func pathParamNames(p string) []string {
+	var names []string
+	for {
+		open := strings.IndexByte(p, '{')
+		if open < 0 {
+			return names
+		}
+		end := strings.IndexAny(p[open+1:], "{}")
+		if end < 0 {
+			return names
+		}
+		if p[open+1+end] == '}' && end > 0 {
+			names = append(names, p[open+1:open+1+end])
+		}
+		p = p[open+1+end:]
+	}
+}
+
+// validateDocument returns one message per problem, each naming the document field.
+func validateDocument(d *oasDocument) []string {
+	v := &validator{}
+	v.openAPI(d)
+	v.extension(&d.XTyk)
+	slices.Sort(v.problems) // maps are walked in any order
+	return v.problems
+}
+
+type validator struct {
+	problems []string
+}
+
+func (v *validator) add(format string, args ...any) {
+	v.problems = append(v.problems, fmt.Sprintf(format, args...))
+}
+
+// opField names an operation of paths in messages; its text is built only for a message.
+type opField struct{ path, method string }
+
+func (f opField) String() string { return "paths." + f.path + "." + strings.ToLower(f.method) }
+
+// operationField names the middleware of an operation in messages.
+type operationField string
+
+func (f operationField) String() string {
+	return "x-tyk-api-gateway.middleware.operations." + string(f)
+}
+
+func (v *validator) openAPI(d *oasDocument) {
+	if !strings.HasPrefix(d.OpenAPI, "3.0.") {
+		v.add("openapi: %q is not 3.0.x", d.OpenAPI)
+	}
+	if d.Info.Title == "" {
+		v.add("info.title: must be a non-empty string")
+	}
+	if d.Info.Version == "" {
+		v.add("info.version: must be a non-empty string")
+	}
+	for p, item := range d.Paths {
+		if !strings.HasPrefix(p, "/") {
+			v.add("paths: path %q does not start with /", p)
+		}
+		names := pathParamNames(p)
+		for i, n := range names {
+			if slices.Contains(names[:i], n) {
+				v.add("paths.%s: more than one path parameter is named %q", p, n)
+			}
+		}
+		for _, n := range names {
+			declared := slices.ContainsFunc(item.Parameters, func(q parameter) bool { return q.Name == n && q.In == "path" && q.Required })
+			if !declared {
+				v.add("paths.%s.parameters: path parameter %q is not declared", p, n)
+			}
+		}
+		for _, m := range httpMethods {
+			op := *item.operation(m)
+			if op == nil {
+				continue
+			}
+			at := opField{p, m}
+			if !nonBlank(op.OperationID) {
+				v.add("%s.operationId: must not be blank", at)
+			}
+			if len(op.Responses) <= 0 {
+				v.add("%s.responses: must be a non-empty object", at)
+			}
+			for _, code := range op.Responses {
+				if !responseKey(code) {
+					v.add("%s.responses: %q is not a status code", at, code)
+				}
+			}
+			if op.RequestBody != nil {
+				if len(op.RequestBody.Content) <= 0 {
+					v.add("%s.requestBody.content: must not be empty", at)
+				}
+			}
+		}
+	}
+	var schemes map[string]*securityScheme
+	if d.Components != nil {
+		schemes = d.Components.SecuritySchemes
+	}
+	for _, name := range sortedKeys(schemes) {
+		s := schemes[name]
+		if !literalSegment(name) {
+			v.add("components.securitySchemes: %q is not a valid name", name)
+		}
+		switch s.Type {
+		case "apiKey":
+			if !(s.Name != "" && slices.Contains([]string{"header", "query", "cookie"}, s.In)) {
+				v.add("components.securitySchemes.%s: an apiKey scheme needs a name and in (header, query or cookie)", name)
+			}
+		case "http":
+			if s.Scheme == "" {
+				v.add("components.securitySchemes.%s.scheme: must not be empty", name)
+			}
+		case "oauth2":
+			if s.Flows == nil {
+				v.add("components.securitySchemes.%s.flows: must be present", name)
+			}
+		default:
+			v.add("components.securitySchemes.%s.type: %q is not a security scheme type", name, s.Type)
+		}
+	}
+	for _, req := range d.Security {
+		for _, name := range sortedKeys(req) {
+			if schemes[name] == nil {
+				v.add("security: Missing required Security Scheme %q in components.securitySchemes", name)
+			}
+		}
+	}
+}
+
+func (v *validator) extension(x *xTykAPIGateway) {
+	const at = "x-tyk-api-gateway"
+	if !nonBlank(x.Info.Name) {
+		v.add("%s.info.name: must not be blank", at)
+	}
+	if vs := x.Info.Versioning; vs != nil {
+		switch vs.Location {
+		case "header", "url-param":
+			if !nonBlank(vs.Key) {
+				v.add("%s.info.versioning.key: must not be blank for location %s", at, vs.Location)
+			}
+		case "url":
+		default:
+			v.add("%s.info.versioning.location: %q is not one of header, url-param, url", at, vs.Location)
+		}
+		for i, e := range vs.Versions {
+			if !(e.Name != "" && e.ID != "") {
+				v.add("%s.info.versioning.versions.%d: name and id are required", at, i)
+			}
+		}
+	}
+	v.upstream(&x.Upstream)
+	v.server(&x.Server)
+	if x.Middleware != nil {
+		v.middleware(x.Middleware)
+	}
+}
+
+func (v *validator) upstream(u *xUpstream) {
+	const at = "x-tyk-api-gateway.upstream"
+	hasTargets := u.LoadBalancing != nil && u.LoadBalancing.Enabled && len(u.LoadBalancing.Targets) > 0
+	discovered := u.ServiceDiscovery != nil && u.ServiceDiscovery.Enabled
+	if strings.TrimSpace(u.URL) == "" {
+		if !(hasTargets || discovered) {
+			v.add("%s.url: must not be empty (no load balancing targets or service discovery either)", at)
+		}
+	} else if _, err := url.Parse(u.URL); err != nil {
+		v.add("%s.url: %q is not a URI reference", at, u.URL)
+	}
+	if lb := u.LoadBalancing; lb != nil {
+		if !(!lb.Enabled || len(lb.Targets) > 0) {
+			v.add("%s.loadBalancing.targets: must not be empty when load balancing is enabled", at)
+		}
+		for i, t := range lb.Targets {
+			if !nonBlank(t.URL) {
+				v.add("%s.loadBalancing.targets.%d.url: must not be blank", at, i)
+			}
+		}
+	}
+	if ut := u.UptimeTests; ut != nil {
+		for _, d := range []string{ut.HostDownRetestPeriod, ut.LogRetentionPeriod} {
+			if !readableFull.MatchString(d) {
+				v.add("%s.uptimeTests: %q is not a duration", at, d)
+			}
+		}
+		for i, t := range ut.Tests {
+			if !readableFull.MatchString(t.Timeout) {
+				v.add("%s.uptimeTests.tests.%d.timeout: %q is not a duration", at, i, t.Timeout)
+			}
+		}
+	}
+	if rl := u.RateLimit; rl != nil {
+		if !readableSeconds.MatchString(rl.Per) {
+			v.add("%s.rateLimit.per: %q is not a duration", at, rl.Per)
+		}
+	}
+	if a := u.Authentication; a != nil {
+		if b := a.BasicAuth; b != nil {
+			if !(nonBlank(b.Username) && nonBlank(b.Password)) {
+				v.add("%s.authentication.basicAuth: username and password must not be blank", at)
+			}
+		}
+		if o := a.OAuth; o != nil {
+			if cc := o.ClientCredentials; cc != nil {
+				if !(nonBlank(cc.ClientID) && nonBlank(cc.ClientSecret) && nonBlank(cc.TokenURL)) {
+					v.add("%s.authentication.oauth.clientCredentials: clientId, clientSecret and tokenUrl must not be blank", at)
+				}
+			}
+			if pw := o.Password; pw != nil {
+				if !(nonBlank(pw.ClientID) && nonBlank(pw.TokenURL) && nonBlank(pw.Username) && nonBlank(pw.Password)) {
+					v.add("%s.authentication.oauth.password: clientId, tokenUrl, username and password must not be blank", at)
+				}
+			}
+		}
+	}
+	if mt := u.MutualTLS; mt != nil {
+		for i, m := range mt.DomainToCertificateMapping {
+			if !domainPattern.MatchString(m.Domain) {
+				v.add("%s.mutualTLS.domainToCertificateMapping.%d.domain: %q is not a domain", at, i, m.Domain)
+			}
+		}
+	}
+	if cp := u.CertificatePinning; cp != nil {
+		for i, m := range cp.DomainToPublicKeysMapping {
+			if !domainPattern.MatchString(m.Domain) {
+				v.add("%s.certificatePinning.domainToPublicKeysMapping.%d.domain: %q is not a domain", at, i, m.Domain)
+			}
+		}
+	}
+	if tr := u.TLSTransport; tr != nil {
+		for _, ver := range []string{tr.MinVersion, tr.MaxVersion} {
+			if !(ver == "" || slices.Contains([]string{"1.0", "1.1", "1.2", "1.3"}, ver)) {
+				v.add("%s.tlsTransport: %q is not a TLS version", at, ver)
+			}
+		}
+	}
+}
+
+func (v *validator) server(s *xServer) {
+	const at = "x-tyk-api-gateway.server"
+	if !nonBlank(s.ListenPath.Value) {
+		v.add("%s.listenPath.value: must not be blank", at)
+	}
+	if !(s.Port == 0 || (s.Port >= 1 && s.Port <= 65535)) {
+		v.add("%s.port: %d is not a port", at, s.Port)
+	}
+	if !slices.Contains([]string{"", "http", "https", "h2c"}, s.Protocol) {
+		v.add("%s.protocol: %q is not one of http, https, h2c", at, s.Protocol)
+	}
+	if gt := s.GatewayTags; gt != nil {
+		for i, t := range gt.Tags {
+			if slices.Contains(gt.Tags[:i], t) {
+				v.add("%s.gatewayTags.tags: %q is listed twice", at, t)
+			}
+		}
+	}
+	for i, e := range s.EventHandlers {
+		if !slices.Contains(eventTriggers, e.Trigger) {
+			v.add("%s.eventHandlers.%d.trigger: %q is not an event", at, i, e.Trigger)
+		}
+		if !readableSeconds.MatchString(e.CooldownPeriod) {
+			v.add("%s.eventHandlers.%d.cooldownPeriod: %q is not a duration", at, i, e.CooldownPeriod)
+		}
+		switch e.Type {
+		case "webhook":
+			if !slices.Contains(webhookMethods, e.Method) {
+				v.add("%s.eventHandlers.%d.method: %q is not one of %v", at, i, e.Method, webhookMethods)
+			}
+			if e.BodyTemplate == nil {
+				v.add("%s.eventHandlers.%d.bodyTemplate: is required", at, i)
+			}
+		case "custom":
+			if e.Path == nil {
+				v.add("%s.eventHandlers.%d.path: is required", at, i)
+			}
+		case "log":
+			if e.LogPrefix == nil {
+				v.add("%s.eventHandlers.%d.logPrefix: is required", at, i)
+			}
+		default:
+			v.add("%s.eventHandlers.%d.type: %q is not one of webhook, custom, log", at, i, e.Type)
+		}
+	}
+	a := s.Authentication
+	if a == nil {
+		return
+	}
+	if !slices.Contains(baseIdentityProviders, a.BaseIdentityProvider) {
+		v.add("%s.authentication.baseIdentityProvider: %q is not a provider", at, a.BaseIdentityProvider)
+	}
+	if kl := a.CustomKeyLifetime; kl != nil && kl.Value != "" {
+		if !(readableSeconds.MatchString(kl.Value) && kl.Value != "0s") {
+			v.add("%s.authentication.customKeyLifetime.value: %q is not a positive duration", at, kl.Value)
+		}
+	}
+	if cu := a.Custom; cu != nil && cu.Config != nil && cu.Config.IDExtractor != nil {
+		ex := cu.Config.IDExtractor
+		if !slices.Contains([]string{"body", "header", "form"}, ex.Source) {
+			v.add("%s.authentication.custom.config.idExtractor.source: %q is not one of body, header, form", at, ex.Source)
+		}
+		if !slices.Contains([]string{"value", "xpath", "regex"}, ex.With) {
+			v.add("%s.authentication.custom.config.idExtractor.with: %q is not one of value, xpath, regex", at, ex.With)
+		}
+	}
+	if a.Enabled {
+		if !(a.SecuritySchemes != nil || a.HMAC != nil || a.OIDC != nil || a.Custom != nil) {
+			v.add("%s.authentication: authentication is enabled but no method is configured", at)
+		}
+	}
+}
+
+func (v *validator) middleware(m *xMiddleware) {
+	const at = "x-tyk-api-gateway.middleware"
+	if g := m.Global; g != nil {
+		if tl := g.TrafficLogs; tl != nil && tl.CustomRetentionPeriod != "" {
+			if !readableSeconds.MatchString(tl.CustomRetentionPeriod) {
+				v.add("%s.global.trafficLogs.customRetentionPeriod: %q is not a duration", at, tl.CustomRetentionPeriod)
+			}
+		}
+		if rs := g.RequestSizeLimit; rs != nil {
+			if rs.Value < 0 {
+				v.add("%s.global.requestSizeLimit.value: %d is negative", at, rs.Value)
+			}
+		}
+	}
+	for id, op := range m.Operations {
+		o := operationField(id)
+		if !nonBlank(id) {
+			v.add("%s: the operationId must not be blank", o)
+		}
+		for _, tb := range []*xTransformBody{op.TransformRequestBody, op.TransformResponseBody} {
+			if tb != nil {
+				if !(tb.Format == "json" || tb.Format == "xml") {
+					v.add("%s: transform body format %q is not one of json, xml", o, tb.Format)
+				}
+				if !(tb.Body != nil || tb.Path != nil) {
+					v.add("%s: a body transform needs a body or a path", o)
+				}
+			}
+		}
+		if tm := op.TransformRequestMethod; tm != nil {
+			if !validMethod(tm.ToMethod) {
+				v.add("%s.transformRequestMethod.toMethod: %q is not an HTTP method", o, tm.ToMethod)
+			}
+		}
+		if c := op.Cache; c != nil {
+			if c.Timeout < 0 {
+				v.add("%s.cache.timeout: %d is negative", o, c.Timeout)
+			}
+		}
+		if et := op.EnforceTimeout; et != nil {
+			if et.Value < 0 {
+				v.add("%s.enforceTimeout.value: %d is negative", o, et.Value)
+			}
+		}
+		if cb := op.CircuitBreaker; cb != nil {
+			if !(cb.Threshold >= 0 && cb.Threshold <= 1) {
+				v.add("%s.circuitBreaker.threshold: %v is not between 0 and 1", o, cb.Threshold)
+			}
+			if !(cb.SampleSize >= 0 && cb.CoolDownPeriod >= 0) {
+				v.add("%s.circuitBreaker: sampleSize and coolDownPeriod must not be negative", o)
+			}
+		}
+		if rs := op.RequestSizeLimit; rs != nil {
+			if rs.Value < 0 {
+				v.add("%s.requestSizeLimit.value: %d is negative", o, rs.Value)
+			}
+		}
+		if rl := op.RateLimit; rl != nil {
+			if !readableSeconds.MatchString(rl.Per) {
+				v.add("%s.rateLimit.per: %q is not a duration", o, rl.Per)
+			}
+		}
+		if mr := op.MockResponse; mr != nil {
+			if !(mr.Code >= 100 && mr.Code <= 599) {
+				v.add("%s.mockResponse.code: %d is not an HTTP status code", o, mr.Code)
+			}
+		}
+		if ve := op.VirtualEndpoint; ve != nil {
+			if !(ve.Body != nil || ve.Path != nil) {
+				v.add("%s.virtualEndpoint: needs a body or a path", o)
+			}
+		}
+		if ur := op.URLRewrite; ur != nil {
+			for i, t := range ur.Triggers {
+				if !(t.Condition == "any" || t.Condition == "all") {
+					v.add("%s.urlRewrite.triggers.%d.condition: %q is not one of any, all", o, i, t.Condition)
+				}
+			}
+		}
+	}
+}

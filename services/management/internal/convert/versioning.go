@@ -1,0 +1,203 @@
+package convert
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The versioning split (Tyk's APIDefinition.MigrateVersioning): a classic API with several versions becomes a
+// base API, which keeps the default version, plus one internal child API per other version. Children share
+// every API-level setting of the base; only the fields of target differ.
+
+// target is one document to build: the base or a child version.
+type target struct {
+	child       bool
+	apiID       string
+	dbID        string
+	name        string
+	listenPath  string
+	targetURL   string
+	expiration  string
+	internal    bool
+	versionName string       // the OpenAPI info.version
+	version     *versionInfo // the version's endpoint and global settings
+	versioning  *xVersioning // base only
+}
+
+// describe names the document in validation messages.
+func (t *target) describe() string {
+	if t.child {
+		return "version API " + t.name
+	}
+	return "base API " + t.name
+}
+
+// splitVersions picks the base version and makes the targets: the base first, then the children sorted by
+// version name.
+func (c *converter) splitVersions(opts Options) []*target {
+	api := c.api
+	vd := api.VersionData
+	def := api.Definition
+	enabled := !vd.NotVersioned
+
+	// Requests that name no version go to the default version. Only a default_version that names an existing
+	// version makes the base that default ("self"); otherwise classic refuses such requests, and so does Tyk
+	// OAS with an empty default (what Tyk's own migration writes), whichever version becomes the base.
+	baseKey, ok := vd.DefaultVersion, false
+	defaultName := ""
+	if enabled {
+		defaultName = "self"
+	}
+	if _, ok = vd.Versions[baseKey]; !ok {
+		defaultName = ""
+		if _, ok = vd.Versions["Default"]; ok {
+			baseKey = "Default"
+		} else {
+			keys := sortedKeys(vd.Versions)
+			baseKey = ""
+			if len(keys) > 0 {
+				baseKey = keys[0]
+			}
+		}
+	}
+	baseV := vd.Versions[baseKey]
+	if baseV == nil {
+		baseV = &versionInfo{}
+	}
+
+	base := &target{
+		apiID:       api.APIID,
+		dbID:        opts.DBID,
+		name:        api.Name,
+		listenPath:  api.Proxy.ListenPath,
+		targetURL:   api.Proxy.TargetURL,
+		expiration:  api.Expiration,
+		internal:    api.Internal,
+		versionName: baseKey,
+		version:     baseV,
+	}
+	if base.dbID == "" {
+		base.dbID = api.ID
+	}
+	if baseV.OverrideTarget != "" {
+		base.targetURL = baseV.OverrideTarget
+	}
+	if enabled {
+		base.expiration = baseV.Expires
+		c.keepAPIExpiration(vd.Versions)
+	}
+
+	targets := []*target{base}
+	var childKeys []string
+	if enabled {
+		for _, k := range sortedKeys(vd.Versions) {
+			if k != baseKey {
+				childKeys = append(childKeys, k)
+			}
+		}
+	}
+	trimmed := strings.TrimSuffix(api.Proxy.ListenPath, "/")
+	for _, k := range childKeys {
+		v := vd.Versions[k]
+		escaped := url.QueryEscape(k)
+		child := &target{
+			child:       true,
+			apiID:       ChildID(api.APIID, k),
+			name:        api.Name + "-" + escaped,
+			targetURL:   api.Proxy.TargetURL,
+			expiration:  v.Expires,
+			internal:    true,
+			versionName: k,
+			version:     v,
+		}
+		if opts.VersionDBID != nil {
+			child.dbID = opts.VersionDBID(child.apiID)
+		}
+		if trimmed == "" {
+			child.listenPath = "/" + escaped + "/"
+		} else {
+			child.listenPath = trimmed + "-" + escaped + "/"
+		}
+		if v.OverrideTarget != "" {
+			child.targetURL = v.OverrideTarget
+		}
+		targets = append(targets, child)
+	}
+
+	if opts.Staging {
+		for _, t := range targets {
+			t.apiID = StagingIDPrefix + t.apiID
+			t.name = StagingNamePrefix + t.name
+			t.listenPath = StagingListenPathPrefix + t.listenPath
+		}
+	}
+
+	if enabled || len(childKeys) > 0 {
+		strip := def.StripVersioningData
+		if def.Location == "url" {
+			strip = def.StripPath
+		}
+		vs := &xVersioning{
+			Enabled:              enabled,
+			Name:                 baseKey,
+			Default:              defaultName,
+			Location:             def.Location,
+			Key:                  def.Key,
+			StripVersioningData:  strip,
+			FallbackToDefault:    def.FallbackToDefault,
+			URLVersioningPattern: def.URLVersioningPattern,
+		}
+		for _, t := range targets[1:] {
+			vs.Versions = append(vs.Versions, xVersionToID{Name: t.versionName, ID: t.apiID})
+		}
+		sort.Slice(vs.Versions, func(i, j int) bool { return vs.Versions[i].Name < vs.Versions[j].Name })
+		switch vs.Location {
+		case "header", "url-param":
+			if vs.Key == "" {
+				c.fail("definition.key: versioning by %s needs the name of the %s that carries the version", vs.Location, vs.Location)
+			}
+		case "url":
+		default:
+			c.fail("definition.location: %q is not one of header, url-param, url", vs.Location)
+		}
+		base.versioning = vs
+	}
+	return targets
+}
+
+// expirationLayout is the format of classic expiration and expires dates.
+const expirationLayout = "2006-01-02 15:04"
+
+// keepAPIExpiration fails a versioned API whose API-level expiration would be lost: Tyk OAS gives the base
+// and each child the expiry of its own version, so the API-level date survives only where a version already
+// expires at or before it.
+func (c *converter) keepAPIExpiration(versions map[string]*versionInfo) {
+	exp := c.api.Expiration
+	if exp == "" || exp == "-1" {
+		return
+	}
+	for _, k := range sortedKeys(versions) {
+		v := versions[k]
+		if v == nil || !expiresBy(v.Expires, exp) {
+			c.fail("expiration: %q: a versioned Tyk OAS API expires per version (version_data.versions[].expires), and version %q "+
+				"expires later or never, so the API-level expiration would be lost; copy it into that version's expires", exp, k)
+			return
+		}
+	}
+}
+
+// expiresBy reports whether a version that expires at v (classic format; "" or "-1" is never) expires no
+// later than exp.
+func expiresBy(v, exp string) bool {
+	if v == exp {
+		return true
+	}
+	if v == "" || v == "-1" {
+		return false
+	}
+	tv, err1 := time.Parse(expirationLayout, v)
+	te, err2 := time.Parse(expirationLayout, exp)
+	return err1 == nil && err2 == nil && !tv.After(te)
+}
