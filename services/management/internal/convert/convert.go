@@ -17,8 +17,9 @@
 // The pipeline reads top-down, one file per step and per part of the OAS document:
 // classic.go (input types), normalise.go (pre-normalisation), versioning.go (the split into a base and child
 // versions), root.go (document skeleton), info.go, upstream.go, server.go, security.go (authentication),
-// middleware.go (global middleware), operation.go (paths, operationIds and per-endpoint middleware) and
-// validate.go (checks of every produced document).
+// middleware.go (global middleware), kinds.go (the table of per-endpoint middleware kinds, one function per
+// classic list), operation.go (the operations those land on, and their merging), paths.go (path templates and
+// operationIds), xoperation.go (the per-operation settings) and validate.go (checks of every produced document).
 //
 // Usage, as the migrate endpoint calls it:
 //
