@@ -32,7 +32,7 @@ const (
 	checkStatefulSet    = "statefulset"     // bbolt: StatefulSet, 1 replica, DB_PATH on a claim
 	checkGrace          = "grace"           // terminationGracePeriodSeconds above the 10 s drain
 	checkImage          = "image"           // image pinned by tag or digest, never latest
-	checkNetworkPolicy  = "network-policy"  // only the http and grpc ports are reachable
+	checkNetworkPolicy  = "network-policy"  // only the http, grpc and site ports are reachable
 	checkReplicated     = "replicated"      // etcd overlay: odd etcd quorum, replicas on etcd, budgets, spread, safe rollouts
 )
 
@@ -614,7 +614,7 @@ func etcdMembers(inv inventory, ns string) int {
 
 // checkNetworkPolicies requires that some policy isolates the workload's pods
 // for ingress and that every policy selecting them opens only the container's
-// "http" and "grpc" ports.
+// "http" and "grpc" ports (and the portal's public "site").
 func checkNetworkPolicies(w workload, inv inventory, add addFunc) {
 	isolated := false
 	for _, np := range inv.netpols {
@@ -641,10 +641,10 @@ func checkNetworkPolicies(w workload, inv inventory, add addFunc) {
 					if !isGatehouse(c) {
 						return found && (cp.Name == "client" || cp.Name == "peer") // etcd
 					}
-					return found && (cp.Name == "http" || cp.Name == "grpc")
+					return found && (cp.Name == "http" || cp.Name == "grpc" || cp.Name == "site")
 				})
 				if !ok {
-					add(checkNetworkPolicy, id, "opens port %s, which is not the http or grpc port of %s", p.Port.String(), w)
+					add(checkNetworkPolicy, id, "opens port %s, which is not the http, grpc or site port of %s", p.Port.String(), w)
 				}
 			}
 		}

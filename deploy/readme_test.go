@@ -19,7 +19,7 @@ import (
 // data/<service>.token of a fresh folder as `make run` keeps them, and runs
 // every ```sh block of README.md with bash -e in that folder, the whole set
 // twice in a row on the same stores. Only the base URLs come from the
-// environment (S, M, P, G); the keys are read by the blocks themselves.
+// environment (S, M, P, SITE, G); the keys are read by the blocks themselves.
 
 // readmeBlockRE finds the ```sh blocks; the commands that start things
 // (make run, etcd) are in plain ``` blocks and are not run here.
@@ -69,8 +69,12 @@ func TestREADMEExamples(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(work, "data", svc+".token"), []byte(token), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		p := binproc.Start(t, bins[svc], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-			"--db", filepath.Join(work, "data", svc+".db"), "--bootstrap-token", token}, os.Environ(), nil, work)
+		args := []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+			"--db", filepath.Join(work, "data", svc+".db"), "--bootstrap-token-file", filepath.Join(work, "data", svc+".token")}
+		if svc == "portal" {
+			args = append(args, "--site-addr", "127.0.0.1:0")
+		}
+		p := binproc.Start(t, bins[svc], args, os.Environ(), nil, work)
 		t.Cleanup(func() { p.Stop(t, 30*time.Second) })
 		switch svc {
 		case "studio":
@@ -78,14 +82,14 @@ func TestREADMEExamples(t *testing.T) {
 		case "management":
 			base["M"] = "http://" + p.HTTPAddr + "/api"
 		case "portal":
-			base["P"] = "http://" + p.HTTPAddr + "/portal-api"
+			base["P"], base["SITE"] = "http://"+p.HTTPAddr+"/portal-api", "http://"+p.SiteAddr
 		}
 	}
 	env := []string{}
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "S", "M", "P", "G", "STUDIO_KEY", "MGMT_KEY", "PORTAL_KEY":
+		case "S", "M", "P", "SITE", "G", "STUDIO_KEY", "MGMT_KEY", "PORTAL_KEY":
 		default:
 			env = append(env, kv)
 		}

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 mkdir -p data
 declare -A http=([studio]=127.0.0.1:8080 [management]=127.0.0.1:3000 [portal]=127.0.0.1:3001)
 declare -A grpc=([studio]=127.0.0.1:9080 [management]=127.0.0.1:9000 [portal]=127.0.0.1:9001)
+site=127.0.0.1:3002 # the portal's public site, a listener of its own
 
 exec 9>>data/.run.lock
 if ! flock -n 9; then
@@ -21,9 +22,11 @@ if ! flock -n 9; then
 fi
 in_use() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 for s in studio management portal; do
-  for a in "${http[$s]}" "${grpc[$s]}"; do
+  addrs=("${http[$s]}" "${grpc[$s]}")
+  [ "$s" = portal ] && addrs+=("$site")
+  for a in "${addrs[@]}"; do
     if in_use "$a"; then
-      echo "make run: $a ($s) is already in use by another program: stop it, or run bin/$s with other --http-addr/--grpc-addr." >&2
+      echo "make run: $a ($s) is already in use by another program: stop it, or run bin/$s with other --http-addr/--grpc-addr/--site-addr." >&2
       exit 1
     fi
   done
@@ -41,7 +44,10 @@ echo "starting studio, management and portal (stores and logs under data/)..."
 for s in studio management portal; do
   tok=data/$s.token
   [ -s "$tok" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' > "$tok")
-  ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" --db "data/$s.db" --bootstrap-token "$(cat "$tok")" \
+  extra=()
+  [ "$s" = portal ] && extra=(--site-addr "$site")
+  # The key goes by file, never on the command line (ps shows every argument).
+  ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" "${extra[@]}" --db "data/$s.db" --bootstrap-token-file "$tok" \
     > "data/$s.log" 2>&1 &
   pids+=($!)
   pid_of[$s]=$!
@@ -61,7 +67,7 @@ Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
   studio      http://${http[studio]}/api/v1      grpc ${grpc[studio]}      admin key: $st
   management  http://${http[management]}/api        grpc ${grpc[management]}      admin key: $mg
   portal      http://${http[portal]}/portal-api grpc ${grpc[portal]}      admin key: $pt
-  portal site http://${http[portal]}/          (public: published tutorial pages, no key)
+  portal site http://${site}/          (public: published tutorial pages, no key)
 API descriptions: http://<addr>/openapi.json on each service.
 
 Try it (paste into a shell; each block creates what it uses, so it works on any store):
@@ -84,7 +90,7 @@ Try it (paste into a shell; each block creates what it uses, so it works on any 
   DOC=\$(curl -s -X POST \$P/products/\$PROD/docs -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Title":"Getting started","Content":"Hello"}' | sed -E 's/.*"ID":([0-9]+).*/\1/')
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" -d '{"Title":"Getting started with orders"}'
-  # publish it as Markdown; then open http://${http[portal]}/ in a browser
+  # publish it as Markdown; then open http://${site}/ in a browser
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT

@@ -75,6 +75,9 @@ type Process struct {
 	Cmd      *exec.Cmd
 	HTTPAddr string // host:port the REST facade listens on
 	GRPCAddr string // host:port the gRPC server listens on
+	SiteAddr string // host:port of the public site (the portal), else ""
+	// MetricsAddr is the host:port of the metrics listener (--metrics-addr), else "".
+	MetricsAddr string
 
 	lines   chan string
 	exited  chan struct{}
@@ -86,6 +89,8 @@ type Process struct {
 var (
 	httpAddrRE = regexp.MustCompile(`(?i)http\S*?(127\.0\.0\.1:\d+)`)
 	grpcAddrRE = regexp.MustCompile(`(?i)grpc\S*?(127\.0\.0\.1:\d+)`)
+	siteAddrRE = regexp.MustCompile(`site http://(127\.0\.0\.1:\d+)`)
+	metricsRE  = regexp.MustCompile(`metrics http://(127\.0\.0\.1:\d+)`)
 )
 
 // Start runs bin with args and exactly env (cred, when not nil, is the user
@@ -140,6 +145,12 @@ func Start(t testing.TB, bin string, args, env []string, cred *syscall.Credentia
 			t.Fatalf("first output line does not name the HTTP and gRPC addresses (127.0.0.1:port): %q", line)
 		}
 		p.HTTPAddr, p.GRPCAddr = h[1], g[1]
+		if m := siteAddrRE.FindStringSubmatch(line); m != nil {
+			p.SiteAddr = m[1]
+		}
+		if m := metricsRE.FindStringSubmatch(line); m != nil {
+			p.MetricsAddr = m[1]
+		}
 	case <-p.exited:
 		t.Fatalf("exited before its first line: %v", p.waitErr)
 	case <-time.After(15 * time.Second):

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,19 @@ type Config struct {
 	Etcd           Etcd   // the etcd cluster, with --store etcd
 	Limits         Limits // what clients may hold of the service
 	DebugAddr      string // pprof and expvar listen address; empty: off
+	// DebugAddrPublic allows a DebugAddr that is not a loopback address
+	// (--debug-addr-public): the debug listener has no authentication.
+	DebugAddrPublic bool
+	// MetricsAddr, when set, serves /metrics on a listener of its own and
+	// not on the HTTP port (--metrics-addr, METRICS_ADDR).
+	MetricsAddr string
+	// SiteAddr is the portal's public site listener (--site-addr,
+	// SITE_ADDR); empty for a service without one (Defaults.SiteAddr unset).
+	SiteAddr string
+	// SiteAddrDefault reports that SiteAddr is the built-in default, given
+	// neither as a flag nor in the environment: when another process holds
+	// it (a second replica on one machine), a free port is used instead.
+	SiteAddrDefault bool
 }
 
 // The storage engines --store names.
@@ -82,6 +96,9 @@ type Limits struct {
 // environment sets a value.
 type Defaults struct {
 	HTTPAddr, GRPCAddr, DBPath string
+	// SiteAddr, when set, gives the service a public site listener
+	// (--site-addr); only the portal has one.
+	SiteAddr string
 }
 
 // ErrHelp is returned when -h or --help was asked for; the usage was printed.
@@ -89,8 +106,8 @@ var ErrHelp = flag.ErrHelp
 
 // Parse reads args (without the program name); name is the service, which
 // also names the default etcd prefix. getenv supplies the fallbacks HTTP_ADDR,
-// GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN, DEBUG_ADDR, STORE and the ETCD_* settings. Usage and
-// flag errors go to out.
+// GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN(_FILE), DEBUG_ADDR, METRICS_ADDR, SITE_ADDR,
+// STORE and the ETCD_* settings. Usage and flag errors go to out.
 func Parse(name string, args []string, getenv func(string) string, d Defaults, out io.Writer) (Config, error) {
 	fallback := func(env, def string) string {
 		if v := getenv(env); v != "" {
@@ -104,14 +121,15 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.StringVar(&c.HTTPAddr, "http-addr", fallback("HTTP_ADDR", d.HTTPAddr), "REST listen address (env HTTP_ADDR)")
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", fallback("GRPC_ADDR", d.GRPCAddr), "gRPC listen address (env GRPC_ADDR)")
 	fs.StringVar(&c.DBPath, "db", fallback("DB_PATH", d.DBPath), "bbolt store file (env DB_PATH)")
-	fs.StringVar(&c.BootstrapToken, "bootstrap-token", getenv("BOOTSTRAP_TOKEN"), "admin secret ensured at start (env BOOTSTRAP_TOKEN)")
+	token := AddSecret(fs, getenv, "bootstrap-token", "BOOTSTRAP_TOKEN", "admin secret ensured at start")
 	fs.StringVar(&c.Store, "store", fallback("STORE", StoreBbolt), "storage engine: bbolt (one process, --db) or etcd (replicas on an etcd cluster) (env STORE)")
 	endpoints := fs.String("etcd-endpoints", getenv("ETCD_ENDPOINTS"), "comma-separated etcd endpoints, host:port or http(s)://host:port (env ETCD_ENDPOINTS)")
 	fs.StringVar(&c.Etcd.Prefix, "etcd-prefix", fallback("ETCD_PREFIX", "/gatehouse/"+name+"/"), "every etcd key of this service lives under it (env ETCD_PREFIX)")
 	fs.StringVar(&c.Etcd.CACert, "etcd-cacert", getenv("ETCD_CACERT"), "CA certificate to verify etcd with (env ETCD_CACERT)")
 	fs.StringVar(&c.Etcd.Cert, "etcd-cert", getenv("ETCD_CERT"), "client certificate for etcd (env ETCD_CERT)")
 	fs.StringVar(&c.Etcd.Key, "etcd-key", getenv("ETCD_KEY"), "client key for etcd (env ETCD_KEY)")
-	c.Etcd.Username, c.Etcd.Password = getenv("ETCD_USERNAME"), getenv("ETCD_PASSWORD")
+	c.Etcd.Username = getenv("ETCD_USERNAME")
+	etcdPassword := EnvSecret(getenv, "ETCD_PASSWORD")
 	fs.Var(intFlag{&c.Etcd.MaxRequestBytes}, "etcd-max-request-bytes", "the etcd cluster's --max-request-bytes; 0: etcd's default 1.5 MiB (env ETCD_MAX_REQUEST_BYTES)")
 	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most; 0: the default (env MAX_CONNS)")
 	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; 0: the default (env MAX_INFLIGHT)")
@@ -124,20 +142,34 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 			*p = n
 		}
 	}
-	fs.StringVar(&c.DebugAddr, "debug-addr", getenv("DEBUG_ADDR"), "pprof and expvar listen address, apart from the API ports; off when empty (env DEBUG_ADDR)")
+	fs.StringVar(&c.DebugAddr, "debug-addr", getenv("DEBUG_ADDR"), "pprof and expvar listen address, apart from the API ports, loopback only unless --debug-addr-public; off when empty (env DEBUG_ADDR)")
+	fs.BoolVar(&c.DebugAddrPublic, "debug-addr-public", getenv("DEBUG_ADDR_PUBLIC") == "true", "allow a --debug-addr that is not loopback: it has no authentication (env DEBUG_ADDR_PUBLIC=true)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("METRICS_ADDR"), "serve /metrics on this address and not on the HTTP port; empty: on the HTTP port (env METRICS_ADDR)")
+	if d.SiteAddr != "" {
+		fs.StringVar(&c.SiteAddr, "site-addr", fallback("SITE_ADDR", d.SiteAddr), "public site listen address (env SITE_ADDR)")
+	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	var err error
+	if c.BootstrapToken, err = token.Value(); err != nil {
+		return Config{}, err
+	}
+	if c.Etcd.Password, err = etcdPassword(); err != nil {
+		return Config{}, err
+	}
+	if err := checkListeners(&c, fs, getenv); err != nil {
+		return Config{}, err
+	}
 	for e := range strings.SplitSeq(*endpoints, ",") {
 		if e = strings.TrimSpace(e); e != "" {
 			c.Etcd.Endpoints = append(c.Etcd.Endpoints, e)
 		}
 	}
-	dbGiven := getenv("DB_PATH") != ""
-	fs.Visit(func(f *flag.Flag) { dbGiven = dbGiven || f.Name == "db" })
+	dbGiven := given(fs, getenv, "db", "DB_PATH")
 	switch {
 	case c.HTTPAddr == "":
 		return Config{}, errors.New("--http-addr must not be empty")
@@ -160,4 +192,41 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 		c.DBPath = ""
 	}
 	return c, nil
+}
+
+// given reports whether a setting was given as a flag or in the environment.
+func given(fs *flag.FlagSet, getenv func(string) string, name, env string) bool {
+	set := getenv(env) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// checkListeners refuses a public --debug-addr without --debug-addr-public
+// and notes whether --site-addr is the default.
+func checkListeners(c *Config, fs *flag.FlagSet, getenv func(string) string) error {
+	if c.SiteAddr != "" {
+		c.SiteAddrDefault = !given(fs, getenv, "site-addr", "SITE_ADDR")
+	}
+	if c.DebugAddr == "" || c.DebugAddrPublic {
+		return nil
+	}
+	if !IsLoopback(c.DebugAddr) {
+		return fmt.Errorf("--debug-addr %s is not a loopback address: its profiles and variables have no authentication; give --debug-addr-public to serve them there anyway", c.DebugAddr)
+	}
+	return nil
+}
+
+// IsLoopback reports whether addr (host:port) names only the loopback
+// interface: 127.0.0.0/8, ::1 or localhost. An empty host (all interfaces)
+// is not loopback.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

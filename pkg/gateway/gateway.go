@@ -75,12 +75,9 @@ type Options struct {
 	// Limits bound the requests the facade serves at once and how long a
 	// body may take; zero fields take the defaults.
 	Limits Limits
-	// Site, when set, serves every path outside the API's (a service's public
-	// pages), with its own 404 and 405. The API keeps the paths under the
-	// first segment of each of its routes (for the portal, /portal-api/...),
-	// where its own 404 and 405 answer as before, and /healthz and
-	// /openapi.json.
-	Site http.Handler
+	// NoMetrics leaves /metrics out of the facade (it is served on a
+	// listener of its own, --metrics-addr): the path is then unknown here.
+	NoMetrics bool
 }
 
 // Limits bound what one client can hold of the facade.
@@ -153,6 +150,14 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 // metricsHandler serves GET /metrics.
 var metricsHandler = metrics.Handler()
 
+// Metrics serves GET /metrics alone (404 for any other path), for a
+// listener of its own (--metrics-addr).
+func Metrics() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsHandler)
+	return mux
+}
+
 type facade struct {
 	opts     Options
 	routes   routes
@@ -183,9 +188,11 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"status":"ok"}`))
 		return
 	case "/metrics":
-		setRoute(r, r.URL.Path)
-		metricsHandler.ServeHTTP(w, r)
-		return
+		if !f.opts.NoMetrics {
+			setRoute(r, r.URL.Path)
+			metricsHandler.ServeHTTP(w, r)
+			return
+		}
 	case "/openapi.json":
 		setRoute(r, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
@@ -199,10 +206,6 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.Header().Set("Retry-After", "1")
 		f.writeError(w, r, http.StatusServiceUnavailable, []string{"server busy: too many requests in flight, retry later"})
-		return
-	}
-	if f.opts.Site != nil && !f.routes.owns(r.URL.Path) {
-		f.opts.Site.ServeHTTP(w, r)
 		return
 	}
 	if r.ContentLength > MaxBody {

@@ -124,15 +124,3 @@ func (r route) matches(segs []string) bool {
 	}
 	return true
 }
-
-// owns reports whether path lies under the first segment of one of the
-// routes: the part of the URL space the API answers, unknown paths included.
-func (rs routes) owns(path string) bool {
-	first, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	for _, r := range rs {
-		if len(r.segments) > 0 && r.segments[0] == first && !strings.HasPrefix(first, "{") {
-			return true
-		}
-	}
-	return false
-}

@@ -31,21 +31,6 @@ func TestAllowedMethods(t *testing.T) {
 	}
 }
 
-func TestOwnedPaths(t *testing.T) {
-	rs, err := parseRoutes([]byte(`{"paths":{"/portal-api/products":{"get":{}},"/portal-api/products/{id}":{"get":{}}}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]bool{
-		"/portal-api": true, "/portal-api/": true, "/portal-api/nothing/here": true, "/portal-api/products/1": true,
-		"/": false, "/products/1": false, "/portal-apis": false, "/assets/site.css": false,
-	} {
-		if got := rs.owns(path); got != want {
-			t.Errorf("owns(%s) = %v, want %v", path, got, want)
-		}
-	}
-}
-
 func TestRoutePattern(t *testing.T) {
 	doc := []byte(`{"paths":{"/api/things/{id}":{"get":{},"delete":{}},"/api/things/search":{"get":{}},"/api/things/{id}/parts":{"put":{}}}}`)
 	rs, err := parseRoutes(doc)

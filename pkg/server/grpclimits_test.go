@@ -29,7 +29,7 @@ import (
 func serveLimited(t *testing.T, limits config.Limits) string {
 	t.Helper()
 	log := slog.New(slog.DiscardHandler)
-	l, err := Listen(log, "127.0.0.1:0", "127.0.0.1:0")
+	l, err := Listen(loopback())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,8 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(2)
 	}
+	// Nothing in the process serves a secret back (pprof's and expvar's cmdline).
+	os.Args = append(os.Args[:1:1], config.RedactArgs(os.Args[1:])...)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("service", name)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -50,11 +52,12 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 	}
 }
 
-// Run listens on cfg's addresses, naming them in the first log line, serves
-// the debug listener when cfg.DebugAddr is set, and calls serve; the sockets
-// are closed when it returns.
+// Run listens on cfg's addresses, serves the debug listener when
+// cfg.DebugAddr is set, and calls serve, which opens the store and then
+// names the addresses in the first log line (Serve); the sockets are closed
+// when it returns.
 func Run(ctx context.Context, log *slog.Logger, cfg config.Config, serve ServeFunc) error {
-	l, err := Listen(log, cfg.HTTPAddr, cfg.GRPCAddr)
+	l, err := Listen(cfg)
 	if err != nil {
 		return err
 	}

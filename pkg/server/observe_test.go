@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,5 +189,28 @@ func TestReadiness(t *testing.T) {
 	waitFor(healthpb.HealthCheckResponse_SERVING)
 	if code, _ := get(t, api+"/readyz"); code != 200 {
 		t.Errorf("/readyz after the store recovered: %d", code)
+	}
+}
+
+// TestMetricsListener: with --metrics-addr, /metrics is served there alone
+// and not on the API port; without it, on the API port.
+func TestMetricsListener(t *testing.T) {
+	logs, _ := run(t, config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", MetricsAddr: "127.0.0.1:0"}, emptyService(nil))
+	api, metrics := "http://"+addr(t, logs, "http_addr"), "http://"+addr(t, logs, "metrics_addr")
+	if code, body := get(t, metrics+"/metrics"); code != 200 || !strings.Contains(body, "go_goroutines") {
+		t.Errorf("metrics listener /metrics: %d %.80s", code, body)
+	}
+	for _, p := range []string{"/healthz", "/openapi.json", "/"} {
+		if code, _ := get(t, metrics+p); code != 404 {
+			t.Errorf("metrics listener %s: %d, want 404", p, code)
+		}
+	}
+	if code, _ := get(t, api+"/metrics"); code != 404 {
+		t.Errorf("API port /metrics with --metrics-addr: %d, want 404", code)
+	}
+
+	logs, _ = run(t, config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"}, emptyService(nil))
+	if code, _ := get(t, "http://"+addr(t, logs, "http_addr")+"/metrics"); code != 200 {
+		t.Errorf("API port /metrics without --metrics-addr: %d, want 200", code)
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -28,33 +26,6 @@ import (
 
 // ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
 const ShutdownTimeout = 10 * time.Second
-
-// Listeners are a service's two open sockets.
-type Listeners struct {
-	HTTP, GRPC net.Listener
-}
-
-// Listen opens both addresses (port 0 picks a free port) and logs the real
-// addresses as the process's first line.
-func Listen(log *slog.Logger, httpAddr, grpcAddr string) (*Listeners, error) {
-	h, err := net.Listen("tcp", httpAddr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on --http-addr %s: %w", httpAddr, err)
-	}
-	g, err := net.Listen("tcp", grpcAddr)
-	if err != nil {
-		h.Close()
-		return nil, fmt.Errorf("listen on --grpc-addr %s: %w", grpcAddr, err)
-	}
-	log.Info(fmt.Sprintf("listening: http://%s grpc://%s", h.Addr(), g.Addr()), "http_addr", h.Addr().String(), "grpc_addr", g.Addr().String())
-	return &Listeners{HTTP: h, GRPC: g}, nil
-}
-
-// Close closes both sockets; Serve does it itself.
-func (l *Listeners) Close() {
-	l.HTTP.Close()
-	l.GRPC.Close()
-}
 
 // Service is what a service plugs into the shared server.
 type Service struct {
@@ -73,6 +44,13 @@ type Service struct {
 	// Limits bound what clients can hold of the service (cfg.Limits);
 	// zero fields take the defaults.
 	Limits config.Limits
+	// Init, when set, runs after the listening line is logged and before the
+	// first request is served (the bootstrap credential, whose generated
+	// secret is logged after that line). An error stops the start.
+	Init func(ctx context.Context, log *slog.Logger) error
+	// Site, when set, is the service's public site, served on l.Site with
+	// its own connection and request caps (the portal's, CONTRACT §3).
+	Site http.Handler
 }
 
 // The defaults of config.Limits. A 16 MiB body on a slow link (64 KiB/s)
@@ -117,6 +95,12 @@ var ReadyInterval = 5 * time.Second
 // closes l.
 func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) error {
 	defer l.Close()
+	l.logListening(log)
+	if svc.Init != nil {
+		if err := svc.Init(ctx, log); err != nil {
+			return err
+		}
+	}
 	limits := withDefaults(svc.Limits)
 	srv := grpcserver.New(log, svc.Auth,
 		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
@@ -130,6 +114,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	gwOpts := svc.Gateway
 	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate}
 	gwOpts.Ready = svc.Ready
+	gwOpts.NoMetrics = l.Metrics != nil
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
 	}
@@ -137,31 +122,26 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	if err != nil {
 		return err
 	}
-	httpSrv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: limits.ReadHeaderTimeout,
-		ReadTimeout:       limits.ReadHeaderTimeout + limits.BodyGrace + gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate),
-		WriteTimeout:      limits.WriteTimeout,
-		IdleTimeout:       limits.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	httpSrv := newHTTPServer(log, handler, limits, limits.ReadHeaderTimeout+limits.BodyGrace+gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
 	busy, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{"server busy: too many connections, retry later"}))
 	httpL := newCapListener(l.HTTP, limits.MaxConns, rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, busy))
 	grpcL := newCapListener(l.GRPC, limits.MaxConns, nil)
+	aux := auxServers(log, l, svc, limits)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	watched := make(chan struct{})
 	go func() { defer close(watched); followReadiness(watchCtx, log, svc, health) }()
 	defer func() { stopWatch(); <-watched }()
 
-	failed := make(chan error, 2)
+	failed := make(chan error, 2+len(aux))
 	go func() { failed <- grpcSrv.Serve(grpcL) }()
-	go func() {
-		if err := httpSrv.Serve(httpL); !errors.Is(err, http.ErrServerClosed) {
-			failed <- err
-		}
-	}()
+	for _, s := range append(aux, httpServer{httpSrv, httpL}) {
+		go func() {
+			if err := s.srv.Serve(s.l); !errors.Is(err, http.ErrServerClosed) {
+				failed <- err
+			}
+		}()
+	}
 
 	var serveErr error
 	select {
@@ -176,8 +156,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	health.Shutdown()
 	drain, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
-	if err := httpSrv.Shutdown(drain); err != nil {
-		httpSrv.Close()
+	for _, s := range append(aux, httpServer{httpSrv, httpL}) {
+		if err := s.srv.Shutdown(drain); err != nil {
+			s.srv.Close()
+		}
 	}
 	stopped := make(chan struct{})
 	go func() { grpcSrv.GracefulStop(); close(stopped) }()

@@ -14,24 +14,57 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 
+	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 )
 
+// loopback is a configuration listening on free loopback ports.
+func loopback() config.Config { return config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0"} }
+
 func TestListenNamesRealAddressesFirst(t *testing.T) {
 	var logs bytes.Buffer
-	l, err := Listen(slog.New(slog.NewTextHandler(&logs, nil)), "127.0.0.1:0", "127.0.0.1:0")
+	cfg := loopback()
+	cfg.SiteAddr, cfg.MetricsAddr = "127.0.0.1:0", "127.0.0.1:0"
+	l, err := Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	l.logListening(slog.New(slog.NewTextHandler(&logs, nil)))
 	first, _, _ := strings.Cut(logs.String(), "\n")
-	for _, a := range []net.Addr{l.HTTP.Addr(), l.GRPC.Addr()} {
+	for _, a := range []net.Addr{l.HTTP.Addr(), l.GRPC.Addr(), l.Site.Addr(), l.Metrics.Addr()} {
 		if strings.HasSuffix(a.String(), ":0") || !strings.Contains(first, a.String()) {
 			t.Errorf("first log line %q does not name the real address %s", first, a)
 		}
 	}
-	if _, err := Listen(slog.New(slog.DiscardHandler), l.HTTP.Addr().String(), "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "--http-addr") {
-		t.Errorf("listening on a taken address: %v, want an error naming --http-addr", err)
+	for flag, c := range map[string]config.Config{
+		"--http-addr":    {HTTPAddr: l.HTTP.Addr().String(), GRPCAddr: "127.0.0.1:0"},
+		"--site-addr":    {HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", SiteAddr: l.Site.Addr().String()},
+		"--metrics-addr": {HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", MetricsAddr: l.Metrics.Addr().String()},
+	} {
+		if _, err := Listen(c); err == nil || !strings.Contains(err.Error(), flag) {
+			t.Errorf("listening on a taken address: %v, want an error naming %s", err, flag)
+		}
+	}
+}
+
+// TestDefaultSiteAddrTaken: a --site-addr left at its default and held by
+// another process (a second replica on one machine) moves to a free port.
+func TestDefaultSiteAddrTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cfg := loopback()
+	cfg.SiteAddr, cfg.SiteAddrDefault = held.Addr().String(), true
+	l, err := Listen(cfg)
+	if err != nil {
+		t.Fatalf("the default site address taken: %v, want a free port instead", err)
+	}
+	defer l.Close()
+	if l.Site.Addr().String() == held.Addr().String() {
+		t.Errorf("site listener on %s, the held address", l.Site.Addr())
 	}
 }
 
@@ -40,7 +73,7 @@ func TestListenNamesRealAddressesFirst(t *testing.T) {
 // context makes Serve return nil and stop listening.
 func TestServeStopsGracefully(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	l, err := Listen(log, "127.0.0.1:0", "127.0.0.1:0")
+	l, err := Listen(loopback())
 	if err != nil {
 		t.Fatal(err)
 	}

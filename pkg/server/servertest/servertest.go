@@ -20,6 +20,10 @@ import (
 type Instance struct {
 	// Base is the REST facade's URL, http://127.0.0.1:port.
 	Base string
+	// Site is the public site's URL (WithSite), else "".
+	Site string
+	// Metrics is the metrics listener's URL (WithMetrics), else "".
+	Metrics string
 	// Conn is a gRPC client connection to the service.
 	Conn    *grpc.ClientConn
 	tb      testing.TB
@@ -35,16 +39,25 @@ type Instance struct {
 func Start(tb testing.TB, serve server.ServeFunc, db, token string, options ...func(*config.Config)) *Instance {
 	tb.Helper()
 	log := slog.New(slog.DiscardHandler)
-	l, err := server.Listen(log, "127.0.0.1:0", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cfg := config.Config{HTTPAddr: l.HTTP.Addr().String(), GRPCAddr: l.GRPC.Addr().String(), DBPath: db, BootstrapToken: token}
+	cfg := config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", DBPath: db, BootstrapToken: token}
 	for _, o := range options {
 		o(&cfg)
 	}
+	l, err := server.Listen(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.HTTPAddr, cfg.GRPCAddr = l.HTTP.Addr().String(), l.GRPC.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Instance{Base: "http://" + cfg.HTTPAddr, tb: tb, stop: cancel, done: make(chan error, 1)}
+	if l.Site != nil {
+		cfg.SiteAddr = l.Site.Addr().String()
+		in.Site = "http://" + cfg.SiteAddr
+	}
+	if l.Metrics != nil {
+		cfg.MetricsAddr = l.Metrics.Addr().String()
+		in.Metrics = "http://" + cfg.MetricsAddr
+	}
 	go func() {
 		defer l.Close()
 		in.done <- serve(ctx, log, l, cfg)
@@ -66,6 +79,13 @@ func Start(tb testing.TB, serve server.ServeFunc, db, token string, options ...f
 		}
 	}
 }
+
+// WithSite gives the service a public site listener on a free loopback port
+// (Instance.Site).
+func WithSite(c *config.Config) { c.SiteAddr = "127.0.0.1:0" }
+
+// WithMetrics serves /metrics on a listener of its own (Instance.Metrics).
+func WithMetrics(c *config.Config) { c.MetricsAddr = "127.0.0.1:0" }
 
 // Stop shuts the service down gracefully and reports an error from it; a
 // second call does nothing.

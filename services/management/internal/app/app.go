@@ -38,9 +38,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return err
 	}
 	defer st.Close()
-	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
-		return err
-	}
 	writes := migration.DefaultWrites
 	if cfg.Store == config.StoreBbolt {
 		writes = migration.GroupCommitWrites // many writes share one fsync
@@ -48,8 +45,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	srv := api.New(st, log, writes)
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
-		Name:     managementv1.ManagementService_ServiceDesc.ServiceName,
-		Limits:   cfg.Limits,
+		Name:   managementv1.ManagementService_ServiceDesc.ServiceName,
+		Limits: cfg.Limits,
+		Init: func(ctx context.Context, log *slog.Logger) error {
+			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
+		},
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { managementv1.RegisterManagementServiceServer(g, srv) },

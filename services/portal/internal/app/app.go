@@ -1,6 +1,6 @@
 // Package app assembles the portal service: store, bootstrap credential,
-// gRPC API, REST facade (/portal-api) and the public pages (every other path
-// of the HTTP port).
+// gRPC API, REST facade (/portal-api) and the public pages (the site
+// listener, --site-addr, CONTRACT §3).
 package app
 
 import (
@@ -24,7 +24,7 @@ import (
 )
 
 // Defaults are the portal's built-in addresses and store file (CONTRACT §0).
-var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db"}
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db", SiteAddr: "127.0.0.1:3002"}
 
 // Serve opens the store (the engine --store names), ensures the bootstrap
 // admin key and serves on l until ctx ends; the engine is closed after both
@@ -37,9 +37,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	defer engine.Close()
 	st, err := store.Open(ctx, engine)
 	if err != nil {
-		return err
-	}
-	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
 		return err
 	}
 	srv := api.New(st, log)
@@ -55,10 +52,14 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		runtime.HTTPError(r.Context(), mux, marshaler, w, r, err)
 	}
 	return server.Serve(ctx, log, l, server.Service{
-		Name:     portalv1.PortalService_ServiceDesc.ServiceName,
-		Limits:   cfg.Limits,
+		Name:   portalv1.PortalService_ServiceDesc.ServiceName,
+		Limits: cfg.Limits,
+		Init: func(ctx context.Context, log *slog.Logger) error {
+			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
+		},
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
+		Site:     pages,
 		Register: func(g grpc.ServiceRegistrar) { portalv1.RegisterPortalServiceServer(g, srv) },
 		Gateway: gateway.Options{
 			Register: func(ctx context.Context, m *runtime.ServeMux, conn grpc.ClientConnInterface) error {
@@ -71,7 +72,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			QueryInt:     api.QueryInt,
 			RequestError: api.RequestError,
 			Authenticate: srv.AuthenticateREST,
-			Site:         pages,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 				runtime.WithMiddlewares(srv.Precheck(fail)),

@@ -99,7 +99,7 @@ func BenchmarkPublicPage(b *testing.B) {
 	}
 	body, _ := json.Marshal(md.String())
 	id, _ := p.page(prod, `{"Title":"Guide","Status":"published","MarkdownEnabled":true,"MarkdownContent":`+string(body)+`}`)
-	url := p.base + "/products/" + prod + "/docs/" + id
+	url := p.site + "/products/" + prod + "/docs/" + id
 	client := &http.Client{}
 	b.ReportAllocs()
 	for b.Loop() {

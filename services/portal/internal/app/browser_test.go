@@ -185,7 +185,7 @@ func TestBrowser(t *testing.T) {
 	draft, _ := p.page(prod, `{"Title":"Unreleased refunds","Status":"draft","Content":"<p>secret</p>"}`)
 
 	// Catalogue → product → page, by clicking.
-	if got := b.open(p.base + "/"); got != 200 {
+	if got := b.open(p.site + "/"); got != 200 {
 		t.Fatalf("catalogue: %d", got)
 	}
 	b.shot("catalogue")
@@ -261,13 +261,13 @@ func TestBrowser(t *testing.T) {
 
 	// A reorder shows in the sidebar; a PUT shows on the next load.
 	p.expect(p.do("POST", "/portal-api/products/"+prod+"/docs/reorder", "["+second+","+draft+","+first+"]"), 200, "reorder")
-	b.open(p.base + "/products/" + prod)
+	b.open(p.site + "/products/" + prod)
 	if got, want := b.sidebar(), []string{"Webhooks", "Getting started"}; !slices.Equal(got, want) {
 		t.Errorf("sidebar after a reorder %v, want %v", got, want)
 	}
 	b.shot("product-reordered")
 	p.expect(p.do("PUT", docPath(prod, second), `{"Title":"Webhooks and events","Content":"<h2>Subscribe</h2><p>Changed.</p>"}`), 200, "put")
-	b.open(p.base + "/products/" + prod + "/docs/" + second)
+	b.open(p.site + "/products/" + prod + "/docs/" + second)
 	if h := b.text("article h1"); h != "Webhooks and events" {
 		t.Errorf("h1 after a PUT %q", h)
 	}
@@ -278,7 +278,7 @@ func TestBrowser(t *testing.T) {
 
 	// Drafts are 404, like a missing page.
 	for _, path := range []string{"/products/" + prod + "/docs/" + draft, "/products/" + prod + "/docs/999999"} {
-		if got := b.open(p.base + path); got != 404 {
+		if got := b.open(p.site + path); got != 404 {
 			t.Errorf("%s: %d, want 404", path, got)
 		}
 		if h := b.text("h1"); h != "Page not found" {
@@ -308,12 +308,12 @@ func storedXSS(t *testing.T, b *browser, p *portal) {
 		}
 	}
 	// The probe works: a script run through DevTools sets the global.
-	b.open(p.base + "/products/" + prod + "/docs/" + pages[0])
+	b.open(p.site + "/products/" + prod + "/docs/" + pages[0])
 	if v := eval[bool](b, `(window.__xss = 1, window.__xss === 1)`); !v {
 		t.Fatal("the probe cannot see a global set by a script")
 	}
 	for i, id := range pages {
-		if got := b.open(p.base + "/products/" + prod + "/docs/" + id); got != 200 {
+		if got := b.open(p.site + "/products/" + prod + "/docs/" + id); got != 200 {
 			t.Fatalf("payload page %s: %d", id, got)
 		}
 		ctx, cancel := b.step()

@@ -22,7 +22,8 @@ const token = "test-admin-key"
 // portal is one running service: real REST and gRPC servers on 127.0.0.1:0.
 type portal struct {
 	t      testing.TB
-	base   string // http://host:port
+	base   string // http://host:port of the REST facade
+	site   string // http://host:port of the public site
 	client portalv1.PortalServiceClient
 	stop   func()
 }
@@ -30,8 +31,8 @@ type portal struct {
 // start serves a portal on db until the test ends (or stop is called).
 func start(t testing.TB, db string) *portal {
 	t.Helper()
-	in := servertest.Start(t, Serve, db, token)
-	return &portal{t: t, base: in.Base, client: portalv1.NewPortalServiceClient(in.Conn), stop: in.Stop}
+	in := servertest.Start(t, Serve, db, token, servertest.WithSite)
+	return &portal{t: t, base: in.Base, site: in.Site, client: portalv1.NewPortalServiceClient(in.Conn), stop: in.Stop}
 }
 
 func newPortal(t testing.TB) *portal {

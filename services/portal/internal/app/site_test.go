@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// get fetches a public page without credentials.
+// get fetches a public page from the site listener, without credentials.
 func (p *portal) get(method, path string, header ...string) reply {
 	p.t.Helper()
-	req, err := http.NewRequest(method, p.base+path, nil)
+	req, err := http.NewRequest(method, p.site+path, nil)
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -99,6 +99,17 @@ func TestPublicPages(t *testing.T) {
 	p.errorsOf(p.do("GET", "/portal-api/nothing", ""), 404, "API 404")
 	if r := p.do("DELETE", "/portal-api/products", ""); r.status != 405 || !strings.Contains(r.header.Get("Allow"), "POST") {
 		t.Errorf("API 405: %d %v", r.status, r.header)
+	}
+	// Each listener serves its own (CONTRACT §0): the site nothing of the
+	// API's, the API port none of the site.
+	for _, path := range []string{"/portal-api/products", "/portal-api/products/" + prod, "/metrics", "/healthz", "/readyz", "/openapi.json"} {
+		r := p.get("GET", path, "Authorization", token)
+		if r.status != 404 || string(r.body) != string(missing.body) {
+			t.Errorf("site listener, GET %s: %d %.80s, want the site's 404", path, r.status, r.body)
+		}
+	}
+	for _, path := range []string{"/", "/products/" + prod, "/products/" + prod + "/docs/" + intro, "/assets/site.css"} {
+		p.errorsOf(p.do("GET", path, ""), 404, "API port, GET "+path)
 	}
 
 	// HEAD, other methods.

@@ -38,13 +38,13 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if err != nil {
 		return err
 	}
-	if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
-		return err
-	}
 	srv := api.New(st, log)
 	return server.Serve(ctx, log, l, server.Service{
-		Name:     studiov1.StudioService_ServiceDesc.ServiceName,
-		Limits:   cfg.Limits,
+		Name:   studiov1.StudioService_ServiceDesc.ServiceName,
+		Limits: cfg.Limits,
+		Init: func(ctx context.Context, log *slog.Logger) error {
+			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
+		},
 		Auth:     srv.Authenticate,
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { studiov1.RegisterStudioServiceServer(g, srv) },

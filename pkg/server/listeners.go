@@ -1,0 +1,127 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+)
+
+// Listeners are a service's open sockets: the REST facade and gRPC always,
+// the public site (the portal's --site-addr) and /metrics (--metrics-addr)
+// when configured.
+type Listeners struct {
+	HTTP, GRPC net.Listener
+	Site       net.Listener // nil: the service has no public site
+	Metrics    net.Listener // nil: /metrics is served on HTTP
+}
+
+// Listen opens cfg's addresses (port 0 picks a free port). It logs nothing:
+// Serve logs the real addresses once the store has opened, so that a
+// service that cannot open its store never says it listens.
+//
+// A SiteAddr that is the built-in default (cfg.SiteAddrDefault) and is held
+// by another process — a second replica on one machine, a test suite that
+// does not know the flag — is replaced by a free loopback port, named in the
+// listening line; a site address that was given and is taken is an error.
+func Listen(cfg config.Config) (*Listeners, error) {
+	l := &Listeners{}
+	open := func(dst *net.Listener, flag, addr string) error {
+		var err error
+		if *dst, err = net.Listen("tcp", addr); err != nil {
+			l.Close()
+			return fmt.Errorf("listen on --%s %s: %w", flag, addr, err)
+		}
+		return nil
+	}
+	if err := open(&l.HTTP, "http-addr", cfg.HTTPAddr); err != nil {
+		return nil, err
+	}
+	if err := open(&l.GRPC, "grpc-addr", cfg.GRPCAddr); err != nil {
+		return nil, err
+	}
+	if cfg.SiteAddr != "" {
+		err := open(&l.Site, "site-addr", cfg.SiteAddr)
+		if err != nil && cfg.SiteAddrDefault && errors.Is(err, syscall.EADDRINUSE) {
+			err = open(&l.Site, "site-addr", "127.0.0.1:0")
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MetricsAddr != "" {
+		if err := open(&l.Metrics, "metrics-addr", cfg.MetricsAddr); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// logListening writes the listening line: the real HTTP and gRPC
+// addresses first (CONTRACT §0), then the site's and the metrics'.
+func (l *Listeners) logListening(log *slog.Logger) {
+	msg := fmt.Sprintf("listening: http://%s grpc://%s", l.HTTP.Addr(), l.GRPC.Addr())
+	attrs := []any{"http_addr", l.HTTP.Addr().String(), "grpc_addr", l.GRPC.Addr().String()}
+	if l.Site != nil {
+		msg += fmt.Sprintf(" site http://%s/", l.Site.Addr())
+		attrs = append(attrs, "site_addr", l.Site.Addr().String())
+	}
+	if l.Metrics != nil {
+		msg += fmt.Sprintf(" metrics http://%s/metrics", l.Metrics.Addr())
+		attrs = append(attrs, "metrics_addr", l.Metrics.Addr().String())
+	}
+	log.Info(msg, attrs...)
+}
+
+// Close closes every socket; Serve does it itself.
+func (l *Listeners) Close() {
+	for _, s := range []net.Listener{l.HTTP, l.GRPC, l.Site, l.Metrics} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// httpServer is one HTTP server and the listener it serves.
+type httpServer struct {
+	srv *http.Server
+	l   net.Listener
+}
+
+// newHTTPServer returns a server with the limits' timeouts; readTimeout
+// bounds a whole request, body included.
+func newHTTPServer(log *slog.Logger, h http.Handler, limits config.Limits, readTimeout time.Duration) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: limits.ReadHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      limits.WriteTimeout,
+		IdleTimeout:       limits.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// auxServers are the servers of l's optional listeners: the public site,
+// with caps of its own (connections and requests in flight, counted apart
+// from the API's, so that anonymous visitors cannot starve the admin API),
+// and /metrics.
+func auxServers(log *slog.Logger, l *Listeners, svc Service, limits config.Limits) []httpServer {
+	var out []httpServer
+	if l.Site != nil && svc.Site != nil {
+		busy := rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Retry-After": {"1"}}, []byte("server busy: too many connections, retry later\n"))
+		h := gateway.Public(svc.Site, log, limits.MaxInFlight)
+		// Site requests carry no body: the header timeout bounds the whole read.
+		out = append(out, httpServer{newHTTPServer(log, h, limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Site, limits.MaxConns, busy)})
+	}
+	if l.Metrics != nil {
+		out = append(out, httpServer{newHTTPServer(log, gateway.Metrics(), limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Metrics, limits.MaxConns, nil)})
+	}
+	return out
+}
