@@ -53,13 +53,19 @@ var (
 		Name: "gatehouse_migrate_apis_total",
 		Help: "APIs a migration handled, by mode and outcome (success, failure, skipped).",
 	}, []string{"mode", "outcome"})
+
+	migrateWarned = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_migrate_apis_with_warnings_total",
+		Help: "Migrated APIs whose report entry carries warnings (behaviour that changes in a gateway), by mode; " +
+			"each is also counted in gatehouse_migrate_apis_total{outcome=\"success\"}.",
+	}, []string{"mode"})
 )
 
 func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs,
+		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned,
 	)
 }
 
@@ -101,6 +107,14 @@ const (
 func CountMigrated(mode, outcome string, n int) {
 	if n > 0 {
 		migrateAPIs.WithLabelValues(mode, outcome).Add(float64(n))
+	}
+}
+
+// CountMigratedWithWarnings adds n migrated APIs of a migration in mode whose
+// report carries warnings (a subset of its Success count).
+func CountMigratedWithWarnings(mode string, n int) {
+	if n > 0 {
+		migrateWarned.WithLabelValues(mode).Add(float64(n))
 	}
 }
 

@@ -25,6 +25,8 @@ func TestMetrics(t *testing.T) {
 	m.CheckCommon(t, "/api/apis/{api_id}")
 	m.Want(t, "gatehouse_migrate_apis_total", []string{"mode", "outcome"}, "mode", "direct", "outcome", "success")
 	m.Want(t, "gatehouse_migrate_apis_total", []string{"mode", "outcome"}, "mode", "direct", "outcome", "skipped")
+	// the seeded definition (convert/testdata/bench-4k.json) migrates with warnings (validate_json)
+	m.Want(t, "gatehouse_migrate_apis_with_warnings_total", []string{"mode"}, "mode", "direct")
 	m.CheckRoutes(t, in.base)
 	m.CheckNoSecrets(t, append(ids, adminToken, "wrong-key-5b1e", "nowhere-7f3a", "0d1e2f3a4b5c", "ffffffffffffffffffffffffffffffff")...)
 }

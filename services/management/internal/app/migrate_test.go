@@ -95,6 +95,10 @@ type report struct {
 		Count      int
 		APIIDs     []string                                  `json:"apiIDs"`
 		StagedAPIs []struct{ ClassicAPIID, OASAPIID string } `json:"stagedAPIs"`
+		Warnings   []struct {
+			APIID   string `json:"apiID"`
+			Message []string
+		}
 	}
 	Failure struct {
 		Count  int
@@ -187,6 +191,14 @@ func TestMigrateOverGRPC(t *testing.T) {
 	var rep report
 	if err := json.Unmarshal(res.GetReport().GetData(), &rep); err != nil || rep.Success.Count != 1 {
 		t.Fatalf("gRPC dryRun report: %v %s", err, res.GetReport().GetData())
+	}
+	// the seeded definition's validate_json entries change behaviour: the gRPC report says so as REST does
+	if w := rep.Success.Warnings; len(w) != 1 || w[0].APIID != ids[0] || len(w[0].Message) == 0 {
+		t.Fatalf("gRPC dryRun report: success.warnings = %+v, want one entry for %s", w, ids[0])
+	}
+	rest := in.migrate(t, migrateBody("dryRun", ids...))
+	if fmt.Sprint(rest.Success.Warnings) != fmt.Sprint(rep.Success.Warnings) {
+		t.Fatalf("REST warnings %+v differ from gRPC's %+v", rest.Success.Warnings, rep.Success.Warnings)
 	}
 }
 

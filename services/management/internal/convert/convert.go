@@ -40,6 +40,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -75,6 +76,10 @@ type Result struct {
 	Base Document
 	// Versions are the child version documents, sorted by version name.
 	Versions []Document
+	// Warnings has one message per way the migrated API behaves differently in a Tyk Gateway from its classic
+	// definition (a header no longer sent, a status or message that changes), each naming the classic field;
+	// empty when it behaves the same.
+	Warnings []string
 }
 
 // Document is one Tyk OAS API definition.
@@ -203,6 +208,7 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 	// Every step runs even after a problem, so that one conversion reports all of them.
 	c.normalise()
 	targets := c.splitVersions(opts)
+	c.behaviourWarnings(targets)
 
 	docs := make([]*oasDocument, len(targets))
 	for i, t := range targets {
@@ -222,7 +228,8 @@ func (p *Classic) Convert(opts Options) (*Result, error) {
 		return nil, c.failure()
 	}
 
-	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name)}
+	res := &Result{APIID: targets[0].apiID, Name: targets[0].name, Categories: category.FromName(api.Name),
+		Warnings: c.warnings}
 	for i, d := range docs {
 		doc := Document{APIID: targets[i].apiID, Name: targets[i].name, ListenPath: targets[i].listenPath,
 			DBID: targets[i].dbID, JSON: encode(d)}
@@ -254,6 +261,7 @@ func encode(d *oasDocument) []byte {
 type converter struct {
 	api      *classicAPI
 	problems []string
+	warnings []string
 	shared   sharedParts
 }
 
@@ -276,6 +284,14 @@ func (c *converter) fail(format string, args ...any) {
 		}
 	}
 	c.problems = append(c.problems, msg)
+}
+
+// warn records one behaviour change of the migrated API (see Result.Warnings).
+func (c *converter) warn(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !slices.Contains(c.warnings, msg) {
+		c.warnings = append(c.warnings, msg)
+	}
 }
 
 func (c *converter) failure() *Failure {

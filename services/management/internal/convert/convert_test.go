@@ -21,6 +21,7 @@ type golden struct {
 	Base       json.RawMessage   `json:"base,omitempty"`
 	Versions   []json.RawMessage `json:"versions,omitempty"`
 	Failure    []string          `json:"failure,omitempty"`
+	Warnings   []string          `json:"warnings,omitempty"`
 }
 
 // TestGolden converts every classic definition in testdata/*.json (those named staging-* in staging mode)
@@ -47,7 +48,7 @@ func TestGolden(t *testing.T) {
 				}
 				g.Failure = f.Messages
 			} else {
-				g = golden{APIID: res.APIID, Name: res.Name, Categories: res.Categories, Base: res.Base.JSON}
+				g = golden{APIID: res.APIID, Name: res.Name, Categories: res.Categories, Base: res.Base.JSON, Warnings: res.Warnings}
 				for _, v := range res.Versions {
 					g.Versions = append(g.Versions, v.JSON)
 				}

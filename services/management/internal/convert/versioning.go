@@ -134,6 +134,9 @@ func (c *converter) splitVersions(opts Options) []*target {
 		}
 	}
 
+	// fallback_to_default falls back to default_version; when that names no version, classic finds nothing
+	// to fall back to and refuses the request, while a Tyk OAS base with fallbackToDefault and no default
+	// answers 500 (mw_version_check.go looks up the empty name), so the setting is written only with a default.
 	if enabled || len(childKeys) > 0 {
 		strip := def.StripVersioningData
 		if def.Location == "url" {
@@ -146,7 +149,7 @@ func (c *converter) splitVersions(opts Options) []*target {
 			Location:             def.Location,
 			Key:                  def.Key,
 			StripVersioningData:  strip,
-			FallbackToDefault:    def.FallbackToDefault,
+			FallbackToDefault:    def.FallbackToDefault && defaultName != "",
 			URLVersioningPattern: def.URLVersioningPattern,
 		}
 		for _, t := range targets[1:] {

@@ -134,10 +134,11 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 	metrics.CountMigrated(string(req.Mode), metrics.Success, len(rep.Success))
 	metrics.CountMigrated(string(req.Mode), metrics.Failure, len(rep.Failures))
 	metrics.CountMigrated(string(req.Mode), metrics.Skipped, len(rep.Skipped))
+	metrics.CountMigratedWithWarnings(string(req.Mode), len(rep.Warnings))
 	span.SetAttributes(attribute.Int("gatehouse.migrate.success", len(rep.Success)),
 		attribute.Int("gatehouse.migrate.failure", len(rep.Failures)), attribute.Int("gatehouse.migrate.skipped", len(rep.Skipped)))
 	e.log.Info("migration", "mode", req.Mode, "requested", len(ids), "success", len(rep.Success),
-		"failure", len(rep.Failures), "skipped", len(rep.Skipped), "aborted", rep.Aborted, "duration", time.Since(start))
+		"failure", len(rep.Failures), "skipped", len(rep.Skipped), "warned", len(rep.Warnings), "aborted", rep.Aborted, "duration", time.Since(start))
 	return rep, nil
 }
 

@@ -106,6 +106,7 @@ func get(t testing.TB, st *store.Store, id string) (store.API, error) {
 type summary struct {
 	success, failed, skipped []string // IDs; skipped as "id:key"
 	staged                   []string // "classic→copy"
+	warned                   []string // "id:number of warnings"
 	aborted                  bool
 }
 
@@ -121,17 +122,21 @@ func summarize(r *Report) summary {
 	for _, p := range r.Staged {
 		s.staged = append(s.staged, p.ClassicAPIID+"→"+p.OASAPIID)
 	}
+	for _, w := range r.Warnings {
+		s.warned = append(s.warned, fmt.Sprintf("%s:%d", w.APIID, len(w.Messages)))
+	}
 	s.aborted = r.Aborted
 	return s
 }
 
 func (s summary) String() string {
-	return fmt.Sprintf("success %q failed %q skipped %q staged %q aborted %v", s.success, s.failed, s.skipped, s.staged, s.aborted)
+	return fmt.Sprintf("success %q failed %q skipped %q staged %q warned %q aborted %v", s.success, s.failed, s.skipped, s.staged,
+		s.warned, s.aborted)
 }
 
 func equal(a, b summary) bool {
 	return slices.Equal(a.success, b.success) && slices.Equal(a.failed, b.failed) && slices.Equal(a.skipped, b.skipped) &&
-		slices.Equal(a.staged, b.staged) && a.aborted == b.aborted
+		slices.Equal(a.staged, b.staged) && slices.Equal(a.warned, b.warned) && a.aborted == b.aborted
 }
 
 func TestRequestRules(t *testing.T) {
@@ -165,6 +170,8 @@ func TestOutcomes(t *testing.T) {
 		seed(t, st,
 			classic("plain", "Plain #one #two", false, nil),
 			classic("versioned", "Versioned", true, nil),
+			classic("expiring", "Expiring", false, map[string]any{"version_data": map[string]any{"not_versioned": true,
+				"versions": map[string]any{"Default": map[string]any{"name": "Default", "expires": "3000-01-02 15:04"}}}}),
 			classic("gql", "GraphQL", false, map[string]any{"graphql": map[string]any{"enabled": true}}),
 			classic("tcp", "TCP", false, map[string]any{"protocol": "tcp"}),
 			classic("lossy", "Lossy", true, map[string]any{"definition": map[string]any{"location": "cookie"}}),
@@ -178,27 +185,30 @@ func TestOutcomes(t *testing.T) {
 		}
 		return st
 	}
-	all := []string{"plain", "versioned", "gql", "tcp", "lossy", "broken", "oas", "nope", "plain"}
+	all := []string{"plain", "versioned", "expiring", "gql", "tcp", "lossy", "broken", "oas", "nope", "plain"}
+	// versioned: a request naming an unknown version is answered 404 instead of 403; expiring: the
+	// X-Tyk-Api-Expires header of its Default version is no longer sent.
+	warned := []string{"versioned:1", "expiring:1"}
 	for _, c := range []struct {
 		name string
 		req  Request
 		want summary
 	}{
 		{"dryRun", Request{Mode: DryRun, APIIDs: all}, summary{
-			success: []string{"plain", "versioned"}, failed: []string{"lossy", "broken", "nope"},
-			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}}},
+			success: []string{"plain", "versioned", "expiring"}, failed: []string{"lossy", "broken", "nope"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}, warned: warned}},
 		{"direct", Request{Mode: Direct, APIIDs: all}, summary{
-			success: []string{"plain", "versioned"}, failed: []string{"lossy", "broken", "nope"},
-			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}}},
+			success: []string{"plain", "versioned", "expiring"}, failed: []string{"lossy", "broken", "nope"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp", "oas:already_migrated"}, warned: warned}},
 		{"direct all", Request{Mode: Direct, All: true}, summary{
-			success: []string{"plain", "versioned"}, failed: []string{"broken", "lossy"},
-			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}}},
+			success: []string{"expiring", "plain", "versioned"}, failed: []string{"broken", "lossy"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}, warned: []string{"expiring:1", "versioned:1"}}},
 		{"abort", Request{Mode: Direct, APIIDs: all, AbortOnFailure: true}, summary{
-			success: []string{"plain", "versioned"}, failed: []string{"lossy"},
-			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}, aborted: true}},
+			success: []string{"plain", "versioned", "expiring"}, failed: []string{"lossy"},
+			skipped: []string{"gql:is_graphql", "tcp:is_tcp"}, warned: warned, aborted: true}},
 		{"stage", Request{Mode: Stage, APIIDs: []string{"plain", "versioned", "oas"}}, summary{
 			success: []string{"plain", "versioned"}, skipped: []string{"oas:already_migrated"},
-			staged: []string{"plain→staging-plain", "versioned→staging-versioned"}}},
+			staged: []string{"plain→staging-plain", "versioned→staging-versioned"}, warned: []string{"versioned:1"}}},
 		{"promote unstaged", Request{Mode: Promote, APIIDs: []string{"plain", "nope"}}, summary{
 			failed: []string{"nope"}, skipped: []string{"plain:not_staged"}}},
 		{"promote all, none staged", Request{Mode: Promote, All: true}, summary{}},
@@ -212,12 +222,29 @@ func TestOutcomes(t *testing.T) {
 			if got := summarize(rep); !equal(got, c.want) {
 				t.Errorf("got  %v\nwant %v", got, c.want)
 			}
-			var decoded map[string]any
+			var decoded struct {
+				Success struct {
+					Warnings []struct {
+						APIID   string   `json:"apiID"`
+						Message []string `json:"message"`
+					} `json:"warnings"`
+				} `json:"success"`
+			}
 			if err := json.Unmarshal(rep.JSON(), &decoded); err != nil {
 				t.Fatalf("report JSON: %v\n%s", err, rep.JSON())
 			}
+			// success.warnings is always present, [] when no API has one, and says what the report holds.
+			if ws := decoded.Success.Warnings; ws == nil || len(ws) != len(rep.Warnings) {
+				t.Errorf("success.warnings = %v, want %d entries: %s", ws, len(rep.Warnings), rep.JSON())
+			} else {
+				for i, w := range ws {
+					if w.APIID != rep.Warnings[i].APIID || !slices.Equal(w.Message, rep.Warnings[i].Messages) {
+						t.Errorf("success.warnings[%d] = %v, want %v", i, w, rep.Warnings[i])
+					}
+				}
+			}
 			if c.req.Mode == DryRun {
-				if len(rep.Definitions) != 2 || len(rep.Definitions[1].Versions) != 1 {
+				if len(rep.Definitions) != 3 || len(rep.Definitions[1].Versions) != 1 {
 					t.Errorf("dryRun: %d definitions", len(rep.Definitions))
 				}
 				if a, _ := get(t, st, "plain"); a.Kind != store.Classic {
@@ -429,7 +456,7 @@ func TestTooLargeFailsOneAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := summarize(rep), (summary{success: []string{"small"}, failed: []string{"big"}}); !equal(got, want) {
+	if got, want := summarize(rep), (summary{success: []string{"small"}, failed: []string{"big"}, warned: []string{"small:1"}}); !equal(got, want) {
 		t.Fatalf("got  %v\nwant %v", got, want)
 	}
 	if msg := rep.Failures[0].Messages; len(msg) != 1 || !strings.Contains(msg[0], kv.ErrTooLarge.Error()) || !strings.Contains(msg[0], "limit") {

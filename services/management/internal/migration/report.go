@@ -17,6 +17,9 @@ type Report struct {
 	Staged []StagedAPI
 	// Definitions are the converted documents (dryRun).
 	Definitions []Definition
+	// Warnings lists the migrated APIs that behave differently in a gateway from their classic definitions,
+	// in the order of Success, each with one message per change.
+	Warnings []Warning
 	// Failures lists the APIs that failed, each with one message per problem.
 	Failures []Failure
 	// Skipped lists the APIs left alone, each with its key.
@@ -35,6 +38,12 @@ type Definition struct {
 	APIID    string
 	Base     []byte
 	Versions [][]byte
+}
+
+// Warning is a migrated API's behaviour changes, one message each.
+type Warning struct {
+	APIID    string
+	Messages []string
 }
 
 // Failure is an API that failed.
@@ -65,6 +74,9 @@ func (r *Report) add(it *item, o outcome) {
 		r.Skipped = append(r.Skipped, Skip{APIID: it.id, Key: o.skipKey})
 	default:
 		r.Success = append(r.Success, it.id)
+		if it.res != nil && len(it.res.Warnings) > 0 {
+			r.Warnings = append(r.Warnings, Warning{APIID: it.id, Messages: it.res.Warnings})
+		}
 		if o.stagedID != "" {
 			r.Staged = append(r.Staged, StagedAPI{ClassicAPIID: it.id, OASAPIID: o.stagedID})
 		}
@@ -119,6 +131,15 @@ func (r *Report) JSON() []byte {
 		b.Write(d.Base)
 		b.WriteString(`,"versions":`)
 		list(len(d.Versions), func(j int) { b.Write(d.Versions[j]) })
+		b.WriteByte('}')
+	})
+	b.WriteString(`,"warnings":`)
+	list(len(r.Warnings), func(i int) {
+		w := r.Warnings[i]
+		b.WriteString(`{"apiID":`)
+		str(w.APIID)
+		b.WriteString(`,"message":`)
+		list(len(w.Messages), func(j int) { str(w.Messages[j]) })
 		b.WriteByte('}')
 	})
 	b.WriteString(`},"failure":{`)

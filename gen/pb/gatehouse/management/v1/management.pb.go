@@ -2429,7 +2429,8 @@ func (x *MigrateRequest) GetOverrideStaged() bool {
 // JSON, since its definitions embed whole Tyk OAS documents byte for byte:
 //
 //	{"success":{"count":n,"apiIDs":[..],"stagedAPIs":[{"classicAPIID","oasAPIID"}],
-//	            "definitions":[{"apiID","baseAPI":{..},"versions":[{..}]}]},
+//	            "definitions":[{"apiID","baseAPI":{..},"versions":[{..}]}],
+//	            "warnings":[{"apiID","message":[..]}]},
 //	 "failure":{"count":n,"errors":[{"apiID","message":[..]}]},
 //	 "skipped":{"count":n,"apis":[{"apiID","message","key"}]},
 //	 "abortedOnFailure":bool}

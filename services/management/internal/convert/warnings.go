@@ -1,0 +1,125 @@
+package convert
+
+import (
+	"strconv"
+	"time"
+)
+
+// Behaviour changes the Tyk OAS form cannot avoid (issue 22). A Tyk Gateway (v5.11) runs a migrated API
+// through other code than its classic definition in a few places; where the OAS form has no setting that
+// keeps the classic answer, the API still migrates and its report carries one warning per change, naming
+// the classic field. Each rule below cites the gateway code that makes the difference.
+
+// Gateway answers the warnings quote (gateway/api_definition.go, RequestStatus constants).
+const (
+	msgVersionDoesNotExist = "This API version does not seem to exist"
+	msgVersionNotFound     = "Version information not found"
+	msgVersionExpired      = "Api Version has expired, please check documentation or contact administrator"
+	msgAPIExpired          = "API has expired, please check documentation or contact administrator"
+)
+
+// now is the clock of the expiry rules; tests use fixed dates far from it.
+var now = time.Now
+
+// behaviourWarnings records the warnings of the documents in targets (the base first).
+func (c *converter) behaviourWarnings(targets []*target) {
+	c.expiryWarnings(targets)
+	c.versionWarnings()
+	for _, t := range targets {
+		c.validateJSONWarnings(t)
+	}
+}
+
+// versionField names a version's field in messages, as the failure messages do.
+func versionField(key, name string) string {
+	return "version_data.versions[" + strconv.Quote(key) + "]." + name
+}
+
+// expiryWarnings: the X-Tyk-Api-Expires header and the expired-version answer (gateway/mw_version_check.go,
+// APISpec.RequestValid).
+//
+// A not-versioned classic API sends X-Tyk-Api-Expires with its version's expires date until that date
+// passes, and never refuses requests for it; only the API-level expiration expires such an API. A Tyk OAS API
+// has no version expiry: the header comes only from info.expiration, which also refuses requests from that
+// date on. Mapping the version's date to info.expiration would keep the header but start refusing requests
+// on that date, so the conversion keeps the API serving and announces the lost header instead.
+//
+// A versioned classic API refuses an expired version with 403 VersionExpired; the migrated base and children
+// carry their version's expires as info.expiration and, being Tyk OAS APIs (never "versioned" inside), answer
+// 403 APIExpired. The classic header comes from the API-level expiration when it parses, else from the
+// version; the migrated documents send their version's date.
+func (c *converter) expiryWarnings(targets []*target) {
+	api := c.api
+	_, apiExpErr := time.Parse(expirationLayout, api.Expiration)
+	if api.VersionData.NotVersioned {
+		base := targets[0]
+		if apiExpErr == nil || base.version == nil {
+			return
+		}
+		exp, err := time.Parse(expirationLayout, base.version.Expires)
+		if err == nil && exp.After(now()) {
+			c.warn("%s: %q: the X-Tyk-Api-Expires response header is no longer sent (a Tyk OAS API sends it only for "+
+				"x-tyk-api-gateway.info.expiration, which would also refuse every request from that date on, where the "+
+				"classic API only announces the date)", versionField(base.versionName, "expires"), base.version.Expires)
+		}
+		return
+	}
+	for _, t := range targets {
+		if t.version == nil || t.version.Expires == "" || t.version.Expires == "-1" {
+			continue
+		}
+		c.warn("%s: %q: once the version has expired, its requests are refused with 403 %q instead of 403 %q",
+			versionField(t.versionName, "expires"), t.version.Expires, msgAPIExpired, msgVersionExpired)
+		if apiExpErr == nil && t.version.Expires != api.Expiration {
+			c.warn("expiration: %q: the X-Tyk-Api-Expires response header of version %q carries the version's expires (%q) "+
+				"instead of the API's expiration", api.Expiration, t.versionName, t.version.Expires)
+		}
+	}
+}
+
+// versionWarnings: requests that name no existing version (gateway/mw_version_check.go). Classic answers
+// them from APISpec.Version with 403; a Tyk OAS base API that finds no child for the named version answers
+// 404 with the same message, whatever its settings (no setting of the OAS form changes that status).
+func (c *converter) versionWarnings() {
+	vd := c.api.VersionData
+	if vd.NotVersioned {
+		return
+	}
+	_, defaultExists := vd.Versions[vd.DefaultVersion]
+	if !c.api.Definition.FallbackToDefault || !defaultExists {
+		c.warn("version_data.versions: a request naming a version that is not listed is answered 404 instead of 403 "+
+			"(same message, %q)", msgVersionDoesNotExist)
+	}
+	if vd.DefaultVersion != "" && !defaultExists {
+		c.warn("version_data.default_version: %q names no version: a request naming no version is refused with 403 %q "+
+			"instead of 403 %q", vd.DefaultVersion, msgVersionNotFound, msgVersionDoesNotExist)
+	}
+}
+
+// validateJSONWarnings: validate_json becomes the operation's validateRequest, which the gateway runs with
+// kin-openapi's request validator (gateway/mw_oas_validate_request.go) instead of the JSON schema validator
+// of classic (gateway/mw_validate_json.go): other messages, a Content-Type the OpenAPI request body must
+// match, and a missing or non-JSON body answered with the entry's error code instead of 400.
+func (c *converter) validateJSONWarnings(t *target) {
+	v := t.version
+	if v == nil || !v.UseExtendedPaths {
+		return
+	}
+	f := versionField(t.versionName, "extended_paths.validate_json")
+	for _, e := range v.ExtendedPaths.ValidateJSON {
+		if e.Disabled {
+			continue
+		}
+		code := e.ErrorResponseCode
+		if code == 0 {
+			code = 422
+		}
+		c.warn("%s: %s %s: a body the schema refuses is answered %d with the OpenAPI validator's message "+
+			"(\"request validation error: request body has an error: …\") instead of the JSON schema validator's "+
+			"(e.g. \"(root): name is required\")", f, e.Method, e.Path, code)
+		c.warn("%s: %s %s: a request without a body, or whose body is not JSON, is answered %d with the OpenAPI "+
+			"validator's message instead of 400 \"JSON parsing error: …\"", f, e.Method, e.Path, code)
+		c.warn("%s: %s %s: a JSON body is validated only when the request's Content-Type is application/json; "+
+			"any other Content-Type is answered %d where classic validated the body", f, e.Method, e.Path, code)
+	}
+}
