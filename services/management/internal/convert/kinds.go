@@ -159,7 +159,8 @@ func hardTimeoutToOAS(b *opBuilder, ep *extendedPaths, f listField) {
 	}
 }
 
-// validateJSONToOAS makes validateRequest and the operation's request body schema (without "$schema").
+// validateJSONToOAS makes validateRequest and the operation's request body schema (without "$schema"), a
+// required body: classic validate_json refuses a request without one.
 func validateJSONToOAS(b *opBuilder, ep *extendedPaths, f listField) {
 	for _, e := range ep.ValidateJSON {
 		if op := b.get(f, e.Path, e.Method); op != nil {
@@ -173,7 +174,8 @@ func validateJSONToOAS(b *opBuilder, ep *extendedPaths, f listField) {
 				}
 			}
 			op.ValidateRequest = &xValidateRequest{Enabled: !e.Disabled, ErrorResponseCode: e.ErrorResponseCode}
-			b.setRequestBody(f, e.Path, e.Method, requestBody{Content: map[string]mediaType{"application/json": {Schema: schema}}})
+			b.setRequestBody(f, e.Path, e.Method, requestBody{Content: map[string]mediaType{"application/json": {Schema: schema}},
+				Required: true})
 		}
 	}
 }

@@ -102,6 +102,9 @@ func (r responses) MarshalJSON() ([]byte, error) {
 
 type requestBody struct {
 	Content map[string]mediaType `json:"content"`
+	// Required is set for validate_json: classic refuses a request without a body (400 "JSON parsing error:
+	// EOF"); an optional request body would let it through to the upstream.
+	Required bool `json:"required,omitempty"`
 }
 
 type mediaType struct {
