@@ -34,3 +34,23 @@ func BenchmarkClassify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToClassic derives the classic definition of the base document of BenchmarkConvert's input (the
+// gateway sync's OAS → classic step, per API); compare with BenchmarkConvertBase.
+func BenchmarkToClassic(b *testing.B) {
+	raw := mustReadFile(&testing.T{}, filepath.Join("testdata", "bench-4k.json"))
+	res, err := Convert(raw, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	doc := res.Base.JSON
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	start := processCPU()
+	for b.Loop() {
+		if _, err := ToClassic(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, start)
+}

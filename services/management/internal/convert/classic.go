@@ -175,37 +175,43 @@ type notifications struct {
 }
 
 type externalOAuth struct {
-	Enabled   bool `json:"enabled"`
-	Providers []struct {
-		JWT struct {
-			Enabled                 bool   `json:"enabled"`
-			SigningMethod           string `json:"signing_method"`
-			Source                  string `json:"source"`
-			IssuedAtValidationSkew  uint64 `json:"issued_at_validation_skew"`
-			NotBeforeValidationSkew uint64 `json:"not_before_validation_skew"`
-			ExpiresAtValidationSkew uint64 `json:"expires_at_validation_skew"`
-			IdentityBaseField       string `json:"identity_base_field"`
-		} `json:"jwt"`
-		Introspection struct {
-			Enabled           bool   `json:"enabled"`
-			URL               string `json:"url"`
-			ClientID          string `json:"client_id"`
-			ClientSecret      string `json:"client_secret"`
-			IdentityBaseField string `json:"identity_base_field"`
-			Cache             struct {
-				Enabled bool  `json:"enabled"`
-				Timeout int64 `json:"timeout"`
-			} `json:"cache"`
-		} `json:"introspection"`
-	} `json:"providers"`
+	Enabled   bool                    `json:"enabled"`
+	Providers []externalOAuthProvider `json:"providers"`
+}
+
+type externalOAuthProvider struct {
+	JWT           jwtValidation `json:"jwt"`
+	Introspection struct {
+		Enabled           bool   `json:"enabled"`
+		URL               string `json:"url"`
+		ClientID          string `json:"client_id"`
+		ClientSecret      string `json:"client_secret"`
+		IdentityBaseField string `json:"identity_base_field"`
+		Cache             struct {
+			Enabled bool  `json:"enabled"`
+			Timeout int64 `json:"timeout"`
+		} `json:"cache"`
+	} `json:"introspection"`
+}
+
+type jwtValidation struct {
+	Enabled                 bool   `json:"enabled"`
+	SigningMethod           string `json:"signing_method"`
+	Source                  string `json:"source"`
+	IssuedAtValidationSkew  uint64 `json:"issued_at_validation_skew"`
+	NotBeforeValidationSkew uint64 `json:"not_before_validation_skew"`
+	ExpiresAtValidationSkew uint64 `json:"expires_at_validation_skew"`
+	IdentityBaseField       string `json:"identity_base_field"`
 }
 
 type openIDOptions struct {
-	Providers []struct {
-		Issuer    string            `json:"issuer"`
-		ClientIDs map[string]string `json:"client_ids"`
-	} `json:"providers"`
-	SegregateByClient bool `json:"segregate_by_client"`
+	Providers         []openIDProvider `json:"providers"`
+	SegregateByClient bool             `json:"segregate_by_client"`
+}
+
+type openIDProvider struct {
+	Issuer    string            `json:"issuer"`
+	ClientIDs map[string]string `json:"client_ids"`
 }
 
 type proxyConfig struct {
@@ -243,25 +249,29 @@ type serviceDiscoveryConfig struct {
 }
 
 type uptimeTests struct {
-	CheckList []struct {
-		CheckURL            string            `json:"url"`
-		Protocol            string            `json:"protocol"`
-		Timeout             int64             `json:"timeout"`
-		Method              string            `json:"method"`
-		Headers             map[string]string `json:"headers"`
-		Body                string            `json:"body"`
-		EnableProxyProtocol bool              `json:"enable_proxy_protocol"`
-		Commands            []struct {
-			Name    string `json:"name"`
-			Message string `json:"message"`
-		} `json:"commands"`
-	} `json:"check_list"`
-	Config struct {
+	CheckList []uptimeCheck `json:"check_list"`
+	Config    struct {
 		ExpireUptimeAnalyticsAfter int64                  `json:"expire_utime_after"`
 		ServiceDiscovery           serviceDiscoveryConfig `json:"service_discovery"`
 		RecheckWait                int64                  `json:"recheck_wait"`
 	} `json:"config"`
 	Disabled bool `json:"disabled"`
+}
+
+type uptimeCheck struct {
+	CheckURL            string            `json:"url"`
+	Protocol            string            `json:"protocol"`
+	Timeout             int64             `json:"timeout"`
+	Method              string            `json:"method"`
+	Headers             map[string]string `json:"headers"`
+	Body                string            `json:"body"`
+	EnableProxyProtocol bool              `json:"enable_proxy_protocol"`
+	Commands            []uptimeCommand   `json:"commands"`
+}
+
+type uptimeCommand struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
 }
 
 type rateLimitConfig struct {
@@ -533,23 +543,25 @@ type circuitBreakerMeta struct {
 }
 
 type urlRewriteMeta struct {
-	Disabled     bool   `json:"disabled"`
-	Path         string `json:"path"`
-	Method       string `json:"method"`
-	MatchPattern string `json:"match_pattern"`
-	RewriteTo    string `json:"rewrite_to"`
-	Triggers     []struct {
-		On      string `json:"on"`
-		Options struct {
-			HeaderMatches         map[string]regexMatch `json:"header_matches"`
-			QueryValMatches       map[string]regexMatch `json:"query_val_matches"`
-			PathPartMatches       map[string]regexMatch `json:"path_part_matches"`
-			SessionMetaMatches    map[string]regexMatch `json:"session_meta_matches"`
-			RequestContextMatches map[string]regexMatch `json:"request_context_matches"`
-			PayloadMatches        regexMatch            `json:"payload_matches"`
-		} `json:"options"`
-		RewriteTo string `json:"rewrite_to"`
-	} `json:"triggers"`
+	Disabled     bool                `json:"disabled"`
+	Path         string              `json:"path"`
+	Method       string              `json:"method"`
+	MatchPattern string              `json:"match_pattern"`
+	RewriteTo    string              `json:"rewrite_to"`
+	Triggers     []urlRewriteTrigger `json:"triggers"`
+}
+
+type urlRewriteTrigger struct {
+	On      string `json:"on"`
+	Options struct {
+		HeaderMatches         map[string]regexMatch `json:"header_matches"`
+		QueryValMatches       map[string]regexMatch `json:"query_val_matches"`
+		PathPartMatches       map[string]regexMatch `json:"path_part_matches"`
+		SessionMetaMatches    map[string]regexMatch `json:"session_meta_matches"`
+		RequestContextMatches map[string]regexMatch `json:"request_context_matches"`
+		PayloadMatches        regexMatch            `json:"payload_matches"`
+	} `json:"options"`
+	RewriteTo string `json:"rewrite_to"`
 }
 
 type regexMatch struct {

@@ -10,10 +10,16 @@ import (
 // opBuilder.get for how an entry's settings reach its operation).
 //
 // To add a kind: add its classic list to extendedPaths, its setting to xOperation, and one row here with its
-// function, in the place Tyk's filler gives it.
+// two functions, in the place Tyk's filler gives it; the round-trip tests then cover it.
+//
+// toClassic is the other direction (ToClassic): it appends the setting of one operation, if it has one, to the
+// list as an entry for path and method. It is nil for the settings a gateway reads from the OAS document
+// itself and not from the classic definition derived from it (validateRequest, mockResponse), as in Tyk's
+// OAS.ExtractTo.
 type kind struct {
-	list  string // the classic extended_paths field
-	toOAS func(b *opBuilder, ep *extendedPaths, f listField)
+	list      string // the classic extended_paths field
+	toOAS     func(b *opBuilder, ep *extendedPaths, f listField)
+	toClassic func(ep *extendedPaths, x *xOperation, e endpointRef)
 }
 
 // kinds are the per-endpoint middleware kinds in the order of Tyk's filler (oas.fillPathsAndOperations, see
@@ -21,26 +27,26 @@ type kind struct {
 // what earlier ones set (a mock response does not override ignoreAuthentication), and problems are reported in
 // this order.
 var kinds = []kind{
-	{list: "white_list", toOAS: allowToOAS},
-	{list: "black_list", toOAS: blockToOAS},
-	{list: "ignored", toOAS: ignoreToOAS},
-	{list: "method_transforms", toOAS: methodTransformToOAS},
-	{list: "transform", toOAS: transformToOAS},
-	{list: "transform_response", toOAS: transformResponseToOAS},
-	{list: "transform_headers", toOAS: transformHeadersToOAS},
-	{list: "transform_response_headers", toOAS: transformResponseHeadersToOAS},
-	{list: "url_rewrites", toOAS: urlRewriteToOAS},
-	{list: "internal", toOAS: internalToOAS},
-	{list: "advance_cache_config", toOAS: cacheToOAS},
-	{list: "hard_timeouts", toOAS: hardTimeoutToOAS},
+	{list: "white_list", toOAS: allowToOAS, toClassic: allowToClassic},
+	{list: "black_list", toOAS: blockToOAS, toClassic: blockToClassic},
+	{list: "ignored", toOAS: ignoreToOAS, toClassic: ignoreToClassic},
+	{list: "method_transforms", toOAS: methodTransformToOAS, toClassic: methodTransformToClassic},
+	{list: "transform", toOAS: transformToOAS, toClassic: transformToClassic},
+	{list: "transform_response", toOAS: transformResponseToOAS, toClassic: transformResponseToClassic},
+	{list: "transform_headers", toOAS: transformHeadersToOAS, toClassic: transformHeadersToClassic},
+	{list: "transform_response_headers", toOAS: transformResponseHeadersToOAS, toClassic: transformResponseHeadersToClassic},
+	{list: "url_rewrites", toOAS: urlRewriteToOAS, toClassic: urlRewriteToClassic},
+	{list: "internal", toOAS: internalToOAS, toClassic: internalToClassic},
+	{list: "advance_cache_config", toOAS: cacheToOAS, toClassic: cacheToClassic},
+	{list: "hard_timeouts", toOAS: hardTimeoutToOAS, toClassic: hardTimeoutToClassic},
 	{list: "validate_json", toOAS: validateJSONToOAS},
-	{list: "virtual", toOAS: virtualToOAS},
-	{list: "go_plugin", toOAS: goPluginToOAS},
-	{list: "circuit_breakers", toOAS: circuitBreakerToOAS},
-	{list: "track_endpoints", toOAS: trackToOAS},
-	{list: "do_not_track_endpoints", toOAS: doNotTrackToOAS},
-	{list: "size_limits", toOAS: sizeLimitToOAS},
-	{list: "rate_limit", toOAS: rateLimitToOAS},
+	{list: "virtual", toOAS: virtualToOAS, toClassic: virtualToClassic},
+	{list: "go_plugin", toOAS: goPluginToOAS, toClassic: goPluginToClassic},
+	{list: "circuit_breakers", toOAS: circuitBreakerToOAS, toClassic: circuitBreakerToClassic},
+	{list: "track_endpoints", toOAS: trackToOAS, toClassic: trackToClassic},
+	{list: "do_not_track_endpoints", toOAS: doNotTrackToOAS, toClassic: doNotTrackToClassic},
+	{list: "size_limits", toOAS: sizeLimitToOAS, toClassic: sizeLimitToClassic},
+	{list: "rate_limit", toOAS: rateLimitToOAS, toClassic: rateLimitToClassic},
 	{list: "mock_response", toOAS: mockResponseToOAS},
 }
 

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp/syntax"
 	"slices"
@@ -98,6 +99,16 @@ func (r responses) MarshalJSON() ([]byte, error) {
 		out = append(out, `:{"description":""}`...)
 	}
 	return append(out, '}'), nil
+}
+
+// UnmarshalJSON reads the keys of a responses object, for ToClassic.
+func (r *responses) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*r = sortedKeys(m)
+	return nil
 }
 
 type requestBody struct {

@@ -1,0 +1,401 @@
+package convert
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// The OAS → classic direction: what a Tyk gateway loads for a Tyk OAS API. The gateway builds its runtime spec
+// from the classic definition and reads the OAS document only for the OAS-only features, so for each OAS API
+// it is handed the classic definition its document describes, with is_oas true (Tyk's OAS.ExtractTo). Each part
+// undoes the classic → OAS step of the same name; the per-endpoint middleware comes from the kinds table.
+
+// ToClassic derives, from a Tyk OAS API definition (a document as stored, with x-tyk-api-gateway), the classic
+// API definition a Tyk gateway acts on, as Tyk's OAS.ExtractTo yields it: api_id, id (info.dbId), org_id, name,
+// state, versioning, listen path, upstream, authentication, global and per-endpoint middleware, with is_oas true
+// and one unversioned version (""). Settings a gateway reads from the OAS document itself (validateRequest,
+// mockResponse) are not repeated in it. The error reports a document that is not a Tyk OAS API definition.
+func ToClassic(doc []byte) ([]byte, error) {
+	var d oasDocument
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
+	}
+	api := classicFrom(&d)
+	return json.MarshalWithOption(api, encodeOptions...)
+}
+
+// classicFrom is the classic definition of a decoded document.
+func classicFrom(d *oasDocument) *classicAPI {
+	x := &d.XTyk
+	v := &versionInfo{UseExtendedPaths: true}
+	api := &classicAPI{IsOAS: true, VersionData: versionData{NotVersioned: true, Versions: map[string]*versionInfo{"": v}}}
+	infoToClassic(api, &x.Info)
+	upstreamToClassic(api, &x.Upstream)
+	serverToClassic(api, &x.Server)
+	mw := x.Middleware
+	if mw == nil {
+		mw = &xMiddleware{}
+	}
+	globalToClassic(api, v, mw.Global)                                  // before authentication, which reads the plugin driver
+	authenticationToClassic(api, x.Server.Authentication, d.Components) // server.authentication
+	operationsToClassic(&v.ExtendedPaths, d.Paths, mw.Operations)
+	return api
+}
+
+func infoToClassic(api *classicAPI, i *xInfo) {
+	api.APIID, api.ID, api.OrgID, api.Name, api.Expiration = i.ID, i.DBID, i.OrgID, i.Name, i.Expiration
+	api.Active, api.Internal = i.State.Active, i.State.Internal
+	vs := i.Versioning
+	if vs == nil {
+		return
+	}
+	def := &api.Definition
+	def.Enabled, def.Name, def.Default, def.Location, def.Key = vs.Enabled, vs.Name, vs.Default, vs.Location, vs.Key
+	def.StripVersioningData, def.FallbackToDefault, def.URLVersioningPattern = vs.StripVersioningData, vs.FallbackToDefault, vs.URLVersioningPattern
+	if len(vs.Versions) > 0 {
+		def.Versions = make(map[string]string, len(vs.Versions))
+		for _, v := range vs.Versions {
+			def.Versions[v.Name] = v.ID
+		}
+	}
+}
+
+func upstreamToClassic(api *classicAPI, u *xUpstream) {
+	p := &api.Proxy
+	p.TargetURL = u.URL
+	if u.ServiceDiscovery != nil {
+		p.ServiceDiscovery = discoveryToClassic(u.ServiceDiscovery)
+	}
+	uptimeToClassic(&api.UptimeTests, u.UptimeTests)
+	if m := u.MutualTLS; m != nil {
+		api.UpstreamCertificatesDisabled = !m.Enabled
+		api.UpstreamCertificates = make(map[string]string, len(m.DomainToCertificateMapping))
+		for _, c := range m.DomainToCertificateMapping {
+			api.UpstreamCertificates[c.Domain] = c.Certificate
+		}
+	}
+	if c := u.CertificatePinning; c != nil {
+		api.CertificatePinningDisabled = !c.Enabled
+		api.PinnedPublicKeys = make(map[string]string, len(c.DomainToPublicKeysMapping))
+		for _, k := range c.DomainToPublicKeysMapping {
+			api.PinnedPublicKeys[k.Domain] = strings.Join(k.PublicKeys, ",")
+		}
+	}
+	if r := u.RateLimit; r != nil {
+		api.GlobalRateLimit = rateLimitConfig{Disabled: !r.Enabled, Rate: r.Rate, Per: durationSeconds(r.Per)}
+	}
+	upstreamAuthToClassic(api, u.Authentication)
+	if lb := u.LoadBalancing; lb != nil {
+		p.EnableLoadBalancing, p.CheckHostAgainstUptimeTests = lb.Enabled, lb.SkipUnavailableHosts
+		for _, t := range lb.Targets {
+			for range t.Weight {
+				p.Targets = append(p.Targets, t.URL)
+			}
+		}
+	}
+	p.PreserveHostHeader = u.PreserveHostHeader != nil && u.PreserveHostHeader.Enabled
+	p.DisableStripSlash = u.PreserveTrailingSlash != nil && u.PreserveTrailingSlash.Enabled
+	if t := u.TLSTransport; t != nil {
+		tr := &p.Transport
+		tr.SSLInsecureSkipVerify, tr.SSLCipherSuites, tr.SSLForceCommonNameCheck = t.InsecureSkipVerify, t.Ciphers, t.ForceCommonNameCheck
+		tr.SSLMinVersion, tr.SSLMaxVersion = tlsVersionNumber(t.MinVersion), tlsVersionNumber(t.MaxVersion)
+	}
+	if u.Proxy != nil && u.Proxy.Enabled {
+		p.Transport.ProxyURL = u.Proxy.URL
+	}
+}
+
+// tlsVersionNumber is the classic number of a TLS version name ("1.2" → 0x0303), 0 when unknown.
+func tlsVersionNumber(name string) uint16 {
+	for n, v := range tlsVersions {
+		if v == name {
+			return n
+		}
+	}
+	return 0
+}
+
+func discoveryToClassic(sd *xServiceDiscovery) serviceDiscoveryConfig {
+	out := serviceDiscoveryConfig{UseDiscoveryService: sd.Enabled, QueryEndpoint: sd.QueryEndpoint, UseNestedQuery: sd.UseNestedQuery,
+		ParentDataPath: sd.ParentDataPath, DataPath: sd.DataPath, PortDataPath: sd.PortDataPath, TargetPath: sd.TargetPath,
+		UseTargetList: sd.UseTargetList, EndpointReturnsList: sd.EndpointReturnsList}
+	if sd.Cache != nil {
+		out.CacheDisabled, out.CacheTimeout = !sd.Cache.Enabled, sd.Cache.Timeout
+	}
+	return out
+}
+
+func uptimeToClassic(ut *uptimeTests, x *xUptimeTests) {
+	if x == nil {
+		return
+	}
+	ut.Disabled = !x.Enabled
+	if x.ServiceDiscovery != nil {
+		ut.Config.ServiceDiscovery = discoveryToClassic(x.ServiceDiscovery)
+	}
+	ut.Config.RecheckWait = int64(durationSeconds(x.HostDownRetestPeriod))
+	ut.Config.ExpireUptimeAnalyticsAfter = int64(durationSeconds(x.LogRetentionPeriod))
+	ut.CheckList = make([]uptimeCheck, len(x.Tests))
+	for i, t := range x.Tests {
+		c := &ut.CheckList[i]
+		c.CheckURL, c.Method, c.Headers, c.Body, c.EnableProxyProtocol = t.URL, t.Method, t.Headers, t.Body, t.EnableProxyProtocol
+		c.Timeout = int64(durationNanos(t.Timeout))
+		for _, cmd := range t.Commands {
+			c.Commands = append(c.Commands, uptimeCommand{Name: cmd.Name, Message: cmd.Message})
+		}
+	}
+}
+
+func upstreamAuthToClassic(api *classicAPI, a *xUpstreamAuth) {
+	if a == nil {
+		return
+	}
+	ua := &api.UpstreamAuth
+	ua.Enabled = a.Enabled
+	if b := a.BasicAuth; b != nil {
+		ba := &ua.BasicAuth
+		ba.Enabled, ba.Username, ba.Password, ba.Header = b.Enabled, b.Username, b.Password, authSourceToClassic(b.Header)
+	}
+	if o := a.OAuth; o != nil {
+		oa := &ua.OAuth
+		oa.Enabled, oa.AllowedAuthorizeTypes = o.Enabled, o.AllowedAuthorizeTypes
+		if cc := o.ClientCredentials; cc != nil {
+			c := &oa.ClientCredentials
+			c.ClientID, c.ClientSecret, c.TokenURL, c.Scopes, c.ExtraMetadata = cc.ClientID, cc.ClientSecret, cc.TokenURL, cc.Scopes, cc.ExtraMetadata
+			c.Header = authSourceToClassic(cc.Header)
+		}
+		if pw := o.Password; pw != nil {
+			c := &oa.PasswordAuthentication
+			c.ClientID, c.ClientSecret, c.TokenURL, c.Scopes, c.ExtraMetadata = pw.ClientID, pw.ClientSecret, pw.TokenURL, pw.Scopes, pw.ExtraMetadata
+			c.Username, c.Password, c.Header = pw.Username, pw.Password, authSourceToClassic(pw.Header)
+		}
+	}
+	if s := a.RequestSigning; s != nil {
+		api.RequestSigning = requestSigning{IsEnabled: s.Enabled, Secret: s.Secret, KeyID: s.KeyID, Algorithm: s.Algorithm,
+			HeaderList: s.Headers, CertificateID: s.CertificateID, SignatureHeader: s.SignatureHeader}
+	}
+}
+
+func authSourceToClassic(s *xAuthSource) authSourceConfig {
+	if s == nil {
+		return authSourceConfig{}
+	}
+	return authSourceConfig{Enabled: s.Enabled, Name: s.Name}
+}
+
+func serverToClassic(api *classicAPI, s *xServer) {
+	api.Proxy.ListenPath, api.Proxy.StripListenPath = s.ListenPath.Value, s.ListenPath.Strip
+	api.Slug, api.Protocol, api.ListenPort = s.Slug, s.Protocol, s.Port
+	if c := s.ClientCertificates; c != nil {
+		api.UseMutualTLSAuth, api.ClientCertificates = c.Enabled, c.Allowlist
+	}
+	if t := s.GatewayTags; t != nil {
+		api.TagsDisabled, api.Tags = !t.Enabled, t.Tags
+	}
+	if d := s.CustomDomain; d != nil {
+		api.DomainDisabled, api.Domain, api.Certificates = !d.Enabled, d.Name, d.Certificates
+	}
+	api.EnableDetailedRecording = enabled(s.DetailedActivityLogs)
+	api.DetailedTracing = enabled(s.DetailedTracing)
+	api.EnableBatchRequestSupport = enabled(s.BatchProcessing)
+	if ip := s.IPAccessControl; ip != nil {
+		api.AllowedIPs, api.BlacklistedIPs, api.IPAccessControlDisabled = ip.Allow, ip.Block, !ip.Enabled
+		api.EnableIPWhiteListing, api.EnableIPBlacklisting = len(ip.Allow) > 0, len(ip.Block) > 0
+	}
+	for _, h := range s.EventHandlers {
+		if api.EventHandlers.Events == nil {
+			api.EventHandlers.Events = map[string][]eventHandler{}
+		}
+		api.EventHandlers.Events[h.Trigger] = append(api.EventHandlers.Events[h.Trigger], eventHandlerToClassic(h))
+	}
+}
+
+func enabled(x *xEnabled) bool { return x != nil && x.Enabled }
+
+// eventHandlerToClassic is the classic handler of a webhook, custom (JSVM) or log event handler.
+func eventHandlerToClassic(h xEventHandler) eventHandler {
+	meta := map[string]any{"disabled": !h.Enabled}
+	if h.ID != "" {
+		meta["id"] = h.ID
+	}
+	if h.Name != "" {
+		meta["name"] = h.Name
+	}
+	switch h.Type {
+	case "webhook":
+		meta["target_path"], meta["method"] = h.URL, h.Method
+		if hs := headerMap(h.Headers); hs != nil {
+			header := make(map[string]any, len(hs))
+			for k, v := range hs {
+				header[k] = v
+			}
+			meta["header_map"] = header
+		}
+		if h.BodyTemplate != nil {
+			meta["template_path"] = *h.BodyTemplate
+		}
+		meta["event_timeout"] = durationSeconds(h.CooldownPeriod)
+		return eventHandler{Handler: "eh_web_hook_handler", HandlerMeta: meta}
+	case "custom":
+		meta["name"] = h.FunctionName
+		if h.Path != nil {
+			meta["path"] = *h.Path
+		}
+		return eventHandler{Handler: "eh_dynamic_handler", HandlerMeta: meta}
+	}
+	if h.LogPrefix != nil {
+		meta["prefix"] = *h.LogPrefix
+	}
+	return eventHandler{Handler: "eh_log_handler", HandlerMeta: meta}
+}
+
+// globalToClassic: without global middleware (or its trafficLogs) a Tyk OAS API records no traffic.
+func globalToClassic(api *classicAPI, v *versionInfo, g *xGlobal) {
+	if g == nil {
+		api.DoNotTrack = true
+		return
+	}
+	mw := &api.CustomMiddleware
+	if pc := g.PluginConfig; pc != nil {
+		mw.Driver = pc.Driver
+		if b := pc.Bundle; b != nil {
+			api.CustomMiddlewareBundle, api.CustomMiddlewareBundleDisabled = b.Path, !b.Enabled
+		}
+		if d := pc.Data; d != nil {
+			api.ConfigData, api.ConfigDataDisabled = d.Value, !d.Enabled
+		}
+	}
+	if c := g.CORS; c != nil {
+		api.CORS = corsConfig{Enable: c.Enabled, AllowedOrigins: c.AllowedOrigins, AllowedMethods: c.AllowedMethods, AllowedHeaders: c.AllowedHeaders,
+			ExposedHeaders: c.ExposedHeaders, AllowCredentials: c.AllowCredentials, MaxAge: c.MaxAge, OptionsPassthrough: c.OptionsPassthrough, Debug: c.Debug}
+	}
+	mw.Pre, mw.PostKeyAuth = pluginsToClassic(g.PrePlugins), pluginsToClassic(g.PostAuthenticationPlugins)
+	mw.Post, mw.Response = pluginsToClassic(g.PostPlugins), pluginsToClassic(g.ResponsePlugins)
+	if c := g.Cache; c != nil {
+		api.CacheOptions = cacheOptions{EnableCache: c.Enabled, CacheTimeout: c.Timeout, CacheAllSafeRequests: c.CacheAllSafeRequests,
+			CacheOnlyResponseCodes: c.CacheResponseCodes, CacheByHeaders: c.CacheByHeaders, EnableUpstreamCacheControl: c.EnableUpstreamCacheControl,
+			CacheControlTTLHeader: c.ControlTTLHeaderName}
+	}
+	if h := g.TransformRequestHeaders; h != nil {
+		v.GlobalHeaders, v.GlobalHeadersRemove, v.GlobalHeadersDisabled = headerMap(h.Add), h.Remove, !h.Enabled
+	}
+	if h := g.TransformResponseHeaders; h != nil {
+		v.GlobalResponseHeaders, v.GlobalResponseHeadersRemove, v.GlobalResponseHeadersDisabled = headerMap(h.Add), h.Remove, !h.Enabled
+	}
+	api.EnableContextVars = enabled(g.ContextVariables)
+	trafficLogsToClassic(api, g.TrafficLogs)
+	if l := g.RequestSizeLimit; l != nil {
+		v.GlobalSizeLimit, v.GlobalSizeLimitDisabled = l.Value, !l.Enabled
+	}
+	v.IgnoreEndpointCase = enabled(g.IgnoreCase)
+	api.DisableRateLimit, api.DisableQuota, api.DontSetQuotasOnCreate = g.SkipRateLimit, g.SkipQuota, g.SkipQuotaReset
+}
+
+func pluginsToClassic(ps []xCustomPlugin) []middlewareDefinition {
+	var out []middlewareDefinition
+	for _, p := range ps {
+		out = append(out, middlewareDefinition{Disabled: !p.Enabled, Name: p.FunctionName, Path: p.Path, RequireSession: p.RequireSession, RawBodyOnly: p.RawBodyOnly})
+	}
+	return out
+}
+
+func trafficLogsToClassic(api *classicAPI, tl *xTrafficLogs) {
+	if tl == nil {
+		api.DoNotTrack = true
+		return
+	}
+	api.DoNotTrack, api.TagHeaders = !tl.Enabled, tl.TagHeaders
+	api.ExpireAnalyticsAfter = int64(durationSeconds(tl.CustomRetentionPeriod))
+	if len(tl.Plugins) > 0 {
+		p := tl.Plugins[0]
+		api.AnalyticsPlugin = analyticsPlugin{Enabled: p.Enabled, FuncName: p.FunctionName, PluginPath: p.Path}
+	}
+}
+
+// operationsToClassic fills the extended paths from the operations' middleware, path by path in the order
+// Tyk's extraction visits them (the most specific first: classic matches entries in list order), each kind of
+// the table appending its setting.
+func operationsToClassic(ep *extendedPaths, paths map[string]*pathItem, ops map[string]*xOperation) {
+	if len(ops) == 0 {
+		return
+	}
+	for _, p := range sortedPaths(paths) {
+		item := paths[p]
+		for _, method := range httpMethods {
+			op := *item.operation(method)
+			if op == nil {
+				continue
+			}
+			x := ops[op.OperationID]
+			if x == nil {
+				continue
+			}
+			e := endpointRef{Path: classicPath(p, method, op.OperationID), Method: method}
+			for i := range kinds {
+				if k := &kinds[i]; k.toClassic != nil {
+					k.toClassic(ep, x, e)
+				}
+			}
+		}
+	}
+}
+
+// classicPath is the classic path of an operation: the path the converter made it from when its operationId is
+// the converter's (that path without its leading slash, then the method) and templates to the OpenAPI path,
+// so the gateway matches exactly what the classic API matched; otherwise the OpenAPI path, as Tyk extracts it.
+func classicPath(oasPath, method, operationID string) string {
+	if raw, ok := strings.CutSuffix(operationID, method); ok && raw != "" {
+		raw = "/" + raw
+		if raw == oasPath {
+			return raw
+		}
+		if t, err := templatePath(raw); err == nil && t.path == oasPath {
+			return raw
+		}
+	}
+	return oasPath
+}
+
+// sortedPaths orders OpenAPI paths as Tyk's extraction does: more segments first, then longer (both without
+// their {parameters}), then alphabetically; of two paths equal without parameters, the literal one first.
+func sortedPaths(paths map[string]*pathItem) []string {
+	keys := slices.Collect(maps.Keys(paths))
+	slices.SortFunc(keys, func(a, b string) int {
+		sa, sb := withoutParams(a), withoutParams(b)
+		if sa == sb {
+			sa, sb = b, a
+		}
+		if na, nb := strings.Count(sa, "/"), strings.Count(sb, "/"); na != nb {
+			return nb - na
+		}
+		if len(sa) != len(sb) {
+			return len(sb) - len(sa)
+		}
+		return strings.Compare(sa, sb)
+	})
+	return keys
+}
+
+// withoutParams drops the {parameter} segments of an OpenAPI path's text.
+func withoutParams(p string) string {
+	if !strings.Contains(p, "{") {
+		return p
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
