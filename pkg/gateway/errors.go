@@ -34,6 +34,9 @@ func (f *facade) handleError(_ context.Context, _ *runtime.ServeMux, _ runtime.M
 	case body.timedOut:
 		f.writeError(w, r, http.StatusRequestTimeout, []string{"the request body did not arrive in time"})
 	case st.Code() == codes.InvalidArgument && f.opts.RequestError != nil:
+		if body.decodeErr != nil {
+			err = body.decodeErr
+		}
 		code, msgs := f.opts.RequestError(r, err)
 		f.writeError(w, r, code, msgs)
 	case st.Code() == codes.InvalidArgument:

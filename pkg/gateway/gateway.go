@@ -47,8 +47,9 @@ type Options struct {
 	// messages (one per problem); it is written as JSON.
 	ErrorBody func(r *http.Request, status int, msgs []string) any
 	// RequestError answers a request the facade could not read (malformed
-	// JSON, wrong types): its HTTP status and messages. When nil, 400 with the
-	// decoder's message.
+	// JSON, wrong types): its HTTP status and messages. err is the body
+	// decoder's own error when the decoder is a BodyDecoder, else the
+	// status grpc-gateway made. When nil, 400 with the decoder's message.
 	RequestError func(r *http.Request, err error) (int, []string)
 	// QueryInt, when set, reads the REST query parameters that are integer
 	// fields of a route's request (as the OpenAPI description lists them)

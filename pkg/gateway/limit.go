@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 )
 
 // A body is read against a deadline sized for it: BodyGrace plus its length
@@ -27,6 +29,9 @@ type bodyState struct {
 	tooLarge bool // went over MaxBody
 	timedOut bool // the read deadline passed
 	done     bool // read to its end (or there was none)
+	// decodeErr is what the body's decoder refused it with (BodyDecoder),
+	// for Options.RequestError: grpc-gateway passes on only its text.
+	decodeErr error
 }
 
 // watchBody caps the body at MaxBody (bodies of unknown length included),
@@ -36,6 +41,10 @@ func (f *facade) watchBody(w http.ResponseWriter, r *http.Request) *http.Request
 	state := &bodyState{done: r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody}
 	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, state))
 	if state.done {
+		if r.Body == nil {
+			r.Body = http.NoBody
+		}
+		r.Body = &watchedBody{ReadCloser: r.Body, state: state} // for BodyDecoder
 		return r
 	}
 	rc := http.NewResponseController(w)
@@ -63,13 +72,33 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.state.done = true
 		// The rest of the request's life has no read deadline: net/http's
 		// background read must not cancel a long handler.
-		b.rc.SetReadDeadline(time.Time{})
+		if b.rc != nil {
+			b.rc.SetReadDeadline(time.Time{})
+		}
 	case errors.As(err, &tooLarge):
 		b.state.tooLarge = true
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.state.timedOut = true
 	}
 	return n, err
+}
+
+// BodyDecoder reads a request body whole (the facade caps its size and
+// time) and decodes it with decode. When decode refuses it, the facade
+// keeps the error as decode returned it, for Options.RequestError, which so
+// sees a structured error rather than the text grpc-gateway passes on.
+func BodyDecoder(r io.Reader, decode func(data []byte, v any) error) runtime.Decoder {
+	return runtime.DecoderFunc(func(v any) error {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return err
+		}
+		err = decode(data, v)
+		if b, ok := r.(*watchedBody); ok && err != nil {
+			b.state.decodeErr = err
+		}
+		return err
+	})
 }
 
 func bodyOf(ctx context.Context) *bodyState {

@@ -9,8 +9,9 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 )
 
 // The messages below are well-known ones with the field kinds the services
@@ -38,7 +39,7 @@ func TestCheckJSONRefuses(t *testing.T) {
 		{`{"metadata":{"k":1}}`, "metadata.k: must be a string, not a number"},
 		{`{"metadata":{"k":null}}`, "metadata.k: must not be null"},
 		{`{"metadata":{"k":"a","k":"b"}}`, "metadata.k: duplicate key"},
-		{`{"other":` + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + `}`, "nested more than"},
+		{`{"other":` + strings.Repeat("[", jsonstrict.MaxDepth+1) + strings.Repeat("]", jsonstrict.MaxDepth+1) + `}`, "nested more than"},
 		{"{\"reason\":\"\xff\"}", "not valid UTF-8"},
 		{`{"reason":"a"}`, ""},
 		{`{"reason":null,"metadata":null,"other":{"x":[1,"2",{"y":null}]}}`, ""},
@@ -54,8 +55,7 @@ func TestCheckJSONRefuses(t *testing.T) {
 }
 
 func TestCheckJSONNumbers(t *testing.T) {
-	// google.protobuf.Value's number_value is a double; the integer kinds
-	// are checked through checkInt directly.
+	// The integer kinds' bounds are jsonstrict's (TestIntegers there).
 	for _, tc := range []struct {
 		body string
 		ok   bool
@@ -68,23 +68,6 @@ func TestCheckJSONNumbers(t *testing.T) {
 			t.Errorf("RetryInfo %s: %v, want ok=%v", tc.body, err, tc.ok)
 		}
 	}
-	for _, tc := range []struct {
-		lit  string
-		kind string
-		ok   bool
-	}{
-		{"0", "int32", true}, {"-0", "uint32", true}, {"2147483647", "int32", true}, {"2147483648", "int32", false},
-		{"-2147483648", "int32", true}, {"-2147483649", "int32", false}, {"4294967295", "uint32", true},
-		{"4294967296", "uint32", false}, {"-1", "uint32", false}, {"1e3", "int32", true}, {"1.5", "int32", false},
-		{"1e400", "int32", false}, {"9007199254740993", "int64", true}, {"18446744073709551616", "uint64", false},
-		{"18446744073709551615", "uint64", true}, {"9223372036854775808", "int64", false}, {"1.8446744073709552e19", "uint64", false},
-		{"9.223372036854775807e18", "int64", false}, {"-9.223372036854775808e18", "int64", true},
-	} {
-		k := map[string]kindName{"int32": int32K, "uint32": uint32K, "int64": int64K, "uint64": uint64K}[tc.kind]
-		if p := checkInt(tc.lit, k.kind()); (p == "") != tc.ok {
-			t.Errorf("checkInt(%s, %s) = %q, want ok=%v", tc.lit, tc.kind, p, tc.ok)
-		}
-	}
 }
 
 func TestDecodeJSON(t *testing.T) {
@@ -94,22 +77,12 @@ func TestDecodeJSON(t *testing.T) {
 	}
 	var bad errdetails.ErrorInfo
 	err := DecodeJSON([]byte(`{"domain":7}`), &bad)
-	var be *BodyError
-	if !errors.As(err, &be) || be.Field != "domain" {
-		t.Errorf("DecodeJSON with a wrong type: %v, want a BodyError naming domain", err)
+	var p *jsonstrict.Problem
+	if !errors.As(err, &p) || p.Path != "domain" || p.Kind != jsonstrict.WrongType {
+		t.Errorf("DecodeJSON with a wrong type: %v, want a jsonstrict.Problem naming domain", err)
 	}
 	if err := DecodeJSON([]byte(`{}`), 7); err == nil {
 		t.Error("DecodeJSON into an int accepted")
-	}
-}
-
-func TestCheckOneValue(t *testing.T) {
-	for body, ok := range map[string]bool{
-		`{"a":1}`: true, `[1,2]`: true, `"x"`: true, `1 2`: false, `{"a":1,"a":2}`: false, `{"a":{"b":1,"b":1}}`: false, ``: false,
-	} {
-		if err := CheckOneValue([]byte(body)); (err == nil) != ok {
-			t.Errorf("CheckOneValue(%s) = %v, want ok=%v", body, err, ok)
-		}
 	}
 }
 
@@ -125,23 +98,10 @@ func FuzzCheckJSON(f *testing.F) {
 		}
 		// Whatever the strict pass lets through, protojson decodes, and it
 		// is one JSON value.
-		if CheckJSON(data, md) != nil || CheckOneValue(data) != nil {
+		if CheckJSON(data, md) != nil || jsonstrict.Check(data, nil) != nil {
 			t.Fatalf("accepted %q but the checks refuse it", data)
 		}
 	})
-}
-
-type kindName int
-
-const (
-	int32K kindName = iota
-	uint32K
-	int64K
-	uint64K
-)
-
-func (k kindName) kind() protoreflect.Kind {
-	return [...]protoreflect.Kind{protoreflect.Int32Kind, protoreflect.Uint32Kind, protoreflect.Int64Kind, protoreflect.Uint64Kind}[k]
 }
 
 func FuzzValidQuery(f *testing.F) {

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/api/httpbody"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -22,7 +22,7 @@ const jsonType = "application/json"
 func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err error) {
 	// One JSON value, valid UTF-8, no duplicate keys (which one would Tyk
 	// read?): the definition is stored verbatim, so it must be unambiguous.
-	if gateway.CheckOneValue(body) != nil {
+	if jsonstrict.Check(body, nil) != nil {
 		return nil, "", false, errMalformedAPI
 	}
 	m, found, err := rawjson.Find(body, "api_definition")

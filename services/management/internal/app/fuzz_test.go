@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 )
 
 // FuzzRequestDecoder drives the management facade's decoder with the
@@ -34,7 +34,7 @@ func FuzzRequestDecoder(f *testing.F) {
 			if err := m.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
 				continue
 			}
-			if err := gateway.CheckOneValue(body); err != nil {
+			if err := jsonstrict.Check(body, nil); err != nil {
 				t.Fatalf("accepted %q into %T, which is not one plain JSON value: %v", body, v, err)
 			}
 			if msg, ok := v.(proto.Message); ok {

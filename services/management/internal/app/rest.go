@@ -95,11 +95,7 @@ func (m *marshaler) Unmarshal(data []byte, v any) error {
 }
 
 func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	return runtime.DecoderFunc(func(v any) error {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
+	return gateway.BodyDecoder(r, func(data []byte, v any) error {
 		switch t := v.(type) {
 		case **httpbody.HttpBody:
 			*t = &httpbody.HttpBody{Data: data}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
@@ -50,8 +50,8 @@ func Parse(body []byte, yamlInput bool) ([]byte, error) {
 		return nil, invalid("the request body is not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
 	}
 	// Stored verbatim, so it must be unambiguous: valid UTF-8, no key twice.
-	if err := gateway.CheckOneValue(doc); err != nil {
-		return nil, invalid("%s", err)
+	if p := jsonstrict.First(jsonstrict.Check(doc, nil)); p != nil {
+		return nil, invalid("%s", p)
 	}
 	if _, err := rawjson.Members(doc); err != nil {
 		return nil, invalid("the document must be a JSON object")

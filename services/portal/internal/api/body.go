@@ -8,10 +8,10 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"reflect"
 	"slices"
+	"strconv"
 	"strings"
-	"unicode/utf8"
+	"sync"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/status"
@@ -21,6 +21,7 @@ import (
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 )
 
 // The REST facade reads request bodies with DecodeBody instead of protojson,
@@ -39,27 +40,26 @@ import (
 //   - the ID lists: Categories and Tags travel as plain arrays of strings,
 //     held by an IdList message so that gRPC can tell absent from empty.
 //
-// The gRPC API stays typed; this only changes how REST JSON becomes the
-// same messages.
+// The body is checked by pkg/jsonstrict, as every service's are, against
+// the shape these rules give; its problems are then worded as the portal's
+// 422 sentences. The gRPC API stays typed; this only changes how REST JSON
+// becomes the same messages.
 
-// BodyError lists the problems of a request body, one sentence each.
+// BodyError lists the problems of a request body, one sentence each. The
+// facade hands it to RequestError as the decoder returned it.
 type BodyError struct{ Problems []string }
 
-// bodyErrorPrefix marks the facade's status message of a BodyError, which
-// grpc-gateway turns into a status error carrying only the text.
-const bodyErrorPrefix = "request body rejected:\n"
-
-func (e *BodyError) Error() string { return bodyErrorPrefix + strings.Join(e.Problems, "\n") }
+func (e *BodyError) Error() string { return strings.Join(e.Problems, "; ") }
 
 // RequestError is the facade's answer to a request it could not read: 422
 // with the body's problems, or 400 for anything else (a query string it
 // cannot parse, say).
 func RequestError(_ *http.Request, err error) (int, []string) {
-	msg := status.Convert(err).Message()
-	if list, ok := strings.CutPrefix(msg, bodyErrorPrefix); ok {
-		return http.StatusUnprocessableEntity, strings.Split(list, "\n")
+	var be *BodyError
+	if errors.As(err, &be) {
+		return http.StatusUnprocessableEntity, be.Problems
 	}
-	return http.StatusBadRequest, []string{"Invalid request: " + msg}
+	return http.StatusBadRequest, []string{"Invalid request: " + status.Convert(err).Message()}
 }
 
 // Marshaler is the REST facade's marshaler: responses as compact protojson
@@ -79,17 +79,7 @@ var MarshalOptions = protojson.MarshalOptions{EmitUnpopulated: true}
 func (m *Marshaler) Unmarshal(data []byte, v any) error { return DecodeBody(data, v) }
 
 // NewDecoder reads the whole body (already capped at 16 MiB by the facade) and decodes it.
-func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	return runtime.DecoderFunc(func(v any) error {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return err
-		}
-		return DecodeBody(data, v)
-	})
-}
-
-var protoMessage = reflect.TypeFor[proto.Message]()
+func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder { return gateway.BodyDecoder(r, DecodeBody) }
 
 // DecodeBody reads a JSON request body into v: a proto message, or a
 // pointer to a message pointer (which is allocated). A body that is not a
@@ -97,16 +87,9 @@ var protoMessage = reflect.TypeFor[proto.Message]()
 // lists those problems and the field checks' findings; v may then be partly
 // set. Values of the right type are left to the handler to check.
 func DecodeBody(data []byte, v any) error {
-	msg, ok := v.(proto.Message)
-	if !ok {
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Pointer || !rv.Elem().Type().Implements(protoMessage) {
-			return fmt.Errorf("portal body decoder: cannot decode into %T", v)
-		}
-		if rv.Elem().IsNil() {
-			rv.Elem().Set(reflect.New(rv.Elem().Type().Elem()))
-		}
-		msg = rv.Elem().Interface().(proto.Message)
+	msg, err := gateway.Target(v)
+	if err != nil {
+		return fmt.Errorf("portal body decoder: %w", err)
 	}
 	var problems []string
 	if order, ok := msg.(*portalv1.DocOrder); ok {
@@ -137,99 +120,153 @@ func fieldProblems(msg proto.Message) []string {
 	return nil
 }
 
-// decodeObject sets msg's fields from a JSON object keyed by their JSON
-// names; null means absent. It returns one sentence per problem, in field
-// order, then the misspelt names in key order.
-func decodeObject(data []byte, msg protoreflect.Message) []string {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return []string{"Request body is empty: send a JSON object"}
-	}
-	if !utf8.Valid(data) {
-		return []string{"Request body is not valid UTF-8"}
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return []string{fmt.Sprintf("Request body is not valid JSON (error at byte %d)", syntax.Offset)}
-		}
-		return []string{"Request body must be a JSON object"}
-	}
-	if obj == nil {
-		return []string{"Request body must be a JSON object"}
-	}
-	if err := gateway.CheckOneValue(data); err != nil { // duplicate keys, depth
-		return []string{"Invalid request body: " + err.Error()}
-	}
-	var problems []string
-	fields := msg.Descriptor().Fields()
-	for i := range fields.Len() {
-		fd := fields.Get(i)
-		raw, ok := obj[fd.JSONName()]
-		if !ok || isNull(raw) {
-			continue
-		}
-		if p := setField(msg, fd, raw); p != "" {
-			problems = append(problems, p)
+// documentProblem words a problem of the body as a whole, if it has one:
+// empty, not UTF-8, not JSON, or (notShape) not the JSON type the route
+// reads.
+func documentProblem(problems []jsonstrict.Problem, empty, notShape string) string {
+	for _, p := range problems {
+		switch p.Kind {
+		case jsonstrict.Empty:
+			return "Request body is empty: " + empty
+		case jsonstrict.InvalidUTF8:
+			return "Request body is not valid UTF-8"
+		case jsonstrict.Syntax, jsonstrict.Trailing:
+			return fmt.Sprintf("Request body is not valid JSON (error at byte %d)", p.Offset)
 		}
 	}
-	return append(problems, misspelled(obj, fields)...)
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-// setField decodes one member; it returns the problem, if any.
-func setField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage) string {
-	name := fd.JSONName()
-	switch {
-	case fd.Kind() == protoreflect.StringKind && !fd.IsList():
-		var s string
-		if !isString(raw) || json.Unmarshal(raw, &s) != nil {
-			return name + " must be a string"
+	for _, p := range problems {
+		if p.Path == "" && (p.Kind == jsonstrict.WrongType || p.Kind == jsonstrict.Null) {
+			return notShape
 		}
-		msg.Set(fd, protoreflect.ValueOfString(s))
-	case fd.Kind() == protoreflect.BoolKind && !fd.IsList():
-		var b bool
-		if json.Unmarshal(raw, &b) != nil {
-			return name + " must be true or false"
-		}
-		msg.Set(fd, protoreflect.ValueOfBool(b))
-	case fd.Message() != nil && fd.Message().FullName() == idListName:
-		ids, ok := stringArray(raw)
-		if !ok {
-			return name + " must be an array of IDs written as strings, such as [\"1\", \"2\"]"
-		}
-		msg.Set(fd, protoreflect.ValueOfMessage((&portalv1.IdList{Ids: ids}).ProtoReflect()))
-	default:
-		return name + " cannot be set"
 	}
 	return ""
 }
 
-var idListName = (&portalv1.IdList{}).ProtoReflect().Descriptor().FullName()
-
-func isString(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '"'
+func problemsOf(err error) []jsonstrict.Problem {
+	var e *jsonstrict.Error
+	if errors.As(err, &e) {
+		return e.Problems
+	}
+	return nil
 }
 
-// stringArray reads a JSON array whose elements are all strings.
-func stringArray(raw json.RawMessage) ([]string, bool) {
-	var elems []json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-		return nil, false
+// inputShapes holds each input message's jsonstrict shape: its fields by
+// their exact JSON names, an IdList as an array of strings.
+var inputShapes sync.Map // protoreflect.FullName → *jsonstrict.Shape
+
+func inputShape(md protoreflect.MessageDescriptor) *jsonstrict.Shape {
+	if s, ok := inputShapes.Load(md.FullName()); ok {
+		return s.(*jsonstrict.Shape)
 	}
-	out := make([]string, 0, len(elems))
-	for _, e := range elems {
-		var s string
-		if !isString(e) || json.Unmarshal(e, &s) != nil {
-			return nil, false
+	fields := md.Fields()
+	s := &jsonstrict.Shape{Type: jsonstrict.Object, Member: func(key string) (*jsonstrict.Shape, int) {
+		fd := fields.ByJSONName(key)
+		if fd == nil || fd.JSONName() != key {
+			return nil, 0
 		}
-		out = append(out, s)
-	}
-	return out, true
+		switch {
+		case fd.Kind() == protoreflect.StringKind && !fd.IsList():
+			return stringShape, int(fd.Number())
+		case fd.Kind() == protoreflect.BoolKind && !fd.IsList():
+			return boolShape, int(fd.Number())
+		case fd.Message() != nil && fd.Message().FullName() == idListName:
+			return idListShape, int(fd.Number())
+		}
+		return nil, int(fd.Number()) // refused below: it cannot be set
+	}}
+	actual, _ := inputShapes.LoadOrStore(md.FullName(), s)
+	return actual.(*jsonstrict.Shape)
 }
 
+var (
+	stringShape = &jsonstrict.Shape{Type: jsonstrict.String}
+	boolShape   = &jsonstrict.Shape{Type: jsonstrict.Bool}
+	idListShape = &jsonstrict.Shape{Type: jsonstrict.Array, Elem: stringShape}
+	idListName  = (&portalv1.IdList{}).ProtoReflect().Descriptor().FullName()
+)
+
+// decodeObject sets msg's fields from a JSON object keyed by their JSON
+// names; null means absent. It returns one sentence per problem, in field
+// order, then the misspelled names in key order.
+func decodeObject(data []byte, msg protoreflect.Message) []string {
+	problems := problemsOf(jsonstrict.Check(data, inputShape(msg.Descriptor())))
+	if p := documentProblem(problems, "send a JSON object", "Request body must be a JSON object"); p != "" {
+		return []string{p}
+	}
+	for _, p := range problems {
+		if p.Kind == jsonstrict.Duplicate || p.Kind == jsonstrict.TooDeep {
+			return []string{"Invalid request body: " + p.Error()}
+		}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return []string{"Request body must be a JSON object"} // not reached: checked above
+	}
+	var out []string
+	fields := msg.Descriptor().Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		raw, ok := obj[fd.JSONName()]
+		switch {
+		case hasProblem(problems, fd.JSONName()):
+			out = append(out, fieldTypeProblem(fd))
+		case !ok || string(bytes.TrimSpace(raw)) == "null":
+		case !setField(msg, fd, raw):
+			out = append(out, fd.JSONName()+" cannot be set")
+		}
+	}
+	return append(out, misspelled(obj, fields)...)
+}
+
+// hasProblem reports whether a problem lies in the member name.
+func hasProblem(problems []jsonstrict.Problem, name string) bool {
+	for _, p := range problems {
+		if rest, ok := strings.CutPrefix(p.Path, name); ok && (rest == "" || rest[0] == '[' || rest[0] == '.') {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldTypeProblem is the sentence for a member of the wrong JSON type.
+func fieldTypeProblem(fd protoreflect.FieldDescriptor) string {
+	switch fd.Kind() {
+	case protoreflect.StringKind:
+		return fd.JSONName() + " must be a string"
+	case protoreflect.BoolKind:
+		return fd.JSONName() + " must be true or false"
+	}
+	return fd.JSONName() + " must be an array of IDs written as strings, such as [\"1\", \"2\"]"
+}
+
+// setField sets a checked member; false for a field the REST API cannot set.
+func setField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, raw json.RawMessage) bool {
+	switch {
+	case fd.Message() != nil && fd.Message().FullName() == idListName:
+		ids := []string{}
+		if json.Unmarshal(raw, &ids) != nil {
+			return false
+		}
+		msg.Set(fd, protoreflect.ValueOfMessage((&portalv1.IdList{Ids: ids}).ProtoReflect()))
+	case fd.IsList():
+		return false
+	case fd.Kind() == protoreflect.StringKind:
+		var v string
+		if json.Unmarshal(raw, &v) != nil {
+			return false
+		}
+		msg.Set(fd, protoreflect.ValueOfString(v))
+	case fd.Kind() == protoreflect.BoolKind:
+		var v bool
+		if json.Unmarshal(raw, &v) != nil {
+			return false
+		}
+		msg.Set(fd, protoreflect.ValueOfBool(v))
+	default:
+		return false
+	}
+	return true
+}
 // misspelled reports the keys that are a field's name in another spelling
 // (case, `_`, `-`), in key order.
 func misspelled(obj map[string]json.RawMessage, fields protoreflect.FieldDescriptors) []string {
@@ -265,40 +302,34 @@ func toLower(r rune) rune {
 	return r
 }
 
+// orderShape is a page order's: an array of IDs, strings or numbers.
+var orderShape = &jsonstrict.Shape{Type: jsonstrict.Array, Elem: &jsonstrict.Shape{Type: jsonstrict.StringOrNumber}}
+
 // decodeOrder reads a page order, a JSON array of page IDs: numbers as the
 // Tyk portal writes them, or strings of digits as this API writes IDs
 // elsewhere. Whether each is a page of the product is the handler's to check.
 func decodeOrder(data []byte, order *portalv1.DocOrder) []string {
 	const want = "send a JSON array of tutorial page IDs, such as [3, 1, 2]"
-	if len(bytes.TrimSpace(data)) == 0 {
-		return []string{"Request body is empty: " + want}
-	}
-	if !utf8.Valid(data) {
-		return []string{"Request body is not valid UTF-8"}
+	problems := problemsOf(jsonstrict.Check(data, orderShape))
+	if p := documentProblem(problems, want, "Request body must be a JSON array: "+want); p != "" {
+		return []string{p}
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(data, &elems); err != nil {
-		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
-			return []string{fmt.Sprintf("Request body is not valid JSON (error at byte %d)", syntax.Offset)}
-		}
-		return []string{"Request body must be a JSON array: " + want}
+		return []string{"Request body must be a JSON array: " + want} // not reached: checked above
 	}
-	if elems == nil {
-		return []string{"Request body must be a JSON array: " + want}
-	}
-	var problems []string
+	var out []string
 	for i, e := range elems {
 		e = bytes.TrimSpace(e)
 		var s string
 		switch {
-		case isString(e) && json.Unmarshal(e, &s) == nil:
+		case hasProblem(problems, "["+strconv.Itoa(i)+"]"):
+			out = append(out, fmt.Sprintf("Item %d must be a tutorial page ID (a positive integer); got %s", i+1, quote(string(e))))
+		case json.Unmarshal(e, &s) == nil:
 			order.DocIds = append(order.DocIds, s)
-		case len(e) > 0 && (e[0] == '-' || ('0' <= e[0] && e[0] <= '9')):
-			order.DocIds = append(order.DocIds, string(e)) // the handler refuses 1.5, -1, 1e3
 		default:
-			problems = append(problems, fmt.Sprintf("Item %d must be a tutorial page ID (a positive integer); got %s", i+1, quote(string(e))))
+			order.DocIds = append(order.DocIds, string(e)) // a number: the handler refuses 1.5, -1, 1e3
 		}
 	}
-	return problems
+	return out
 }

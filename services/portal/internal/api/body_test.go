@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +73,10 @@ func TestRequestError(t *testing.T) {
 		status int
 		msgs   []string
 	}{
-		{status.Errorf(codes.InvalidArgument, "%v", &BodyError{Problems: []string{"a", "b"}}), 422, []string{"a", "b"}},
+		{&BodyError{Problems: []string{"a", "b"}}, 422, []string{"a", "b"}},
+		{fmt.Errorf("decode: %w", &BodyError{Problems: []string{"a"}}), 422, []string{"a"}},
+		// The text of a BodyError is not one: the facade passes the error itself.
+		{status.Errorf(codes.InvalidArgument, "%v", &BodyError{Problems: []string{"a", "b"}}), 400, []string{"Invalid request: a; b"}},
 		{status.Errorf(codes.InvalidArgument, "too many values"), 400, []string{"Invalid request: too many values"}},
 	} {
 		code, msgs := RequestError(nil, tc.err)
@@ -110,7 +114,7 @@ func FuzzDecodeBody(f *testing.F) {
 					t.Fatalf("problem %q is not a one-line sentence", p)
 				}
 			}
-			code, msgs := RequestError(nil, status.Errorf(codes.InvalidArgument, "%v", err))
+			code, msgs := RequestError(nil, err)
 			if code != 422 || !slices.Equal(msgs, be.Problems) {
 				t.Fatalf("through the facade: %d %q, want 422 %q", code, msgs, be.Problems)
 			}

@@ -8,6 +8,7 @@ import (
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 )
 
 // FuzzRequestBody drives the studio's REST body decoder (the facade's
@@ -27,7 +28,7 @@ func FuzzRequestBody(f *testing.F) {
 			if err := gateway.DecodeJSON(body, msg); err != nil {
 				continue
 			}
-			if err := gateway.CheckOneValue(body); err != nil {
+			if err := jsonstrict.Check(body, nil); err != nil {
 				t.Fatalf("accepted %q into %T, which is not one plain JSON value: %v", body, msg, err)
 			}
 			out, err := protojson.Marshal(msg)
