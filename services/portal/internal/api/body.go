@@ -79,7 +79,9 @@ var MarshalOptions = protojson.MarshalOptions{EmitUnpopulated: true}
 func (m *Marshaler) Unmarshal(data []byte, v any) error { return DecodeBody(data, v) }
 
 // NewDecoder reads the whole body (already capped at 16 MiB by the facade) and decodes it.
-func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder { return gateway.BodyDecoder(r, DecodeBody) }
+func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder {
+	return gateway.BodyDecoder(r, DecodeBody)
+}
 
 // DecodeBody reads a JSON request body into v: a proto message, or a
 // pointer to a message pointer (which is allocated). A body that is not a
@@ -267,6 +269,7 @@ func setField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, raw jso
 	}
 	return true
 }
+
 // misspelled reports the keys that are a field's name in another spelling
 // (case, `_`, `-`), in key order.
 func misspelled(obj map[string]json.RawMessage, fields protoreflect.FieldDescriptors) []string {
