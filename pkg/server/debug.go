@@ -27,13 +27,14 @@ func DebugHandler() http.Handler {
 }
 
 // serveDebug listens on addr and serves DebugHandler until the returned
-// function is called.
-func serveDebug(log *slog.Logger, addr string) (stop func(), err error) {
-	l, err := net.Listen("tcp", addr)
+// function is called. The listening line names its address (Listeners.Debug).
+// Secrets are not served back: the flags that carry one are redacted from
+// os.Args (config.RedactArgs), which pprof's cmdline and expvar's read.
+func serveDebug(log *slog.Logger, addr string) (l net.Listener, stop func(), err error) {
+	l, err = net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen on --debug-addr %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("listen on --debug-addr %s: %w", addr, err)
 	}
-	log.Info("debug listener (pprof, expvar): http://"+l.Addr().String()+"/debug/pprof/", "debug_addr", l.Addr().String())
 	srv := &http.Server{Handler: DebugHandler(), ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {
@@ -42,7 +43,7 @@ func serveDebug(log *slog.Logger, addr string) (stop func(), err error) {
 			log.Error("debug listener failed", "err", err)
 		}
 	}()
-	return func() {
+	return l, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if srv.Shutdown(ctx) != nil {

@@ -20,6 +20,9 @@ type Listeners struct {
 	HTTP, GRPC net.Listener
 	Site       net.Listener // nil: the service has no public site
 	Metrics    net.Listener // nil: /metrics is served on HTTP
+	// Debug is the address of the debug listener Run serves (--debug-addr),
+	// named in the listening line; nil: none.
+	Debug net.Addr
 }
 
 // Listen opens cfg's addresses (port 0 picks a free port). It logs nothing:
@@ -75,6 +78,10 @@ func (l *Listeners) logListening(log *slog.Logger) {
 	if l.Metrics != nil {
 		msg += fmt.Sprintf(" metrics http://%s/metrics", l.Metrics.Addr())
 		attrs = append(attrs, "metrics_addr", l.Metrics.Addr().String())
+	}
+	if l.Debug != nil {
+		msg += fmt.Sprintf(" debug http://%s/debug/pprof/", l.Debug)
+		attrs = append(attrs, "debug_addr", l.Debug.String())
 	}
 	log.Info(msg, attrs...)
 }

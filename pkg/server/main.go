@@ -63,11 +63,12 @@ func Run(ctx context.Context, log *slog.Logger, cfg config.Config, serve ServeFu
 	}
 	defer l.Close()
 	if cfg.DebugAddr != "" {
-		stopDebug, err := serveDebug(log, cfg.DebugAddr)
+		debug, stopDebug, err := serveDebug(log, cfg.DebugAddr)
 		if err != nil {
 			return err
 		}
 		defer stopDebug()
+		l.Debug = debug.Addr()
 	}
 	return serve(ctx, log, l, cfg)
 }

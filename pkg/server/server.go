@@ -98,6 +98,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	l.logListening(log)
 	if svc.Init != nil {
 		if err := svc.Init(ctx, log); err != nil {
+			if ctx.Err() != nil {
+				return nil // asked to stop before serving: a clean stop
+			}
 			return err
 		}
 	}

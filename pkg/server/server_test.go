@@ -123,3 +123,26 @@ func TestServeStopsGracefully(t *testing.T) {
 		t.Error("still serving after Serve returned")
 	}
 }
+
+// TestStopDuringInit: a stop asked for while Init runs (SIGTERM right after
+// the listening line) is a clean stop, not a failure.
+func TestStopDuringInit(t *testing.T) {
+	l, err := Listen(loopback())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	err = Serve(ctx, slog.New(slog.DiscardHandler), l, Service{
+		Name:     "gatehouse.test.v1.TestService",
+		Register: func(grpc.ServiceRegistrar) {},
+		Init:     func(ctx context.Context, _ *slog.Logger) error { cancel(); <-ctx.Done(); return ctx.Err() },
+		Gateway: gateway.Options{
+			Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
+			OpenAPI:   []byte(`{"paths":{}}`),
+			ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },
+		},
+	})
+	if err != nil {
+		t.Errorf("Serve stopped during Init: %v, want nil", err)
+	}
+}

@@ -67,23 +67,18 @@ var _ kv.Engine = (*Engine)(nil)
 // file another process holds is refused after LockTimeout with ErrLocked; a
 // file of the earlier bucket-per-kind layout is converted (see LegacyPrefix)
 // in one transaction. Every commit is fsynced (bbolt's default, never turned
-// off here).
+// off here). A file that is truncated, corrupt or no bbolt file at all is
+// refused with ErrDamaged before it is opened for writing (verify).
 func Open(path string) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create the store folder: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout: LockTimeout,
-		// A large map (address space only; the file grows as needed) so
-		// that a commit rarely has to remap, which waits for open reads.
-		InitialMmapSize: 1 << 30,
-		FreelistType:    bolt.FreelistMapType,
-		// The free-page list is not written at each commit (as etcd does):
-		// a commit writes fewer pages, so a durable write waits about a
-		// third less (BenchmarkUpdate: 4.2 → 2.8 ms alone). Open rebuilds
-		// the list by walking the file instead (about 130 ms for 100 MiB).
-		NoFreelistSync: true,
-	})
+	if err := verify(path); err != nil {
+		return nil, err
+	}
+	// verify read every page; what bbolt's own walk of them at open still
+	// finds wrong (it panics) is recovered as ErrDamaged.
+	db, err := guard(func() (*bolt.DB, error) { return openFile(path) })
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("open %s: %w (waited %s for its lock)", path, ErrLocked, LockTimeout)
 	}
@@ -97,6 +92,22 @@ func Open(path string) (*Engine, error) {
 	e := &Engine{db: db, path: path}
 	e.queue = groupcommit.Start(maxBatch, e.commit)
 	return e, nil
+}
+
+// openFile opens the bbolt file for writing, with the engine's options.
+func openFile(path string) (*bolt.DB, error) {
+	return bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: LockTimeout,
+		// A large map (address space only; the file grows as needed) so
+		// that a commit rarely has to remap, which waits for open reads.
+		InitialMmapSize: 1 << 30,
+		FreelistType:    bolt.FreelistMapType,
+		// The free-page list is not written at each commit (as etcd does):
+		// a commit writes fewer pages, so a durable write waits about a
+		// third less (BenchmarkUpdate: 4.2 → 2.8 ms alone). Open rebuilds
+		// the list by walking the file instead (about 130 ms for 100 MiB).
+		NoFreelistSync: true,
+	})
 }
 
 // prepare creates the two buckets and moves every other top-level bucket

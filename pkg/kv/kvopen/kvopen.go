@@ -6,6 +6,7 @@ package kvopen
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
@@ -42,4 +43,14 @@ func open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
 		})
 	}
 	return nil, fmt.Errorf("unknown store %q", cfg.Store)
+}
+
+// Describe names the store cfg opens, for the one line a service prints
+// when it cannot start on it: "store file data/studio.db", or "etcd store
+// /gatehouse/studio/ on 127.0.0.1:2379".
+func Describe(cfg config.Config) string {
+	if cfg.Store == config.StoreEtcd {
+		return fmt.Sprintf("etcd store %s on %s", cfg.Etcd.Prefix, strings.Join(cfg.Etcd.Endpoints, ","))
+	}
+	return "store file " + cfg.DBPath
 }

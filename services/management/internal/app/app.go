@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -34,6 +35,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	}
 	st, err := store.Open(ctx, engine)
 	if err != nil {
+		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		engine.Close()
 		return err
 	}

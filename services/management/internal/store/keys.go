@@ -10,6 +10,7 @@ import (
 // transaction as the record it points at.
 //
 //	meta/schema_version                     layout version (kv.SchemaKey)
+//	meta/owner                              "management": the service the store is (kv.OwnerKey)
 //	api/<api_id>                            API record (encodeAPI)
 //	apidb/<db id>                           → api_id
 //	apicat/<u16 len><category><api_id>      → empty: APIs by category

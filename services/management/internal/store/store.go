@@ -68,7 +68,7 @@ type Store struct {
 // owns e from then on. The first open of a key space creates the
 // installation's organisation id; later opens (and other replicas) read it.
 func Open(ctx context.Context, e kv.Engine) (*Store, error) {
-	if err := kv.EnsureSchema(ctx, e, schemaVersion, upgrade); err != nil {
+	if err := kv.EnsureSchema(ctx, e, "management", schemaVersion, upgrade); err != nil {
 		return nil, fmt.Errorf("management store: %w", err)
 	}
 	var org string

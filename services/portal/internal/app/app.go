@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -37,6 +38,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	defer engine.Close()
 	st, err := store.Open(ctx, engine)
 	if err != nil {
+		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		return err
 	}
 	srv := api.New(st, log)

@@ -18,6 +18,7 @@ const schemaVersion = 2
 //	apikey/<sha256>           → Credential (JSON): admin API keys, known by hash
 //	site/changed_at           → when pages last changed without an UpdatedAt moving (order.go)
 //	meta/schema_version       (kv.EnsureSchema)
+//	meta/owner                "portal" (kv.EnsureSchema)
 //
 // Sequences: products, pages (one for the pages of every product), tags,
 // categories: the names of the version-1 buckets, whose sequences the bbolt

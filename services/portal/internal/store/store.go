@@ -31,7 +31,7 @@ type Store struct{ kv kv.Engine }
 // Open checks (and if needed upgrades) the layout of e's key space in one
 // transaction and returns the store. The caller keeps owning e.
 func Open(ctx context.Context, e kv.Engine) (*Store, error) {
-	if err := kv.EnsureSchema(ctx, e, schemaVersion, upgrade); err != nil {
+	if err := kv.EnsureSchema(ctx, e, "portal", schemaVersion, upgrade); err != nil {
 		return nil, fmt.Errorf("portal store: %w", err)
 	}
 	return &Store{kv: e}, nil

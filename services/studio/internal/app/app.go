@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -36,6 +37,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	defer engine.Close()
 	st, err := store.Open(ctx, engine)
 	if err != nil {
+		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		return err
 	}
 	srv := api.New(st, log)

@@ -14,6 +14,7 @@ const schemaVersion = 2
 //	userkey/<sha256>  → user id: the index from API-key hash to user
 //	admin/<id>        → "1": the index of admin users, so "is there an admin" is one short scan
 //	meta/schema_version (kv.EnsureSchema)
+//	meta/owner          "studio" (kv.EnsureSchema)
 //
 // Sequences: llm_settings (LLM settings ids), users (user ids); the names are
 // the bbolt buckets of version 1, whose sequences the engine carries over.
