@@ -232,9 +232,6 @@ func TestNoSilentLoss(t *testing.T) {
 		{"jwt_jwks_uris", api(func(d map[string]any) {
 			d["jwt_jwks_uris"] = []any{map[string]any{"url": "https://idp.test/jwks.json"}}
 		}), []string{"jwt_jwks_uris"}},
-		{"error_overrides", api(func(d map[string]any) {
-			d["error_overrides"] = map[string]any{"403": []any{map[string]any{"response": map[string]any{"body": "no"}}}}
-		}), []string{"error_overrides"}},
 		{"global_enforce_timeout", api(func(d map[string]any) {
 			d["version_data"] = map[string]any{"not_versioned": true, "versions": map[string]any{"Default": map[string]any{"global_enforce_timeout": 30}}}
 		}), []string{"global_enforce_timeout", "Default"}},

@@ -273,6 +273,9 @@ type sharedParts struct {
 	server   *xServer
 	global   *xGlobal
 	security *oasDocument // components and security
+
+	errorOverrides     *xErrorOverrides
+	errorOverridesDone bool
 }
 
 // fail records one problem.

@@ -127,9 +127,6 @@ func (c *converter) refuseUnsupported() {
 	if inUse(api.JWTJWKSURIs) {
 		c.fail("jwt_jwks_uris: JWKS URI lists are not converted by this migration; remove them and set securitySchemes.jwt.jwksURIs on the migrated API")
 	}
-	if inUse(api.ErrorOverrides) && !api.ErrorOverridesDisabled {
-		c.fail("error_overrides: error overrides are not converted by this migration; remove them and set errorOverrides on the migrated API")
-	}
 	if api.JSONRPCVersion != "" {
 		c.fail("json_rpc_version: JSON-RPC APIs have no Tyk OAS equivalent")
 	}
@@ -308,18 +305,34 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 		e := &ep.AdvanceCacheConfig[i]
 		c.endpoint(field("advance_cache_config"), &e.Path, &e.Method)
 	}
+	c.emptyPathsToRoot(field("transform"), len(ep.Transform), func(i int) (*string, string, bool) {
+		e := &ep.Transform[i]
+		return &e.Path, e.Method, e.Disabled
+	})
 	for i := range ep.Transform {
 		e := &ep.Transform[i]
 		c.endpoint(field("transform"), &e.Path, &e.Method)
 	}
+	c.emptyPathsToRoot(field("transform_response"), len(ep.TransformResponse), func(i int) (*string, string, bool) {
+		e := &ep.TransformResponse[i]
+		return &e.Path, e.Method, e.Disabled
+	})
 	for i := range ep.TransformResponse {
 		e := &ep.TransformResponse[i]
 		c.endpoint(field("transform_response"), &e.Path, &e.Method)
 	}
+	c.emptyPathsToRoot(field("transform_headers"), len(ep.TransformHeader), func(i int) (*string, string, bool) {
+		e := &ep.TransformHeader[i]
+		return &e.Path, e.Method, e.Disabled
+	})
 	for i := range ep.TransformHeader {
 		e := &ep.TransformHeader[i]
 		c.endpoint(field("transform_headers"), &e.Path, &e.Method)
 	}
+	c.emptyPathsToRoot(field("transform_response_headers"), len(ep.TransformResponseHeader), func(i int) (*string, string, bool) {
+		e := &ep.TransformResponseHeader[i]
+		return &e.Path, e.Method, e.Disabled
+	})
 	for i := range ep.TransformResponseHeader {
 		e := &ep.TransformResponseHeader[i]
 		c.endpoint(field("transform_response_headers"), &e.Path, &e.Method)
@@ -459,6 +472,40 @@ func (c *converter) expandEndpointMeta(field listField, list []endpointMeta, moc
 type listField struct{ at, name string }
 
 func (f listField) String() string { return f.at + ".extended_paths." + f.name }
+
+// emptyPathsToRoot converts the transform entries (of one list, entry i given by at) whose path is empty.
+// The gateway compiles an entry's path into an unanchored regular expression and applies, per method, the
+// first entry of the list that matches (gateway/model_apispec.go, CheckSpecMatchesStatus): an empty path
+// matches every path, as "/" does, and the Tyk OAS operation "/" sorts after every other path when the
+// gateway turns operations back into these lists (oasutil.SortByPathLength). So an empty-path entry becomes
+// the operation "/" when it is the last enabled entry for its method and no other entry of the method has
+// the path "/" or "" (both would be one operation); otherwise its path stays empty and endpoint refuses it.
+func (c *converter) emptyPathsToRoot(f listField, n int, at func(i int) (path *string, method string, disabled bool)) {
+	for i := range n {
+		p, m, off := at(i)
+		if *p != "" {
+			continue
+		}
+		method := strings.ToUpper(strings.TrimSpace(m))
+		keep := true
+		for j := range n {
+			q, m2, off2 := at(j)
+			if j == i || strings.ToUpper(strings.TrimSpace(m2)) != method {
+				continue
+			}
+			if *q == "" || *q == "/" || (j > i && !off && !off2) {
+				keep = false
+			}
+		}
+		if !keep {
+			continue
+		}
+		*p = "/"
+		c.warn("%s: %s entry with an empty path: it is the operation %s /, which matches every path as the empty path "+
+			"does, unless the gateway sets http_server_options.enable_path_suffix_matching (then it matches only paths "+
+			"that end in /)", f, method, method)
+	}
+}
 
 // endpoint normalises the path (a leading slash) and, when method is not nil, the method (upper case) of
 // one endpoint entry. It reports whether they are usable.

@@ -38,6 +38,8 @@ type xTykAPIGateway struct {
 	Upstream   xUpstream    `json:"upstream"`
 	Server     xServer      `json:"server"`
 	Middleware *xMiddleware `json:"middleware,omitempty"`
+	// ErrorOverrides is the classic error_overrides (erroroverrides.go).
+	ErrorOverrides *xErrorOverrides `json:"errorOverrides,omitempty"`
 }
 
 // xMiddleware holds the global and the per-operation middleware.
@@ -73,6 +75,7 @@ func (c *converter) buildDocument(t *target) *oasDocument {
 	if mw.Global != nil || len(mw.Operations) > 0 {
 		d.XTyk.Middleware = mw
 	}
+	d.XTyk.ErrorOverrides = c.errorOverrides()
 	return d
 }
 
