@@ -1,4 +1,9 @@
-// Package convert converts Tyk classic API definitions into Tyk OAS API definitions.
+// Package convert converts Tyk classic API definitions into Tyk OAS API definitions (Convert, for the
+// migration) and back (ToClassic: the classic definition a Tyk gateway loads for a Tyk OAS API, with is_oas
+// true, as Tyk's OAS.ExtractTo yields it). Both directions read one table of per-endpoint middleware kinds
+// (kinds.go); every other part of the document has one function per direction (upstream and
+// upstreamToClassic, ...). For every document Convert makes, ToClassic keeps every field a gateway acts on,
+// and converting that again gives the same x-tyk-api-gateway (roundtrip_test.go).
 //
 // The conversion follows the Tyk gateway's own classic → OAS migration (apidef.Migrate followed by
 // oas.Fill, see ../../../../../shared/reference/tyk-classic-to-oas.md) with three deliberate differences:
@@ -19,7 +24,8 @@
 // versions), root.go (document skeleton), info.go, upstream.go, server.go, security.go (authentication),
 // middleware.go (global middleware), kinds.go (the table of per-endpoint middleware kinds, one function per
 // classic list), operation.go (the operations those land on, and their merging), paths.go (path templates and
-// operationIds), xoperation.go (the per-operation settings) and validate.go (checks of every produced document).
+// operationIds), xoperation.go (the per-operation settings) and validate.go (checks of every produced document). The other
+// direction is toclassic.go, toclassic_auth.go and kinds_classic.go.
 //
 // Usage, as the migrate endpoint calls it:
 //
