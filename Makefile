@@ -20,7 +20,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test test-short test-long lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build run test test-short test-long test-gateway lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -40,6 +40,15 @@ test-short: ## the inner loop: go test -short (unit and API tests; slow tests sk
 
 test-long: $(GOBIN)/etcd ## the long runs make test skips (SIGKILL during a 3,000-API migration on etcd, ...)
 	GATEHOUSE_LONG=1 go test -race -count=1 -run 'OnEtcd|Replicas' ./services/management/... ./deploy/replicas/...
+
+TYK_GATEWAY ?=
+test-gateway: ## replay classic APIs and their migrations through a real Tyk Gateway (TYK_GATEWAY=<binary>; needs redis-server; not part of make test)
+	@if [ -z "$(TYK_GATEWAY)" ] || [ ! -x "$(TYK_GATEWAY)" ]; then \
+		echo 'test-gateway: no gateway binary (TYK_GATEWAY=$(TYK_GATEWAY)): nothing replayed. Build one from TykTechnologies/tyk v5.11.1 (go build at its root; ../shared/notes/toolchain.md) and run make test-gateway TYK_GATEWAY=<binary>'; \
+		exit 0; \
+	fi; \
+	command -v redis-server >/dev/null || { echo 'test-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)'; exit 1; }; \
+	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run TestReplayThroughGateway ./services/management/internal/gatewayreplay/
 
 MODULES := $(shell sed -n 's|^\t\./||p' go.work)
 
