@@ -263,6 +263,28 @@ func (t *Tx) checkPut(a API) error {
 	case ok && holder != a.ID:
 		return fmt.Errorf("%w: db id %s is held by api %q", ErrAlreadyExists, a.DBID, holder)
 	}
+	return t.checkNamespace(a)
+}
+
+// checkNamespace keeps API IDs and db ids one namespace (CONTRACT §2), so
+// that an address never names two APIs: a's API ID may not be another API's
+// db id, nor its db id another API's API ID.
+func (t *Tx) checkNamespace(a API) error {
+	if holder, ok, err := t.APIIDByDBID(a.ID); err != nil || (ok && holder != a.ID) {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: api id %q is the db id of api %q", ErrAlreadyExists, a.ID, holder)
+	}
+	if a.DBID == a.ID {
+		return nil
+	}
+	if taken, err := t.Exists(a.DBID); err != nil || taken {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: db id %s is the api id of another api", ErrAlreadyExists, a.DBID)
+	}
 	return nil
 }
 
