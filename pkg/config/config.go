@@ -55,7 +55,22 @@ type Config struct {
 	// neither as a flag nor in the environment: when another process holds
 	// it (a second replica on one machine), a free port is used instead.
 	SiteAddrDefault bool
+	Audit           Audit // what the audit log keeps
 }
+
+// Audit bounds the audit log (CONTRACT §2): entries older than Retention,
+// and the oldest beyond MaxEntries, are deleted. Zero fields take the
+// defaults (pkg/audit applies them).
+type Audit struct {
+	Retention  time.Duration // --audit-retention, AUDIT_RETENTION (default 90 days)
+	MaxEntries int           // --audit-max-entries, AUDIT_MAX_ENTRIES (default 1,000,000)
+}
+
+// The defaults of Audit.
+const (
+	DefaultAuditRetention  = 90 * 24 * time.Hour
+	DefaultAuditMaxEntries = 1_000_000
+)
 
 // The storage engines --store names.
 const (
@@ -142,6 +157,22 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 			*p = n
 		}
 	}
+	if v := getenv("AUDIT_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return Config{}, fmt.Errorf("AUDIT_RETENTION=%q: want a positive duration such as 720h", v)
+		}
+		c.Audit.Retention = d
+	}
+	if v := getenv("AUDIT_MAX_ENTRIES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return Config{}, fmt.Errorf("AUDIT_MAX_ENTRIES=%q: want a number ≥ 0", v)
+		}
+		c.Audit.MaxEntries = n
+	}
+	fs.DurationVar(&c.Audit.Retention, "audit-retention", c.Audit.Retention, "how long audit log entries are kept; 0: 90 days (2160h) (env AUDIT_RETENTION)")
+	fs.Var(intFlag{&c.Audit.MaxEntries}, "audit-max-entries", "audit log entries kept at most, oldest dropped first; 0: 1000000 (env AUDIT_MAX_ENTRIES)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", getenv("DEBUG_ADDR"), "pprof and expvar listen address, apart from the API ports, loopback only unless --debug-addr-public; off when empty (env DEBUG_ADDR)")
 	fs.BoolVar(&c.DebugAddrPublic, "debug-addr-public", getenv("DEBUG_ADDR_PUBLIC") == "true", "allow a --debug-addr that is not loopback: it has no authentication (env DEBUG_ADDR_PUBLIC=true)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("METRICS_ADDR"), "serve /metrics on this address and not on the HTTP port; empty: on the HTTP port (env METRICS_ADDR)")
@@ -171,6 +202,8 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	}
 	dbGiven := given(fs, getenv, "db", "DB_PATH")
 	switch {
+	case c.Audit.Retention < 0:
+		return Config{}, errors.New("--audit-retention must not be negative")
 	case c.HTTPAddr == "":
 		return Config{}, errors.New("--http-addr must not be empty")
 	case c.GRPCAddr == "":

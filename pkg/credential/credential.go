@@ -32,19 +32,34 @@ func Equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
 
 // AdminStore is what Bootstrap needs of a service's store.
 type AdminStore interface {
-	// EnsureAdmin stores an admin credential with this secret hash unless
-	// one with this hash exists or, when onlyFirst is set, unless any admin
-	// credential exists — check and write in one transaction, so that
-	// replicas starting together create one. It reports whether it stored one.
+	// EnsureAdmin makes the credential with this secret hash an active
+	// admin: one holding that hash is restored to admin (and reactivated)
+	// where the service's model lets it lose either; a missing one is
+	// stored unless, when onlyFirst is set, any active admin credential
+	// exists — check and write in one transaction, so that replicas
+	// starting together create one. It reports whether it stored one.
 	EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (created bool, err error)
 }
 
+// MinTokenLen is the shortest bootstrap token Bootstrap takes without a
+// warning: 16 bytes. Keys are stored as SHA-256 hashes, which cost an
+// attacker who holds the store nothing to test guesses against; a short
+// or human-chosen token can be found that way, a 256-bit random one cannot.
+const MinTokenLen = 16
+
 // Bootstrap makes sure an admin credential exists. With a token, the
-// credential whose secret is exactly token is created if missing (idempotent
-// across restarts and replicas). Without one, a store holding no admin gets a
-// random secret, logged only by the process whose transaction created it.
+// credential whose secret is exactly token is an active admin after it
+// returns, at every start (created if missing, restored if demoted or
+// deactivated; idempotent across restarts and replicas); a token shorter
+// than MinTokenLen is logged as a warning (never the token itself).
+// Without one, a store holding no admin gets a random secret, logged only
+// by the process whose transaction created it.
 func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger) error {
 	if token != "" {
+		if len(token) < MinTokenLen {
+			log.Warn("the bootstrap token is short: keys are stored as SHA-256 hashes, so a short token can be guessed offline from a copy of the store; use at least 16 random bytes",
+				"token_bytes", len(token), "min_bytes", MinTokenLen)
+		}
 		_, err := s.EnsureAdmin(ctx, Hash(token), false)
 		return err
 	}

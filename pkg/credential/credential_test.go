@@ -57,15 +57,28 @@ func TestBootstrapWithToken(t *testing.T) {
 	var log bytes.Buffer
 	s := newStore(t)
 	for range 2 {
-		if err := Bootstrap(context.Background(), s, "tok", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		if err := Bootstrap(context.Background(), s, "Zq7", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if admins := s.admins(t); len(admins) != 1 || !Equal(admins[0], Hash("tok")) {
+	if admins := s.admins(t); len(admins) != 1 || !Equal(admins[0], Hash("Zq7")) {
 		t.Fatalf("admins %x, want one with the token's hash", admins)
 	}
-	if strings.Contains(log.String(), "tok") {
+	if strings.Contains(log.String(), "Zq7") {
 		t.Fatalf("the given token was logged: %s", log.String())
+	}
+	if !strings.Contains(log.String(), "the bootstrap token is short") {
+		t.Fatalf("no warning for a 3-byte token: %s", log.String())
+	}
+}
+
+func TestLongTokenNoWarning(t *testing.T) {
+	var log bytes.Buffer
+	if err := Bootstrap(context.Background(), newStore(t), "0123456789abcdef", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		t.Fatal(err)
+	}
+	if log.Len() != 0 {
+		t.Fatalf("a 16-byte token logged: %s", log.String())
 	}
 }
 

@@ -27,7 +27,7 @@ const (
 )
 
 // observation is what the layers below observe learn about one request.
-type observation struct{ route string }
+type observation struct{ route, method string }
 
 type observationKey struct{}
 
@@ -38,6 +38,18 @@ func setRoute(r *http.Request, route string) {
 	}
 }
 
+// Route returns the method and documented route pattern (such as
+// /api/v1/llm-settings/{id}) of the REST request ctx belongs to, once the
+// facade has routed it; ok is false outside a routed REST request. The
+// audit log names actions by it.
+func Route(ctx context.Context) (method, pattern string, ok bool) {
+	o, found := ctx.Value(observationKey{}).(*observation)
+	if !found || o.method == "" {
+		return "", "", false
+	}
+	return o.method, o.route, true
+}
+
 // recordRoute is the first grpc-gateway middleware: it records the route
 // pattern of the request the mux routed, as the OpenAPI description writes
 // it (such as /api/v1/llm-settings/{id}).
@@ -45,6 +57,9 @@ func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if p := f.routes.pattern(r.Method, r.URL.Path); p != "" {
 			setRoute(r, p)
+			if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
+				o.method = r.Method
+			}
 		} else {
 			setRoute(r, routeUndocumented)
 		}

@@ -68,11 +68,18 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // New returns a server with the interceptors in place and health and
 // reflection registered (on the network server only); health reports
 // SERVING until the caller changes it. auth may be nil. Health and
-// reflection calls are never authenticated. opts come after the defaults,
+// reflection calls are never authenticated. audit, when not nil, runs
+// around panic recovery and authentication (pkg/audit's interceptor, which
+// sees every answer, refusals included). opts come after the defaults,
 // so they replace them (pkg/server passes its configured limits this way).
-func New(log *slog.Logger, auth AuthFunc, opts ...grpc.ServerOption) *Server {
+func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, opts ...grpc.ServerOption) *Server {
 	log = log.With("component", "grpc")
-	unary := chain(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), recoverPanics(log), authenticate(auth))
+	if audit == nil {
+		audit = func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+			return next(ctx, req)
+		}
+	}
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), audit, recoverPanics(log), authenticate(auth))
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),

@@ -49,6 +49,16 @@ var (
 		Help: "Store transactions that returned an error, by kind (read, write).",
 	}, []string{"kind"})
 
+	authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_auth_failures_total",
+		Help: "Requests refused for missing or invalid credentials (401), which the audit log does not store.",
+	}, []string{"service"})
+
+	auditDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_audit_refused_dropped_total",
+		Help: "Refused requests not stored in the audit log because their caller passed its per-minute allowance.",
+	}, []string{"service"})
+
 	migrateAPIs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_migrate_apis_total",
 		Help: "APIs a migration handled, by mode and outcome (success, failure, skipped).",
@@ -65,9 +75,15 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned,
+		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned, authFailures, auditDropped,
 	)
 }
+
+// CountAuthFailure counts a request of service refused for its credentials.
+func CountAuthFailure(service string) { authFailures.WithLabelValues(service).Inc() }
+
+// CountAuditDropped counts a refused request of service the audit log did not store.
+func CountAuditDropped(service string) { auditDropped.WithLabelValues(service).Inc() }
 
 // Handler serves the registry in the Prometheus text format.
 func Handler() http.Handler {

@@ -32,6 +32,9 @@ type Service struct {
 	Name string
 	// Auth authenticates every call of the service's own gRPC methods.
 	Auth grpcserver.AuthFunc
+	// Audit, when set, is the audit log's interceptor (pkg/audit), run
+	// around authentication.
+	Audit grpc.UnaryServerInterceptor
 	// Register adds the service's gRPC implementation.
 	Register func(grpc.ServiceRegistrar)
 	// Ready reports whether the store answers. It drives /readyz and the
@@ -105,7 +108,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		}
 	}
 	limits := withDefaults(svc.Limits)
-	srv := grpcserver.New(log, svc.Auth,
+	srv := grpcserver.New(log, svc.Auth, svc.Audit,
 		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true}))
 	grpcSrv, health := srv.GRPC, srv.Health

@@ -1,0 +1,175 @@
+// Package audit is the audit log every Gatehouse service keeps of its write
+// requests (CONTRACT §2, "Audit log"): who (user id and e-mail), what
+// ("<METHOD> <route pattern>" and the object's id from the path), the
+// answer's status, when and from where — never a body, a key or a header.
+//
+// It is built of three parts, used alike by the three services:
+//
+//   - Interceptor, a gRPC unary interceptor that opens a record for every
+//     write call (REST calls reach it through the in-process facade) and,
+//     when the call is refused or wrote nothing, stores the entry itself;
+//   - Engine, a kv.Engine decorator: a request's read-write transaction puts
+//     the request's entry in the same transaction, so a write that commits
+//     is always audited and one that rolls back never appears as a success;
+//   - REST, a wrapper of the facade's authentication hook, for requests the
+//     facade refuses (403) before the gRPC call is made.
+//
+// The service's authentication says who the caller is (SetCaller). Calls
+// without valid credentials are not stored, only counted
+// (gatehouse_auth_failures_total), so that anonymous clients cannot fill the
+// store; refused calls are stored at most RefusedPerMinute per caller and
+// minute, per process. Expire drops entries older than the retention and
+// beyond the entry limit, a batch per transaction.
+package audit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/kv"
+)
+
+// Entry is one audit record, stored as this JSON under Prefix.
+type Entry struct {
+	ID         string    `json:"id"`
+	Time       time.Time `json:"time"`
+	UserID     string    `json:"user_id"`
+	UserEmail  string    `json:"user_email"`
+	Action     string    `json:"action"`
+	ObjectID   string    `json:"object_id"`
+	Status     int       `json:"status"`
+	RemoteAddr string    `json:"remote_addr"`
+}
+
+// Prefix is where entries live in a service's key space:
+// audit/<id>, the id being <16 hex: MaxUint64 - time in ns><8 hex random>,
+// so that an ascending scan (the only kind kv has) meets the newest entry
+// first. OldestPrefix indexes the same entries oldest first —
+// auditold/<16 hex: time in ns><8 hex random> → id — for expiry, which so
+// reads only what it deletes.
+var (
+	Prefix       = []byte("audit/")
+	OldestPrefix = []byte("auditold/")
+)
+
+// RefusedPerMinute is how many refused requests of one caller a process
+// stores per minute; the rest are only counted.
+const RefusedPerMinute = 100
+
+// Options configure a Log.
+type Options struct {
+	// Service names the service in metrics (studio, management, portal).
+	Service string
+	// OpenAPI is the service's description: it maps each RPC to its REST
+	// method, route pattern and success status.
+	OpenAPI []byte
+	// Limits bound what Expire keeps; zero fields take config's defaults.
+	Limits config.Audit
+	Log    *slog.Logger
+}
+
+// Log is one service's audit log over its kv engine.
+type Log struct {
+	e       kv.Engine
+	opts    Options
+	actions map[string]action // by RPC name, Service_Method
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	minute  int64
+	refused map[string]int // refused entries stored this minute, by caller
+}
+
+// New returns the audit log kept in e (the service's undecorated engine).
+func New(e kv.Engine, opts Options) (*Log, error) {
+	actions, err := parseActions(opts.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read the OpenAPI description: %w", err)
+	}
+	if opts.Limits.Retention <= 0 {
+		opts.Limits.Retention = config.DefaultAuditRetention
+	}
+	if opts.Limits.MaxEntries <= 0 {
+		opts.Limits.MaxEntries = config.DefaultAuditMaxEntries
+	}
+	lg := opts.Log
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Log{e: e, opts: opts, actions: actions, log: lg.With("component", "audit"), refused: map[string]int{}}, nil
+}
+
+// newID is an entry id that sorts newest first (see Prefix).
+func newID(t time.Time) string {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 12), math.MaxUint64-uint64(t.UnixNano()))
+	b = b[:12]
+	rand.Read(b[8:])
+	return hex.EncodeToString(b)
+}
+
+// timeKey is the first key of entries at or before t.
+func timeKey(t time.Time) []byte {
+	b := binary.BigEndian.AppendUint64(nil, math.MaxUint64-uint64(t.UnixNano()))
+	return append(append([]byte(nil), Prefix...), hex.EncodeToString(b)...)
+}
+
+// oldestTimeKey is the first key in OldestPrefix of entries at or after t.
+func oldestTimeKey(t time.Time) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano()))
+	return append(append([]byte(nil), OldestPrefix...), hex.EncodeToString(b)...)
+}
+
+func entryKey(id string) []byte { return append(append([]byte(nil), Prefix...), id...) }
+
+// oldestKey is e's key in OldestPrefix.
+func oldestKey(id string) []byte {
+	b, err := hex.DecodeString(id)
+	if err != nil || len(b) != 12 {
+		return nil
+	}
+	binary.BigEndian.PutUint64(b, math.MaxUint64-binary.BigEndian.Uint64(b))
+	return append(append([]byte(nil), OldestPrefix...), hex.EncodeToString(b)...)
+}
+
+func putEntry(w kv.WriteTx, e Entry) error {
+	v, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	if err := w.Put(entryKey(e.ID), v); err != nil {
+		return err
+	}
+	return w.Put(oldestKey(e.ID), []byte(e.ID))
+}
+
+// store writes e in its own transaction.
+func (l *Log) store(ctx context.Context, e Entry) {
+	err := l.e.Update(context.WithoutCancel(ctx), func(w kv.WriteTx) error { return putEntry(w, e) })
+	if err != nil {
+		l.log.Error("audit entry not stored", "action", e.Action, "status", e.Status, "err", err)
+	}
+}
+
+// allowRefused reports whether one more refused request of caller may be
+// stored this minute.
+func (l *Log) allowRefused(caller string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m := now.Unix() / 60; m != l.minute {
+		l.minute, l.refused = m, map[string]int{}
+	}
+	if l.refused[caller] >= RefusedPerMinute {
+		return false
+	}
+	l.refused[caller]++
+	return true
+}
