@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
@@ -61,13 +62,15 @@ type Server struct {
 	managementv1.UnimplementedManagementServiceServer
 	store     *store.Store
 	migration *migration.Engine
+	audit     *audit.Log
 	log       *slog.Logger
 }
 
 // New returns a server over st whose migrations keep up to migrationWrites
-// per-API write transactions open at once (see migration.New).
-func New(st *store.Store, log *slog.Logger, migrationWrites int) *Server {
-	return &Server{store: st, migration: migration.New(st, log, migrationWrites), log: log.With("component", "api")}
+// per-API write transactions open at once (see migration.New), answering
+// GET /api/audit-logs from auditLog.
+func New(st *store.Store, log *slog.Logger, migrationWrites int, auditLog *audit.Log) *Server {
+	return &Server{store: st, migration: migration.New(st, log, migrationWrites), audit: auditLog, log: log.With("component", "api")}
 }
 
 // storeError is the one place where the domain's errors (the store's
@@ -78,7 +81,14 @@ func New(st *store.Store, log *slog.Logger, migrationWrites int) *Server {
 func (s *Server) storeError(err error, notFound error) error {
 	var reqErr *migration.RequestError
 	var otherAPI *otherAPIError
+	if st, ok := status.FromError(err); ok {
+		if _, _, ours := rest.Detail(st); ours {
+			return err // a handler's own refusal, made inside a transaction
+		}
+	}
 	switch {
+	case errors.Is(err, store.ErrLastAdmin):
+		return errLastAdmin
 	case errors.Is(err, kv.ErrUnavailable):
 		return errUnavailable
 	case errors.Is(err, kv.ErrTooLarge):

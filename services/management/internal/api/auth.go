@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -32,6 +33,7 @@ type rule struct {
 var rules = map[string]rule{
 	"CreateUser":          {areaUsers, true, "/api/users"},
 	"ListUsers":           {areaUsers, false, "/api/users"},
+	"ListAuditLogs":       {"audit_logs", false, "/api/audit-logs"},
 	"GetUser":             {areaUsers, false, "/api/users/{user_id}"},
 	"UpdateUser":          {areaUsers, true, "/api/users/{user_id}"},
 	"DeleteUser":          {areaUsers, true, "/api/users/{user_id}"},
@@ -73,16 +75,50 @@ func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (
 	return ctx, authorize(ctx, method, req)
 }
 
-// AuthenticateREST refuses a REST request without a valid key before the
-// facade reads its body (gateway.Options.Authenticate); the hook above then
-// checks the call again and authorizes it.
+// AuthenticateREST refuses a REST request before the facade reads its body
+// (gateway.Options.Authenticate): without a valid key 401, and without the
+// permission its path and method need (areaOf) 403, whatever the body
+// holds. The hook above then checks the call again with the RPC's rule.
 func (s *Server) AuthenticateREST(r *http.Request) error {
-	_, err := s.caller(r.Context(), r.Header.Values("Authorization"))
-	return err
+	u, err := s.caller(r.Context(), r.Header.Values("Authorization"))
+	if err != nil {
+		return err
+	}
+	area := areaOf(r.URL.Path)
+	if area == "" || allowed(u.Permissions, area, r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return nil
+	}
+	return forbidden(r.URL.EscapedPath())
 }
 
-// caller finds the user of an Authorization value: the bare key or
-// `Bearer <key>`; 401 otherwise.
+// areas names the permission area of each REST path prefix (CONTRACT §2,
+// the Tyk Dashboard's names).
+var areas = []struct{ prefix, area string }{
+	{"/api/apis", areaAPIs},
+	{"/api/users", areaUsers},
+	{"/api/portal/policies", "policy"},
+	{"/api/audit-logs", "audit_logs"},
+	{"/api/assets", "assets"},
+	{"/api/system/nodes", "system"},
+}
+
+// areaOf is the permission area of a REST path, "" for a path outside them.
+func areaOf(path string) string {
+	for _, a := range areas {
+		if path == a.prefix || strings.HasPrefix(path, a.prefix+"/") {
+			return a.area
+		}
+	}
+	return ""
+}
+
+// dummyHash stands in for a missing user's key hash, so that an unknown
+// key costs the comparison a known one does.
+var dummyHash = credential.Hash("gatehouse: no such key")
+
+// caller finds the active user of an Authorization value: the bare key or
+// `Bearer <key>`; 401 otherwise. A key that exists and one that does not
+// take the same steps (a lookup by hash, then a constant-time comparison).
 func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) {
 	if len(vals) != 1 {
 		return store.User{}, errUnauthorized
@@ -98,10 +134,14 @@ func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) 
 	u, err := credential.Lookup(ctx, hash, func() (store.User, error) { return s.store.UserByKeyHash(ctx, hash) })
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		credential.Equal(dummyHash, hash)
 		return store.User{}, errUnauthorized
 	case err != nil:
 		return store.User{}, s.storeError(err, errUnauthorized)
+	case !credential.Equal(u.KeyHash, hash) || u.Inactive:
+		return store.User{}, errUnauthorized
 	}
+	audit.SetCaller(ctx, u.ID, u.Email)
 	return u, nil
 }
 
@@ -117,8 +157,12 @@ func authorize(ctx context.Context, method string, req any) error {
 	if known && allowed(u.Permissions, r.area, r.write) {
 		return nil
 	}
-	return rest.Error(codes.PermissionDenied, http.StatusForbidden,
-		"access denied: You do not have permission to access "+requestPath(ctx, r.path, req))
+	return forbidden(requestPath(ctx, r.path, req))
+}
+
+// forbidden is the 403 of a caller without the permission a path needs.
+func forbidden(path string) error {
+	return rest.Error(codes.PermissionDenied, http.StatusForbidden, "access denied: You do not have permission to access "+path)
 }
 
 // allowed applies the Tyk Dashboard model: admins may do anything; others

@@ -30,9 +30,12 @@ func (s *Server) CreateUser(ctx context.Context, req *managementv1.CreateUserReq
 			return nil, err
 		}
 	}
+	if err := mayGrant(ctx, perms); err != nil {
+		return nil, err
+	}
 	secret := credential.NewSecret()
 	u, err := s.store.CreateUser(ctx, store.User{FirstName: in.GetFirstName(), LastName: in.GetLastName(), Email: email,
-		Permissions: perms, KeyHash: credential.Hash(secret)})
+		Permissions: perms, KeyHash: credential.Hash(secret), Inactive: in.Active != nil && !*in.Active})
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
@@ -74,7 +77,7 @@ func (s *Server) userMessage(u store.User) *managementv1.User {
 		perms = map[string]string{}
 	}
 	return &managementv1.User{Id: u.ID, FirstName: u.FirstName, LastName: u.LastName, EmailAddress: u.Email,
-		UserPermissions: perms, Active: true, CreatedAt: u.CreatedAt.UTC().Format(time.RFC3339), OrgId: s.store.OrgID()}
+		UserPermissions: perms, Active: !u.Inactive, CreatedAt: u.CreatedAt.UTC().Format(time.RFC3339), OrgId: s.store.OrgID()}
 }
 
 func (s *Server) ListUsers(ctx context.Context, req *managementv1.ListUsersRequest) (*managementv1.ListUsersResponse, error) {
@@ -116,7 +119,18 @@ func (s *Server) UpdateUser(ctx context.Context, req *managementv1.UpdateUserReq
 			return nil, err
 		}
 	}
+	if perms != nil {
+		if err := mayGrant(ctx, perms); err != nil {
+			return nil, err
+		}
+	}
 	_, err := s.store.UpdateUser(ctx, req.GetUserId(), func(u *store.User) error {
+		if err := mayChange(ctx, *u, perms); err != nil {
+			return err
+		}
+		if in.Active != nil {
+			u.Inactive = !*in.Active
+		}
 		if in.GetFirstName() != "" {
 			u.FirstName = in.GetFirstName()
 		}
@@ -138,13 +152,16 @@ func (s *Server) UpdateUser(ctx context.Context, req *managementv1.UpdateUserReq
 }
 
 func (s *Server) DeleteUser(ctx context.Context, req *managementv1.DeleteUserRequest) (*managementv1.DeleteUserResponse, error) {
-	if err := s.store.DeleteUser(ctx, req.GetUserId()); err != nil {
+	if err := s.store.DeleteUser(ctx, req.GetUserId(), func(u store.User) error { return mayChange(ctx, u, nil) }); err != nil {
 		return nil, s.storeError(err, errUserNotFound)
 	}
 	return &managementv1.DeleteUserResponse{Status: "OK", Message: "User deleted"}, nil
 }
 
 func (s *Server) ResetUserKey(ctx context.Context, req *managementv1.ResetUserKeyRequest) (*managementv1.ResetUserKeyResponse, error) {
+	if err := mayResetKey(ctx, req.GetUserId()); err != nil {
+		return nil, err
+	}
 	secret := credential.NewSecret()
 	_, err := s.store.UpdateUser(ctx, req.GetUserId(), func(u *store.User) error {
 		u.KeyHash = credential.Hash(secret)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -33,18 +34,24 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, engine)
+	auditLog, err := audit.New(engine, audit.Options{Service: "management", OpenAPI: openapi.Management, Limits: cfg.Audit, Log: log})
+	if err != nil {
+		engine.Close()
+		return err
+	}
+	st, err := store.Open(ctx, audit.Engine(engine))
 	if err != nil {
 		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		engine.Close()
 		return err
 	}
 	defer st.Close()
+	defer auditLog.Start(ctx)() // expiry ends before the store closes
 	writes := migration.DefaultWrites
 	if cfg.Store == config.StoreBbolt {
 		writes = migration.GroupCommitWrites // many writes share one fsync
 	}
-	srv := api.New(st, log, writes)
+	srv := api.New(st, log, writes, auditLog)
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:   managementv1.ManagementService_ServiceDesc.ServiceName,
@@ -53,6 +60,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},
 		Auth:     srv.Authenticate,
+		Audit:    auditLog.Interceptor(),
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { managementv1.RegisterManagementServiceServer(g, srv) },
 		Gateway: gateway.Options{
@@ -64,7 +72,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			ErrorBody:    errorBody,
 			QueryInt:     api.QueryInt,
 			RequestError: requestError,
-			Authenticate: srv.AuthenticateREST,
+			Authenticate: auditLog.REST(srv.AuthenticateREST),
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),

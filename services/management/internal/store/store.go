@@ -53,6 +53,8 @@ var (
 	ErrNotClassic = errors.New("not a classic API")
 	// ErrNotOAS means the API is a classic API where a Tyk OAS one is needed.
 	ErrNotOAS = errors.New("not a Tyk OAS API")
+	// ErrLastAdmin means a change would leave no active admin.
+	ErrLastAdmin = errors.New("at least one admin must remain")
 	// errReadOnly means a write was tried in a View.
 	errReadOnly = errors.New("store: write in a read-only transaction")
 )

@@ -275,7 +275,7 @@ func TestUsers(t *testing.T) {
 	if has, _ := s.HasAdmin(ctx); !has || total != 3 || len(users) != 3 {
 		t.Fatalf("admin: %v users %d", has, total)
 	}
-	if err := s.DeleteUser(ctx, u.ID); err != nil {
+	if err := s.DeleteUser(ctx, u.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.UserByKeyHash(ctx, []byte("h3")); !errors.Is(err, ErrNotFound) {
@@ -417,8 +417,8 @@ func BenchmarkMigrateAPIs(b *testing.B) {
 
 func TestResolve(t *testing.T) {
 	s := open(t)
-	// db(2) is o1's db id and also another API's API ID: the API ID wins.
-	put(t, s, classic("c1", db(0xab), "C"), oas("o1", db(2)), classic(db(1+1000), db(3), "Looks like a db id"), classic(db(2), db(4), "Shadow"))
+	// An API ID may look like a db id as long as no API holds it as one.
+	put(t, s, classic("c1", db(0xab), "C"), oas("o1", db(2)), classic(db(1+1000), db(3), "Looks like a db id"))
 	for _, c := range []struct {
 		ref, want string
 	}{
@@ -427,8 +427,7 @@ func TestResolve(t *testing.T) {
 		{"o1", "o1"},
 		{db(3), db(1 + 1000)},
 		{db(1 + 1000), db(1 + 1000)},
-		{db(2), db(2)},
-		{db(4), db(2)},
+		{db(2), "o1"},
 		{db(9), ""},
 		{"C1", ""},
 		{strings.ToUpper(db(0xab)), ""},
@@ -443,6 +442,36 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", c.ref, got.ID, err, c.want)
 		}
 	}
+}
+
+// TestIDNamespace: API IDs and db ids are one namespace, so an address
+// never names two APIs: an API ID that is another API's db id, or a db id
+// that is another API's API ID, is refused on every write path.
+func TestIDNamespace(t *testing.T) {
+	s := open(t)
+	put(t, s, oas("o1", db(2)), classic(db(7), db(8), "Its ID looks like a db id"))
+	for _, c := range []struct {
+		name      string
+		a         API
+		converted bool // PutConverted, as a migration writes
+	}{
+		{"API ID = another's db id", classic(db(2), db(4), "Shadow"), false},
+		{"db id = another's API ID", classic("c2", db(7), "Shadow"), false},
+		{"converted, API ID = another's db id", oas(db(2), db(5)), true},
+		{"converted, db id = another's API ID", oas("o2", db(7)), true},
+	} {
+		err := s.Update(bg, func(tx *Tx) error {
+			if c.converted {
+				return tx.PutConverted(c.a)
+			}
+			return tx.PutAPI(c.a)
+		})
+		if !errors.Is(err, ErrAlreadyExists) {
+			t.Errorf("%s: %v, want ErrAlreadyExists", c.name, err)
+		}
+	}
+	// An API may keep its own db id equal to its API ID, and be replaced.
+	put(t, s, classic(db(9), db(9), "Self"), classic(db(9), db(9), "Self again"))
 }
 
 func TestOrgIDCreatedOnce(t *testing.T) {

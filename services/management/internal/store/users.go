@@ -27,7 +27,13 @@ type User struct {
 	Permissions map[string]string `json:"user_permissions"`
 	KeyHash     []byte            `json:"key_hash"`
 	CreatedAt   time.Time         `json:"created_at"`
+	// Inactive is set on a deactivated user, whose key is refused (401)
+	// until it is reactivated; the zero value is an active user.
+	Inactive bool `json:"inactive,omitempty"`
 }
+
+// ActiveAdmin reports whether u is an admin whose key works.
+func (u User) ActiveAdmin() bool { return !u.Inactive && IsAdmin(u.Permissions) }
 
 // IsAdmin reports whether permissions make an admin, as in the Tyk
 // Dashboard: none at all, or IsAdmin "admin" (or "true").
@@ -200,6 +206,11 @@ func (s *Store) UpdateUser(ctx context.Context, id string, update func(*User) er
 				return err
 			}
 		}
+		if old.ActiveAdmin() && !u.ActiveAdmin() {
+			if err := tx.keepAnAdmin(id); err != nil {
+				return err
+			}
+		}
 		if err := tx.putUser(u); err != nil {
 			return err
 		}
@@ -209,17 +220,52 @@ func (s *Store) UpdateUser(ctx context.Context, id string, update func(*User) er
 	return updated, err
 }
 
+// keepAnAdmin refuses (ErrLastAdmin) a change that leaves no active admin
+// but the user id, which is about to be deleted, demoted or deactivated.
+func (t *Tx) keepAnAdmin(id string) error {
+	other := false
+	err := t.r.Scan(userPrefix, nil, func(k, v []byte) error {
+		if string(k[len(userPrefix):]) == id {
+			return nil
+		}
+		u, err := decodeUser(string(k[len(userPrefix):]), v)
+		if err != nil {
+			return err
+		}
+		if u.ActiveAdmin() {
+			other = true
+			return kv.ErrStop
+		}
+		return nil
+	})
+	if err == nil && !other {
+		err = ErrLastAdmin
+	}
+	return err
+}
+
 func mustJSON(u User) []byte {
 	b, _ := json.Marshal(u)
 	return b
 }
 
-// DeleteUser removes a user with its key and email in one transaction.
-func (s *Store) DeleteUser(ctx context.Context, id string) error {
+// DeleteUser removes a user with its key and email in one transaction,
+// if check (when not nil) accepts the stored user.
+func (s *Store) DeleteUser(ctx context.Context, id string, check func(User) error) error {
 	return s.Update(ctx, func(tx *Tx) error {
 		u, err := tx.user(id)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(u); err != nil {
+				return err
+			}
+		}
+		if u.ActiveAdmin() {
+			if err := tx.keepAnAdmin(id); err != nil {
+				return err
+			}
 		}
 		if err := tx.del(key(userKeyPrefix, string(u.KeyHash))); err != nil {
 			return err
@@ -248,7 +294,7 @@ func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
 	return u, err
 }
 
-// HasAdmin reports whether any user is an admin.
+// HasAdmin reports whether any user is an active admin.
 func (s *Store) HasAdmin(ctx context.Context) (bool, error) {
 	found := false
 	err := s.View(ctx, func(tx *Tx) (err error) { found, err = tx.hasAdmin(); return err })
@@ -262,7 +308,7 @@ func (t *Tx) hasAdmin() (bool, error) {
 		if err != nil {
 			return err
 		}
-		if IsAdmin(u.Permissions) {
+		if u.ActiveAdmin() {
 			found = true
 			return kv.ErrStop
 		}
@@ -271,22 +317,32 @@ func (t *Tx) hasAdmin() (bool, error) {
 	return found, err
 }
 
-// EnsureAdmin creates a bootstrap admin user with this key hash unless a
-// user holds that key or, with onlyFirst, unless any admin exists; one
-// transaction, so replicas starting together create one (credential.AdminStore).
+// EnsureAdmin makes the credential with this key hash an active admin:
+// a user holding that key is promoted and reactivated if it is not one;
+// otherwise a bootstrap user is created — unless, with onlyFirst, any
+// active admin exists. One transaction, so replicas starting together
+// create one (credential.AdminStore). The new user's e-mail is
+// bootstrap-admin@gatehouse.invalid, or, when a user holds that, one with
+// a random tag: never derived from the secret.
 func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (created bool, err error) {
 	err = s.Update(ctx, func(tx *Tx) error {
 		created = false
 		v, err := tx.r.Get(key(userKeyPrefix, string(hash)))
-		if err != nil || v != nil {
+		if err != nil {
 			return err
+		}
+		if v != nil {
+			return tx.restoreAdmin(string(v))
 		}
 		if onlyFirst {
 			if has, err := tx.hasAdmin(); err != nil || has {
 				return err
 			}
 		}
-		email := "bootstrap-admin+" + hex.EncodeToString(hash[:6]) + "@gatehouse.invalid"
+		email, err := tx.freeBootstrapEmail()
+		if err != nil {
+			return err
+		}
 		if err := tx.putNewUser(&User{FirstName: "Bootstrap", LastName: "Admin", Email: email,
 			Permissions: map[string]string{"IsAdmin": "admin"}, KeyHash: hash}); err != nil {
 			return err
@@ -295,6 +351,32 @@ func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (c
 		return nil
 	})
 	return created && err == nil, err
+}
+
+// restoreAdmin makes user id an active admin, keeping its other fields.
+func (t *Tx) restoreAdmin(id string) error {
+	u, err := t.user(id)
+	if err != nil || u.ActiveAdmin() {
+		return err
+	}
+	u.Inactive = false
+	u.Permissions = map[string]string{"IsAdmin": "admin"}
+	return t.putUser(u)
+}
+
+// freeBootstrapEmail is the first unused of bootstrap-admin@gatehouse.invalid
+// and bootstrap-admin+<random>@gatehouse.invalid.
+func (t *Tx) freeBootstrapEmail() (string, error) {
+	email := "bootstrap-admin@gatehouse.invalid"
+	for {
+		v, err := t.r.Get(emailKey(email))
+		if err != nil || v == nil {
+			return email, err
+		}
+		tag := make([]byte, 4)
+		rand.Read(tag)
+		email = "bootstrap-admin+" + hex.EncodeToString(tag) + "@gatehouse.invalid"
+	}
 }
 
 // checkUsers verifies the user indexes against the records and counts the

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
@@ -61,13 +62,14 @@ var (
 type Server struct {
 	portalv1.UnimplementedPortalServiceServer
 	store *store.Store
+	audit *audit.Log
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// New returns a server over st.
-func New(st *store.Store, log *slog.Logger) *Server {
-	return &Server{store: st, log: log.With("component", "api"), now: time.Now}
+// New returns a server over st, answering GET /portal-api/audit-logs from auditLog.
+func New(st *store.Store, log *slog.Logger, auditLog *audit.Log) *Server {
+	return &Server{store: st, audit: auditLog, log: log.With("component", "api"), now: time.Now}
 }
 
 // storeError maps a store error to the status a caller sees: the one place

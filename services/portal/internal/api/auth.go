@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -36,8 +37,12 @@ func (s *Server) checkKey(ctx context.Context, values []string) error {
 	case !ok:
 		return errUnauthorized
 	}
+	audit.SetCaller(ctx, AdminCaller, "") // the portal's keys are admin keys, without a user
 	return nil
 }
+
+// AdminCaller is the user_id the audit log gives the portal's admin keys.
+const AdminCaller = "admin"
 
 // AuthenticateREST checks a REST request's key before the facade reads its
 // body (gateway.Options.Authenticate), with the same function as the gRPC

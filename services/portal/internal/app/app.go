@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -36,12 +37,17 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return err
 	}
 	defer engine.Close()
-	st, err := store.Open(ctx, engine)
+	auditLog, err := audit.New(engine, audit.Options{Service: "portal", OpenAPI: openapi.Portal, Limits: cfg.Audit, Log: log})
 	if err != nil {
 		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		return err
 	}
-	srv := api.New(st, log)
+	st, err := store.Open(ctx, audit.Engine(engine))
+	if err != nil {
+		return err
+	}
+	defer auditLog.Start(ctx)() // expiry ends before the engine closes
+	srv := api.New(st, log, auditLog)
 	pages, err := site.New(st, log)
 	if err != nil {
 		return err
@@ -60,6 +66,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},
 		Auth:     srv.Authenticate,
+		Audit:    auditLog.Interceptor(),
 		Ready:    st.Ready,
 		Site:     pages,
 		Register: func(g grpc.ServiceRegistrar) { portalv1.RegisterPortalServiceServer(g, srv) },
@@ -73,7 +80,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			ErrorBody:    errorBody,
 			QueryInt:     api.QueryInt,
 			RequestError: api.RequestError,
-			Authenticate: srv.AuthenticateREST,
+			Authenticate: auditLog.REST(srv.AuthenticateREST),
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 				runtime.WithMiddlewares(srv.Precheck(fail)),

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
@@ -41,12 +42,13 @@ var (
 type Server struct {
 	studiov1.UnimplementedStudioServiceServer
 	store *store.Store
+	audit *audit.Log
 	log   *slog.Logger
 }
 
-// New returns a server over st.
-func New(st *store.Store, log *slog.Logger) *Server {
-	return &Server{store: st, log: log.With("component", "api")}
+// New returns a server over st, answering GET /api/v1/audit-logs from auditLog.
+func New(st *store.Store, log *slog.Logger, auditLog *audit.Log) *Server {
+	return &Server{store: st, audit: auditLog, log: log.With("component", "api")}
 }
 
 // status maps an error of the store, the engine or a request check to the

@@ -28,7 +28,7 @@ func TestStorageFailureIs500(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	engine.Close()
 	calls := map[string]func() error{
 		"delete": func() error {

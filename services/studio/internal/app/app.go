@@ -14,6 +14,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -35,12 +36,17 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return err
 	}
 	defer engine.Close()
-	st, err := store.Open(ctx, engine)
+	auditLog, err := audit.New(engine, audit.Options{Service: "studio", OpenAPI: openapi.Studio, Limits: cfg.Audit, Log: log})
 	if err != nil {
 		err = fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 		return err
 	}
-	srv := api.New(st, log)
+	st, err := store.Open(ctx, audit.Engine(engine))
+	if err != nil {
+		return err
+	}
+	defer auditLog.Start(ctx)() // expiry ends before the engine closes
+	srv := api.New(st, log, auditLog)
 	return server.Serve(ctx, log, l, server.Service{
 		Name:   studiov1.StudioService_ServiceDesc.ServiceName,
 		Limits: cfg.Limits,
@@ -48,6 +54,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},
 		Auth:     srv.Authenticate,
+		Audit:    auditLog.Interceptor(),
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { studiov1.RegisterStudioServiceServer(g, srv) },
 		Gateway: gateway.Options{
@@ -58,7 +65,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			Marshal:      protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
 			ErrorBody:    errorBody,
 			QueryInt:     api.QueryInt,
-			Authenticate: srv.AuthenticateREST,
+			Authenticate: auditLog.REST(srv.AuthenticateREST),
 		},
 	})
 }

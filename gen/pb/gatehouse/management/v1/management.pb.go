@@ -35,11 +35,15 @@ type UserInput struct {
 	// email_address, unique among users (case-insensitive); required on create.
 	EmailAddress string `protobuf:"bytes,3,opt,name=email_address,proto3" json:"email_address,omitempty"`
 	// user_permissions: `{}` or `{"IsAdmin":"admin"}` (or "true") is an admin;
-	// otherwise `"<area>":"read"|"write"` per area (apis, users). Values are
+	// otherwise `"<area>":"read"|"write"` per area (apis, users, policy, audit_logs, assets, system). Values are
 	// strings. Absent on create means `{}`; absent on update keeps the stored value.
 	UserPermissions *structpb.Struct `protobuf:"bytes,4,opt,name=user_permissions,proto3" json:"user_permissions,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// active: false deactivates the user (its key answers 401 at once), true
+	// reactivates it with the same key. Absent on create means true; absent
+	// on update keeps the stored value.
+	Active        *bool `protobuf:"varint,5,opt,name=active,proto3,oneof" json:"active,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UserInput) Reset() {
@@ -100,6 +104,13 @@ func (x *UserInput) GetUserPermissions() *structpb.Struct {
 	return nil
 }
 
+func (x *UserInput) GetActive() bool {
+	if x != nil && x.Active != nil {
+		return *x.Active
+	}
+	return false
+}
+
 // User is a stored user, as answered (never with its key).
 type User struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -113,7 +124,7 @@ type User struct {
 	EmailAddress string `protobuf:"bytes,4,opt,name=email_address,proto3" json:"email_address,omitempty"`
 	// user_permissions as stored.
 	UserPermissions map[string]string `protobuf:"bytes,5,rep,name=user_permissions,proto3" json:"user_permissions,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// active is always true for a stored user.
+	// active is false for a deactivated user, whose key answers 401.
 	Active bool `protobuf:"varint,6,opt,name=active,proto3" json:"active,omitempty"`
 	// created_at is the creation time, RFC 3339 UTC.
 	CreatedAt string `protobuf:"bytes,7,opt,name=created_at,proto3" json:"created_at,omitempty"`
@@ -879,6 +890,253 @@ func (x *ResetUserKeyResponse) GetAccessKey() string {
 	return ""
 }
 
+// ListAuditLogsRequest selects a page of the audit log and filters it.
+type ListAuditLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// p is the page number from 1; 0 or negative lists every entry; unset means 1.
+	P *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	// user_id keeps the entries of one user.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// action keeps the entries of one action, such as `PUT /api/users/{user_id}`.
+	Action string `protobuf:"bytes,3,opt,name=action,proto3" json:"action,omitempty"`
+	// from keeps entries at or after this time: RFC 3339 or Unix seconds.
+	From string `protobuf:"bytes,4,opt,name=from,proto3" json:"from,omitempty"`
+	// to keeps entries at or before this time: RFC 3339 or Unix seconds.
+	To            string `protobuf:"bytes,5,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsRequest) Reset() {
+	*x = ListAuditLogsRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsRequest) ProtoMessage() {}
+
+func (x *ListAuditLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListAuditLogsRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+func (x *ListAuditLogsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// AuditLogEntry is one write request as the audit log keeps it: never a
+// body, a key or a header.
+type AuditLogEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id of the entry.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// time the request arrived, RFC 3339 UTC with nanoseconds.
+	Time string `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// user_id of the caller.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// user_email of the caller.
+	UserEmail string `protobuf:"bytes,4,opt,name=user_email,proto3" json:"user_email,omitempty"`
+	// action is `<METHOD> <route pattern>`, such as `DELETE /api/apis/{api_id}`.
+	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	// object_id is the id the path named, or "" when it named none.
+	ObjectId string `protobuf:"bytes,6,opt,name=object_id,proto3" json:"object_id,omitempty"`
+	// status is the HTTP status of the answer.
+	Status int32 `protobuf:"varint,7,opt,name=status,proto3" json:"status,omitempty"`
+	// remote_addr is the client's address.
+	RemoteAddr    string `protobuf:"bytes,8,opt,name=remote_addr,proto3" json:"remote_addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLogEntry) Reset() {
+	*x = AuditLogEntry{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLogEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLogEntry) ProtoMessage() {}
+
+func (x *AuditLogEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLogEntry.ProtoReflect.Descriptor instead.
+func (*AuditLogEntry) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AuditLogEntry) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetUserEmail() string {
+	if x != nil {
+		return x.UserEmail
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetObjectId() string {
+	if x != nil {
+		return x.ObjectId
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *AuditLogEntry) GetRemoteAddr() string {
+	if x != nil {
+		return x.RemoteAddr
+	}
+	return ""
+}
+
+// ListAuditLogsResponse is `{"logs":[..],"pages":n}`.
+type ListAuditLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// logs on the page, newest first.
+	Logs []*AuditLogEntry `protobuf:"bytes,1,rep,name=logs,proto3" json:"logs,omitempty"`
+	// pages is the number of pages of 10.
+	Pages         int32 `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsResponse) Reset() {
+	*x = ListAuditLogsResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsResponse) ProtoMessage() {}
+
+func (x *ListAuditLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListAuditLogsResponse) GetLogs() []*AuditLogEntry {
+	if x != nil {
+		return x.Logs
+	}
+	return nil
+}
+
+func (x *ListAuditLogsResponse) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
 // CreateAPIRequest carries `{"api_definition":{..}}` as raw JSON.
 type CreateAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -890,7 +1148,7 @@ type CreateAPIRequest struct {
 
 func (x *CreateAPIRequest) Reset() {
 	*x = CreateAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[14]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -902,7 +1160,7 @@ func (x *CreateAPIRequest) String() string {
 func (*CreateAPIRequest) ProtoMessage() {}
 
 func (x *CreateAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[14]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -915,7 +1173,7 @@ func (x *CreateAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAPIRequest.ProtoReflect.Descriptor instead.
 func (*CreateAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{14}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateAPIRequest) GetBody() *httpbody.HttpBody {
@@ -942,7 +1200,7 @@ type CreateAPIResponse struct {
 
 func (x *CreateAPIResponse) Reset() {
 	*x = CreateAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[15]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1212,7 @@ func (x *CreateAPIResponse) String() string {
 func (*CreateAPIResponse) ProtoMessage() {}
 
 func (x *CreateAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[15]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1225,7 @@ func (x *CreateAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAPIResponse.ProtoReflect.Descriptor instead.
 func (*CreateAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{15}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateAPIResponse) GetStatus() string {
@@ -1011,7 +1269,7 @@ type ListAPIsRequest struct {
 
 func (x *ListAPIsRequest) Reset() {
 	*x = ListAPIsRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[16]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1281,7 @@ func (x *ListAPIsRequest) String() string {
 func (*ListAPIsRequest) ProtoMessage() {}
 
 func (x *ListAPIsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[16]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1294,7 @@ func (x *ListAPIsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIsRequest.ProtoReflect.Descriptor instead.
 func (*ListAPIsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{16}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListAPIsRequest) GetP() int64 {
@@ -1065,7 +1323,7 @@ type ListAPIsResponse struct {
 
 func (x *ListAPIsResponse) Reset() {
 	*x = ListAPIsResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[17]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1335,7 @@ func (x *ListAPIsResponse) String() string {
 func (*ListAPIsResponse) ProtoMessage() {}
 
 func (x *ListAPIsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[17]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1348,7 @@ func (x *ListAPIsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIsResponse.ProtoReflect.Descriptor instead.
 func (*ListAPIsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{17}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListAPIsResponse) GetBody() *httpbody.HttpBody {
@@ -1111,7 +1369,7 @@ type GetAPIRequest struct {
 
 func (x *GetAPIRequest) Reset() {
 	*x = GetAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[18]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1123,7 +1381,7 @@ func (x *GetAPIRequest) String() string {
 func (*GetAPIRequest) ProtoMessage() {}
 
 func (x *GetAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[18]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1136,7 +1394,7 @@ func (x *GetAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIRequest.ProtoReflect.Descriptor instead.
 func (*GetAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{18}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetAPIRequest) GetApiId() string {
@@ -1157,7 +1415,7 @@ type GetAPIResponse struct {
 
 func (x *GetAPIResponse) Reset() {
 	*x = GetAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[19]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1427,7 @@ func (x *GetAPIResponse) String() string {
 func (*GetAPIResponse) ProtoMessage() {}
 
 func (x *GetAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[19]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1440,7 @@ func (x *GetAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIResponse.ProtoReflect.Descriptor instead.
 func (*GetAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{19}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetAPIResponse) GetBody() *httpbody.HttpBody {
@@ -1205,7 +1463,7 @@ type UpdateAPIRequest struct {
 
 func (x *UpdateAPIRequest) Reset() {
 	*x = UpdateAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[20]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1475,7 @@ func (x *UpdateAPIRequest) String() string {
 func (*UpdateAPIRequest) ProtoMessage() {}
 
 func (x *UpdateAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[20]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1488,7 @@ func (x *UpdateAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{20}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UpdateAPIRequest) GetApiId() string {
@@ -1262,7 +1520,7 @@ type UpdateAPIResponse struct {
 
 func (x *UpdateAPIResponse) Reset() {
 	*x = UpdateAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[21]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1274,7 +1532,7 @@ func (x *UpdateAPIResponse) String() string {
 func (*UpdateAPIResponse) ProtoMessage() {}
 
 func (x *UpdateAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[21]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1287,7 +1545,7 @@ func (x *UpdateAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{21}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateAPIResponse) GetStatus() string {
@@ -1322,7 +1580,7 @@ type DeleteAPIRequest struct {
 
 func (x *DeleteAPIRequest) Reset() {
 	*x = DeleteAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[22]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1334,7 +1592,7 @@ func (x *DeleteAPIRequest) String() string {
 func (*DeleteAPIRequest) ProtoMessage() {}
 
 func (x *DeleteAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[22]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1347,7 +1605,7 @@ func (x *DeleteAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{22}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteAPIRequest) GetApiId() string {
@@ -1372,7 +1630,7 @@ type DeleteAPIResponse struct {
 
 func (x *DeleteAPIResponse) Reset() {
 	*x = DeleteAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1642,7 @@ func (x *DeleteAPIResponse) String() string {
 func (*DeleteAPIResponse) ProtoMessage() {}
 
 func (x *DeleteAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1655,7 @@ func (x *DeleteAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{23}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteAPIResponse) GetStatus() string {
@@ -1434,7 +1692,7 @@ type CreateOASAPIRequest struct {
 
 func (x *CreateOASAPIRequest) Reset() {
 	*x = CreateOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1704,7 @@ func (x *CreateOASAPIRequest) String() string {
 func (*CreateOASAPIRequest) ProtoMessage() {}
 
 func (x *CreateOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1717,7 @@ func (x *CreateOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*CreateOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{24}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateOASAPIRequest) GetBody() *httpbody.HttpBody {
@@ -1486,7 +1744,7 @@ type CreateOASAPIResponse struct {
 
 func (x *CreateOASAPIResponse) Reset() {
 	*x = CreateOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1498,7 +1756,7 @@ func (x *CreateOASAPIResponse) String() string {
 func (*CreateOASAPIResponse) ProtoMessage() {}
 
 func (x *CreateOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1511,7 +1769,7 @@ func (x *CreateOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*CreateOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{25}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateOASAPIResponse) GetStatus() string {
@@ -1555,7 +1813,7 @@ type GetOASAPIRequest struct {
 
 func (x *GetOASAPIRequest) Reset() {
 	*x = GetOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1567,7 +1825,7 @@ func (x *GetOASAPIRequest) String() string {
 func (*GetOASAPIRequest) ProtoMessage() {}
 
 func (x *GetOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1580,7 +1838,7 @@ func (x *GetOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*GetOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{26}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetOASAPIRequest) GetApiId() string {
@@ -1608,7 +1866,7 @@ type GetOASAPIResponse struct {
 
 func (x *GetOASAPIResponse) Reset() {
 	*x = GetOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1620,7 +1878,7 @@ func (x *GetOASAPIResponse) String() string {
 func (*GetOASAPIResponse) ProtoMessage() {}
 
 func (x *GetOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1633,7 +1891,7 @@ func (x *GetOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*GetOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{27}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetOASAPIResponse) GetBody() *httpbody.HttpBody {
@@ -1656,7 +1914,7 @@ type UpdateOASAPIRequest struct {
 
 func (x *UpdateOASAPIRequest) Reset() {
 	*x = UpdateOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1926,7 @@ func (x *UpdateOASAPIRequest) String() string {
 func (*UpdateOASAPIRequest) ProtoMessage() {}
 
 func (x *UpdateOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1939,7 @@ func (x *UpdateOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*UpdateOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{28}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *UpdateOASAPIRequest) GetApiId() string {
@@ -1713,7 +1971,7 @@ type UpdateOASAPIResponse struct {
 
 func (x *UpdateOASAPIResponse) Reset() {
 	*x = UpdateOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1983,7 @@ func (x *UpdateOASAPIResponse) String() string {
 func (*UpdateOASAPIResponse) ProtoMessage() {}
 
 func (x *UpdateOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1996,7 @@ func (x *UpdateOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*UpdateOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{29}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateOASAPIResponse) GetStatus() string {
@@ -1773,7 +2031,7 @@ type DeleteOASAPIRequest struct {
 
 func (x *DeleteOASAPIRequest) Reset() {
 	*x = DeleteOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +2043,7 @@ func (x *DeleteOASAPIRequest) String() string {
 func (*DeleteOASAPIRequest) ProtoMessage() {}
 
 func (x *DeleteOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +2056,7 @@ func (x *DeleteOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*DeleteOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{30}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *DeleteOASAPIRequest) GetApiId() string {
@@ -1823,7 +2081,7 @@ type DeleteOASAPIResponse struct {
 
 func (x *DeleteOASAPIResponse) Reset() {
 	*x = DeleteOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +2093,7 @@ func (x *DeleteOASAPIResponse) String() string {
 func (*DeleteOASAPIResponse) ProtoMessage() {}
 
 func (x *DeleteOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2106,7 @@ func (x *DeleteOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*DeleteOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{31}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *DeleteOASAPIResponse) GetStatus() string {
@@ -1881,7 +2139,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1893,7 +2151,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1906,7 +2164,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{32}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{35}
 }
 
 // CategoryCount is one category in use.
@@ -1922,7 +2180,7 @@ type CategoryCount struct {
 
 func (x *CategoryCount) Reset() {
 	*x = CategoryCount{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1934,7 +2192,7 @@ func (x *CategoryCount) String() string {
 func (*CategoryCount) ProtoMessage() {}
 
 func (x *CategoryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1947,7 +2205,7 @@ func (x *CategoryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryCount.ProtoReflect.Descriptor instead.
 func (*CategoryCount) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{33}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CategoryCount) GetName() string {
@@ -1975,7 +2233,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2245,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2258,7 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{34}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
@@ -2021,7 +2279,7 @@ type GetAPICategoriesRequest struct {
 
 func (x *GetAPICategoriesRequest) Reset() {
 	*x = GetAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2291,7 @@ func (x *GetAPICategoriesRequest) String() string {
 func (*GetAPICategoriesRequest) ProtoMessage() {}
 
 func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2304,7 @@ func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{35}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetAPICategoriesRequest) GetApiId() string {
@@ -2067,7 +2325,7 @@ type GetAPICategoriesResponse struct {
 
 func (x *GetAPICategoriesResponse) Reset() {
 	*x = GetAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2337,7 @@ func (x *GetAPICategoriesResponse) String() string {
 func (*GetAPICategoriesResponse) ProtoMessage() {}
 
 func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2350,7 @@ func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{36}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetAPICategoriesResponse) GetCategories() []string {
@@ -2115,7 +2373,7 @@ type UpdateAPICategoriesRequest struct {
 
 func (x *UpdateAPICategoriesRequest) Reset() {
 	*x = UpdateAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2127,7 +2385,7 @@ func (x *UpdateAPICategoriesRequest) String() string {
 func (*UpdateAPICategoriesRequest) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2140,7 +2398,7 @@ func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{37}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *UpdateAPICategoriesRequest) GetApiId() string {
@@ -2172,7 +2430,7 @@ type UpdateAPICategoriesResponse struct {
 
 func (x *UpdateAPICategoriesResponse) Reset() {
 	*x = UpdateAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2184,7 +2442,7 @@ func (x *UpdateAPICategoriesResponse) String() string {
 func (*UpdateAPICategoriesResponse) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2197,7 +2455,7 @@ func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *UpdateAPICategoriesResponse) GetStatus() string {
@@ -2238,7 +2496,7 @@ type ExportOASAPIRequest struct {
 
 func (x *ExportOASAPIRequest) Reset() {
 	*x = ExportOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2250,7 +2508,7 @@ func (x *ExportOASAPIRequest) String() string {
 func (*ExportOASAPIRequest) ProtoMessage() {}
 
 func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2263,7 +2521,7 @@ func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ExportOASAPIRequest) GetApiId() string {
@@ -2301,7 +2559,7 @@ type ExportOASAPIResponse struct {
 
 func (x *ExportOASAPIResponse) Reset() {
 	*x = ExportOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2571,7 @@ func (x *ExportOASAPIResponse) String() string {
 func (*ExportOASAPIResponse) ProtoMessage() {}
 
 func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2584,7 @@ func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ExportOASAPIResponse) GetFile() *httpbody.HttpBody {
@@ -2362,7 +2620,7 @@ type MigrateRequest struct {
 
 func (x *MigrateRequest) Reset() {
 	*x = MigrateRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2632,7 @@ func (x *MigrateRequest) String() string {
 func (*MigrateRequest) ProtoMessage() {}
 
 func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2645,7 @@ func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateRequest.ProtoReflect.Descriptor instead.
 func (*MigrateRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *MigrateRequest) GetMode() string {
@@ -2444,7 +2702,7 @@ type MigrateResponse struct {
 
 func (x *MigrateResponse) Reset() {
 	*x = MigrateResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2456,7 +2714,7 @@ func (x *MigrateResponse) String() string {
 func (*MigrateResponse) ProtoMessage() {}
 
 func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2469,7 +2727,7 @@ func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateResponse.ProtoReflect.Descriptor instead.
 func (*MigrateResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *MigrateResponse) GetReport() *httpbody.HttpBody {
@@ -2496,7 +2754,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2766,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2779,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ErrorResponse) GetStatus() string {
@@ -2563,7 +2821,7 @@ type MigrateErrorResponse struct {
 
 func (x *MigrateErrorResponse) Reset() {
 	*x = MigrateErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2575,7 +2833,7 @@ func (x *MigrateErrorResponse) String() string {
 func (*MigrateErrorResponse) ProtoMessage() {}
 
 func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2588,7 +2846,7 @@ func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateErrorResponse.ProtoReflect.Descriptor instead.
 func (*MigrateErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MigrateErrorResponse) GetId() string {
@@ -2631,7 +2889,7 @@ type RawBody struct {
 
 func (x *RawBody) Reset() {
 	*x = RawBody{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2643,7 +2901,7 @@ func (x *RawBody) String() string {
 func (*RawBody) ProtoMessage() {}
 
 func (x *RawBody) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2656,21 +2914,23 @@ func (x *RawBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawBody.ProtoReflect.Descriptor instead.
 func (*RawBody) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
 }
 
 var File_gatehouse_management_v1_management_proto protoreflect.FileDescriptor
 
 const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\n" +
-	"(gatehouse/management/v1/management.proto\x12\x17gatehouse.management.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x19google/api/httpbody.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xb4\x01\n" +
+	"(gatehouse/management/v1/management.proto\x12\x17gatehouse.management.v1\x1a\x1cgoogle/api/annotations.proto\x1a\x19google/api/httpbody.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xdc\x01\n" +
 	"\tUserInput\x12\x1e\n" +
 	"\n" +
 	"first_name\x18\x01 \x01(\tR\n" +
 	"first_name\x12\x1c\n" +
 	"\tlast_name\x18\x02 \x01(\tR\tlast_name\x12$\n" +
 	"\remail_address\x18\x03 \x01(\tR\remail_address\x12C\n" +
-	"\x10user_permissions\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x10user_permissions\"\xee\x02\n" +
+	"\x10user_permissions\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x10user_permissions\x12\x1b\n" +
+	"\x06active\x18\x05 \x01(\bH\x00R\x06active\x88\x01\x01B\t\n" +
+	"\a_active\"\xee\x02\n" +
 	"\x04User\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1e\n" +
 	"\n" +
@@ -2728,7 +2988,28 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\x12\x1e\n" +
 	"\n" +
 	"access_key\x18\x04 \x01(\tR\n" +
-	"access_key\"<\n" +
+	"access_key\"\x85\x01\n" +
+	"\x14ListAuditLogsRequest\x12\x11\n" +
+	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\x18\n" +
+	"\auser_id\x18\x02 \x01(\tR\auser_id\x12\x16\n" +
+	"\x06action\x18\x03 \x01(\tR\x06action\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x05 \x01(\tR\x02toB\x04\n" +
+	"\x02_p\"\xdd\x01\n" +
+	"\rAuditLogEntry\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04time\x18\x02 \x01(\tR\x04time\x12\x18\n" +
+	"\auser_id\x18\x03 \x01(\tR\auser_id\x12\x1e\n" +
+	"\n" +
+	"user_email\x18\x04 \x01(\tR\n" +
+	"user_email\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x1c\n" +
+	"\tobject_id\x18\x06 \x01(\tR\tobject_id\x12\x16\n" +
+	"\x06status\x18\a \x01(\x05R\x06status\x12 \n" +
+	"\vremote_addr\x18\b \x01(\tR\vremote_addr\"i\n" +
+	"\x15ListAuditLogsResponse\x12:\n" +
+	"\x04logs\x18\x01 \x03(\v2&.gatehouse.management.v1.AuditLogEntryR\x04logs\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages\"<\n" +
 	"\x10CreateAPIRequest\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"i\n" +
 	"\x11CreateAPIResponse\x12\x16\n" +
@@ -2832,7 +3113,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06Status\"\xce\x02\n" +
 	"\aRawBody:\xc2\x02\x92A\xbe\x02\n" +
-	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\xabJ\n" +
+	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\x9eM\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -2883,7 +3164,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"/\x1a-.gatehouse.management.v1.ResetUserKeyResponseJ\\\n" +
 	"\x03404\x12U\n" +
 	"'No such user: Message `User not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02RZ(\"&/api/users/{user_id}/actions/key/reset\x1a&/api/users/{user_id}/actions/key/reset\x12\x86\x04\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02RZ(\"&/api/users/{user_id}/actions/key/reset\x1a&/api/users/{user_id}/actions/key/reset\x12\xf0\x02\n" +
+	"\rListAuditLogs\x12-.gatehouse.management.v1.ListAuditLogsRequest\x1a..gatehouse.management.v1.ListAuditLogsResponse\"\xff\x01\x92A\xe4\x01J_\n" +
+	"\x03200\x12X\n" +
+	"\"One page of entries, newest first.\x122\n" +
+	"0\x1a..gatehouse.management.v1.ListAuditLogsResponseJ\x80\x01\n" +
+	"\x03400\x12y\n" +
+	"K`p` is not an integer, or `from`/`to` is neither RFC 3339 nor Unix seconds.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x11\x12\x0f/api/audit-logs\x12\x86\x04\n" +
 	"\tCreateAPI\x12).gatehouse.management.v1.CreateAPIRequest\x1a*.gatehouse.management.v1.CreateAPIResponse\"\xa1\x03\x92A\x86\x03Jq\n" +
 	"\x03200\x12j\n" +
 	"8Message `API created`; Meta is the db id, ID the api_id.\x12.\n" +
@@ -3037,7 +3325,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -3053,115 +3341,121 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*DeleteUserResponse)(nil),          // 11: gatehouse.management.v1.DeleteUserResponse
 	(*ResetUserKeyRequest)(nil),         // 12: gatehouse.management.v1.ResetUserKeyRequest
 	(*ResetUserKeyResponse)(nil),        // 13: gatehouse.management.v1.ResetUserKeyResponse
-	(*CreateAPIRequest)(nil),            // 14: gatehouse.management.v1.CreateAPIRequest
-	(*CreateAPIResponse)(nil),           // 15: gatehouse.management.v1.CreateAPIResponse
-	(*ListAPIsRequest)(nil),             // 16: gatehouse.management.v1.ListAPIsRequest
-	(*ListAPIsResponse)(nil),            // 17: gatehouse.management.v1.ListAPIsResponse
-	(*GetAPIRequest)(nil),               // 18: gatehouse.management.v1.GetAPIRequest
-	(*GetAPIResponse)(nil),              // 19: gatehouse.management.v1.GetAPIResponse
-	(*UpdateAPIRequest)(nil),            // 20: gatehouse.management.v1.UpdateAPIRequest
-	(*UpdateAPIResponse)(nil),           // 21: gatehouse.management.v1.UpdateAPIResponse
-	(*DeleteAPIRequest)(nil),            // 22: gatehouse.management.v1.DeleteAPIRequest
-	(*DeleteAPIResponse)(nil),           // 23: gatehouse.management.v1.DeleteAPIResponse
-	(*CreateOASAPIRequest)(nil),         // 24: gatehouse.management.v1.CreateOASAPIRequest
-	(*CreateOASAPIResponse)(nil),        // 25: gatehouse.management.v1.CreateOASAPIResponse
-	(*GetOASAPIRequest)(nil),            // 26: gatehouse.management.v1.GetOASAPIRequest
-	(*GetOASAPIResponse)(nil),           // 27: gatehouse.management.v1.GetOASAPIResponse
-	(*UpdateOASAPIRequest)(nil),         // 28: gatehouse.management.v1.UpdateOASAPIRequest
-	(*UpdateOASAPIResponse)(nil),        // 29: gatehouse.management.v1.UpdateOASAPIResponse
-	(*DeleteOASAPIRequest)(nil),         // 30: gatehouse.management.v1.DeleteOASAPIRequest
-	(*DeleteOASAPIResponse)(nil),        // 31: gatehouse.management.v1.DeleteOASAPIResponse
-	(*ListCategoriesRequest)(nil),       // 32: gatehouse.management.v1.ListCategoriesRequest
-	(*CategoryCount)(nil),               // 33: gatehouse.management.v1.CategoryCount
-	(*ListCategoriesResponse)(nil),      // 34: gatehouse.management.v1.ListCategoriesResponse
-	(*GetAPICategoriesRequest)(nil),     // 35: gatehouse.management.v1.GetAPICategoriesRequest
-	(*GetAPICategoriesResponse)(nil),    // 36: gatehouse.management.v1.GetAPICategoriesResponse
-	(*UpdateAPICategoriesRequest)(nil),  // 37: gatehouse.management.v1.UpdateAPICategoriesRequest
-	(*UpdateAPICategoriesResponse)(nil), // 38: gatehouse.management.v1.UpdateAPICategoriesResponse
-	(*ExportOASAPIRequest)(nil),         // 39: gatehouse.management.v1.ExportOASAPIRequest
-	(*ExportOASAPIResponse)(nil),        // 40: gatehouse.management.v1.ExportOASAPIResponse
-	(*MigrateRequest)(nil),              // 41: gatehouse.management.v1.MigrateRequest
-	(*MigrateResponse)(nil),             // 42: gatehouse.management.v1.MigrateResponse
-	(*ErrorResponse)(nil),               // 43: gatehouse.management.v1.ErrorResponse
-	(*MigrateErrorResponse)(nil),        // 44: gatehouse.management.v1.MigrateErrorResponse
-	(*RawBody)(nil),                     // 45: gatehouse.management.v1.RawBody
-	nil,                                 // 46: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 47: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 48: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 49: google.api.HttpBody
+	(*ListAuditLogsRequest)(nil),        // 14: gatehouse.management.v1.ListAuditLogsRequest
+	(*AuditLogEntry)(nil),               // 15: gatehouse.management.v1.AuditLogEntry
+	(*ListAuditLogsResponse)(nil),       // 16: gatehouse.management.v1.ListAuditLogsResponse
+	(*CreateAPIRequest)(nil),            // 17: gatehouse.management.v1.CreateAPIRequest
+	(*CreateAPIResponse)(nil),           // 18: gatehouse.management.v1.CreateAPIResponse
+	(*ListAPIsRequest)(nil),             // 19: gatehouse.management.v1.ListAPIsRequest
+	(*ListAPIsResponse)(nil),            // 20: gatehouse.management.v1.ListAPIsResponse
+	(*GetAPIRequest)(nil),               // 21: gatehouse.management.v1.GetAPIRequest
+	(*GetAPIResponse)(nil),              // 22: gatehouse.management.v1.GetAPIResponse
+	(*UpdateAPIRequest)(nil),            // 23: gatehouse.management.v1.UpdateAPIRequest
+	(*UpdateAPIResponse)(nil),           // 24: gatehouse.management.v1.UpdateAPIResponse
+	(*DeleteAPIRequest)(nil),            // 25: gatehouse.management.v1.DeleteAPIRequest
+	(*DeleteAPIResponse)(nil),           // 26: gatehouse.management.v1.DeleteAPIResponse
+	(*CreateOASAPIRequest)(nil),         // 27: gatehouse.management.v1.CreateOASAPIRequest
+	(*CreateOASAPIResponse)(nil),        // 28: gatehouse.management.v1.CreateOASAPIResponse
+	(*GetOASAPIRequest)(nil),            // 29: gatehouse.management.v1.GetOASAPIRequest
+	(*GetOASAPIResponse)(nil),           // 30: gatehouse.management.v1.GetOASAPIResponse
+	(*UpdateOASAPIRequest)(nil),         // 31: gatehouse.management.v1.UpdateOASAPIRequest
+	(*UpdateOASAPIResponse)(nil),        // 32: gatehouse.management.v1.UpdateOASAPIResponse
+	(*DeleteOASAPIRequest)(nil),         // 33: gatehouse.management.v1.DeleteOASAPIRequest
+	(*DeleteOASAPIResponse)(nil),        // 34: gatehouse.management.v1.DeleteOASAPIResponse
+	(*ListCategoriesRequest)(nil),       // 35: gatehouse.management.v1.ListCategoriesRequest
+	(*CategoryCount)(nil),               // 36: gatehouse.management.v1.CategoryCount
+	(*ListCategoriesResponse)(nil),      // 37: gatehouse.management.v1.ListCategoriesResponse
+	(*GetAPICategoriesRequest)(nil),     // 38: gatehouse.management.v1.GetAPICategoriesRequest
+	(*GetAPICategoriesResponse)(nil),    // 39: gatehouse.management.v1.GetAPICategoriesResponse
+	(*UpdateAPICategoriesRequest)(nil),  // 40: gatehouse.management.v1.UpdateAPICategoriesRequest
+	(*UpdateAPICategoriesResponse)(nil), // 41: gatehouse.management.v1.UpdateAPICategoriesResponse
+	(*ExportOASAPIRequest)(nil),         // 42: gatehouse.management.v1.ExportOASAPIRequest
+	(*ExportOASAPIResponse)(nil),        // 43: gatehouse.management.v1.ExportOASAPIResponse
+	(*MigrateRequest)(nil),              // 44: gatehouse.management.v1.MigrateRequest
+	(*MigrateResponse)(nil),             // 45: gatehouse.management.v1.MigrateResponse
+	(*ErrorResponse)(nil),               // 46: gatehouse.management.v1.ErrorResponse
+	(*MigrateErrorResponse)(nil),        // 47: gatehouse.management.v1.MigrateErrorResponse
+	(*RawBody)(nil),                     // 48: gatehouse.management.v1.RawBody
+	nil,                                 // 49: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 50: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 51: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 52: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	47, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	46, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	50, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	49, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,  // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,  // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,  // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,  // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	48, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	48, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	48, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
-	49, // 9: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	49, // 10: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	49, // 11: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	49, // 12: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	48, // 13: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	48, // 14: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	49, // 15: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	49, // 16: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	49, // 17: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	48, // 18: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	48, // 19: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
-	33, // 20: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	48, // 21: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	49, // 22: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	49, // 23: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	48, // 24: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	48, // 25: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	2,  // 26: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,  // 27: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,  // 28: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,  // 29: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10, // 30: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12, // 31: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14, // 32: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	16, // 33: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	18, // 34: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	20, // 35: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	22, // 36: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	24, // 37: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	26, // 38: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	28, // 39: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	30, // 40: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	32, // 41: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	35, // 42: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	37, // 43: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	39, // 44: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	41, // 45: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	3,  // 46: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,  // 47: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,  // 48: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,  // 49: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11, // 50: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13, // 51: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	15, // 52: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	17, // 53: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	19, // 54: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	21, // 55: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	23, // 56: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	25, // 57: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	27, // 58: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	29, // 59: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	31, // 60: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	34, // 61: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	36, // 62: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	38, // 63: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	40, // 64: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	42, // 65: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	46, // [46:66] is the sub-list for method output_type
-	26, // [26:46] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	51, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	51, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	51, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	15, // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
+	52, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	52, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	52, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	52, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	51, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	51, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	52, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	52, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	52, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	51, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	51, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	36, // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
+	51, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	52, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	52, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	51, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	51, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	2,  // 27: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,  // 28: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,  // 29: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,  // 30: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10, // 31: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12, // 32: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14, // 33: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17, // 34: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19, // 35: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21, // 36: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23, // 37: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25, // 38: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27, // 39: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	29, // 40: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31, // 41: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	33, // 42: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35, // 43: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38, // 44: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	40, // 45: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	42, // 46: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	44, // 47: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	3,  // 48: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,  // 49: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,  // 50: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,  // 51: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11, // 52: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13, // 53: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16, // 54: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18, // 55: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20, // 56: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22, // 57: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24, // 58: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26, // 59: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28, // 60: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	30, // 61: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32, // 62: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	34, // 63: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37, // 64: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39, // 65: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	41, // 66: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	43, // 67: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	45, // 68: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	48, // [48:69] is the sub-list for method output_type
+	27, // [27:48] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -3169,15 +3463,17 @@ func file_gatehouse_management_v1_management_proto_init() {
 	if File_gatehouse_management_v1_management_proto != nil {
 		return
 	}
+	file_gatehouse_management_v1_management_proto_msgTypes[0].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[4].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[16].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   47,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ const (
 	ManagementService_UpdateUser_FullMethodName          = "/gatehouse.management.v1.ManagementService/UpdateUser"
 	ManagementService_DeleteUser_FullMethodName          = "/gatehouse.management.v1.ManagementService/DeleteUser"
 	ManagementService_ResetUserKey_FullMethodName        = "/gatehouse.management.v1.ManagementService/ResetUserKey"
+	ManagementService_ListAuditLogs_FullMethodName       = "/gatehouse.management.v1.ManagementService/ListAuditLogs"
 	ManagementService_CreateAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/CreateAPI"
 	ManagementService_ListAPIs_FullMethodName            = "/gatehouse.management.v1.ManagementService/ListAPIs"
 	ManagementService_GetAPI_FullMethodName              = "/gatehouse.management.v1.ManagementService/GetAPI"
@@ -76,6 +77,9 @@ type ManagementServiceClient interface {
 	// ResetUserKey gives a user a new access key; the old one stops working.
 	// The Dashboard documents PUT; POST is accepted too.
 	ResetUserKey(ctx context.Context, in *ResetUserKeyRequest, opts ...grpc.CallOption) (*ResetUserKeyResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest
+	// first (10 a page; p <= 0 lists all): area audit_logs, read.
+	ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error)
 	// CreateAPI stores a classic API definition, `{"api_definition":{..}}`,
 	// verbatim; api_id and the db id are generated when absent.
 	CreateAPI(ctx context.Context, in *CreateAPIRequest, opts ...grpc.CallOption) (*CreateAPIResponse, error)
@@ -173,6 +177,16 @@ func (c *managementServiceClient) ResetUserKey(ctx context.Context, in *ResetUse
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ResetUserKeyResponse)
 	err := c.cc.Invoke(ctx, ManagementService_ResetUserKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditLogsResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ListAuditLogs_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -354,6 +368,9 @@ type ManagementServiceServer interface {
 	// ResetUserKey gives a user a new access key; the old one stops working.
 	// The Dashboard documents PUT; POST is accepted too.
 	ResetUserKey(context.Context, *ResetUserKeyRequest) (*ResetUserKeyResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest
+	// first (10 a page; p <= 0 lists all): area audit_logs, read.
+	ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error)
 	// CreateAPI stores a classic API definition, `{"api_definition":{..}}`,
 	// verbatim; api_id and the db id are generated when absent.
 	CreateAPI(context.Context, *CreateAPIRequest) (*CreateAPIResponse, error)
@@ -414,6 +431,9 @@ func (UnimplementedManagementServiceServer) DeleteUser(context.Context, *DeleteU
 }
 func (UnimplementedManagementServiceServer) ResetUserKey(context.Context, *ResetUserKeyRequest) (*ResetUserKeyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ResetUserKey not implemented")
+}
+func (UnimplementedManagementServiceServer) ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAuditLogs not implemented")
 }
 func (UnimplementedManagementServiceServer) CreateAPI(context.Context, *CreateAPIRequest) (*CreateAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateAPI not implemented")
@@ -582,6 +602,24 @@ func _ManagementService_ResetUserKey_Handler(srv interface{}, ctx context.Contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ManagementServiceServer).ResetUserKey(ctx, req.(*ResetUserKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_ListAuditLogs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditLogsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ListAuditLogs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ListAuditLogs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ListAuditLogs(ctx, req.(*ListAuditLogsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -868,6 +906,10 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ResetUserKey",
 			Handler:    _ManagementService_ResetUserKey_Handler,
+		},
+		{
+			MethodName: "ListAuditLogs",
+			Handler:    _ManagementService_ListAuditLogs_Handler,
 		},
 		{
 			MethodName: "CreateAPI",

@@ -408,6 +408,253 @@ func (x *ListProductsResponse) GetProducts() []*Product {
 	return nil
 }
 
+// ListAuditLogsRequest selects a page of the audit log and filters it.
+type ListAuditLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page is the page number, from 1 (default 1).
+	Page *int64 `protobuf:"varint,1,opt,name=page,proto3,oneof" json:"page,omitempty"`
+	// per_page is the page size, 1 to 1000 (default 20; larger values are clamped).
+	PerPage *int64 `protobuf:"varint,2,opt,name=per_page,proto3,oneof" json:"per_page,omitempty"`
+	// user_id keeps the entries of one user.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// action keeps the entries of one action, such as `DELETE /portal-api/tags/{tag_id}`.
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// from keeps entries at or after this time: RFC 3339 or Unix seconds.
+	From string `protobuf:"bytes,5,opt,name=from,proto3" json:"from,omitempty"`
+	// to keeps entries at or before this time: RFC 3339 or Unix seconds.
+	To            string `protobuf:"bytes,6,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsRequest) Reset() {
+	*x = ListAuditLogsRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsRequest) ProtoMessage() {}
+
+func (x *ListAuditLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListAuditLogsRequest) GetPage() int64 {
+	if x != nil && x.Page != nil {
+		return *x.Page
+	}
+	return 0
+}
+
+func (x *ListAuditLogsRequest) GetPerPage() int64 {
+	if x != nil && x.PerPage != nil {
+		return *x.PerPage
+	}
+	return 0
+}
+
+func (x *ListAuditLogsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// AuditLogEntry is one write request as the audit log keeps it: never a
+// body, a key or a header. Its names are the audit log's in every service.
+type AuditLogEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id of the entry.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// time the request arrived, RFC 3339 UTC with nanoseconds.
+	Time string `protobuf:"bytes,2,opt,name=time,proto3" json:"time,omitempty"`
+	// user_id of the caller: "admin" for the portal's admin keys.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// user_email of the caller ("" for an admin key).
+	UserEmail string `protobuf:"bytes,4,opt,name=user_email,proto3" json:"user_email,omitempty"`
+	// action is `<METHOD> <route pattern>`, such as `DELETE /portal-api/tags/{tag_id}`.
+	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	// object_id is the id the path named, or "" when it named none.
+	ObjectId string `protobuf:"bytes,6,opt,name=object_id,proto3" json:"object_id,omitempty"`
+	// status is the HTTP status of the answer.
+	Status int32 `protobuf:"varint,7,opt,name=status,proto3" json:"status,omitempty"`
+	// remote_addr is the client's address.
+	RemoteAddr    string `protobuf:"bytes,8,opt,name=remote_addr,proto3" json:"remote_addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLogEntry) Reset() {
+	*x = AuditLogEntry{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLogEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLogEntry) ProtoMessage() {}
+
+func (x *AuditLogEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLogEntry.ProtoReflect.Descriptor instead.
+func (*AuditLogEntry) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *AuditLogEntry) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetUserEmail() string {
+	if x != nil {
+		return x.UserEmail
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetObjectId() string {
+	if x != nil {
+		return x.ObjectId
+	}
+	return ""
+}
+
+func (x *AuditLogEntry) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *AuditLogEntry) GetRemoteAddr() string {
+	if x != nil {
+		return x.RemoteAddr
+	}
+	return ""
+}
+
+// ListAuditLogsResponse is one page of entries.
+type ListAuditLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// logs are the page's entries, newest first; REST answers this array itself.
+	Logs          []*AuditLogEntry `protobuf:"bytes,1,rep,name=logs,proto3" json:"logs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsResponse) Reset() {
+	*x = ListAuditLogsResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsResponse) ProtoMessage() {}
+
+func (x *ListAuditLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListAuditLogsResponse) GetLogs() []*AuditLogEntry {
+	if x != nil {
+		return x.Logs
+	}
+	return nil
+}
+
 // GetProductRequest names a product.
 type GetProductRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -419,7 +666,7 @@ type GetProductRequest struct {
 
 func (x *GetProductRequest) Reset() {
 	*x = GetProductRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[6]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +678,7 @@ func (x *GetProductRequest) String() string {
 func (*GetProductRequest) ProtoMessage() {}
 
 func (x *GetProductRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[6]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +691,7 @@ func (x *GetProductRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProductRequest.ProtoReflect.Descriptor instead.
 func (*GetProductRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{6}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetProductRequest) GetProductId() string {
@@ -465,7 +712,7 @@ type GetProductResponse struct {
 
 func (x *GetProductResponse) Reset() {
 	*x = GetProductResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[7]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -477,7 +724,7 @@ func (x *GetProductResponse) String() string {
 func (*GetProductResponse) ProtoMessage() {}
 
 func (x *GetProductResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[7]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -490,7 +737,7 @@ func (x *GetProductResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetProductResponse.ProtoReflect.Descriptor instead.
 func (*GetProductResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{7}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetProductResponse) GetProduct() *Product {
@@ -513,7 +760,7 @@ type UpdateProductRequest struct {
 
 func (x *UpdateProductRequest) Reset() {
 	*x = UpdateProductRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[8]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +772,7 @@ func (x *UpdateProductRequest) String() string {
 func (*UpdateProductRequest) ProtoMessage() {}
 
 func (x *UpdateProductRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[8]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +785,7 @@ func (x *UpdateProductRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateProductRequest.ProtoReflect.Descriptor instead.
 func (*UpdateProductRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{8}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UpdateProductRequest) GetProductId() string {
@@ -566,7 +813,7 @@ type UpdateProductResponse struct {
 
 func (x *UpdateProductResponse) Reset() {
 	*x = UpdateProductResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[9]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +825,7 @@ func (x *UpdateProductResponse) String() string {
 func (*UpdateProductResponse) ProtoMessage() {}
 
 func (x *UpdateProductResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[9]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +838,7 @@ func (x *UpdateProductResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateProductResponse.ProtoReflect.Descriptor instead.
 func (*UpdateProductResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{9}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateProductResponse) GetProduct() *Product {
@@ -612,7 +859,7 @@ type DeleteProductRequest struct {
 
 func (x *DeleteProductRequest) Reset() {
 	*x = DeleteProductRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[10]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +871,7 @@ func (x *DeleteProductRequest) String() string {
 func (*DeleteProductRequest) ProtoMessage() {}
 
 func (x *DeleteProductRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[10]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +884,7 @@ func (x *DeleteProductRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteProductRequest.ProtoReflect.Descriptor instead.
 func (*DeleteProductRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{10}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeleteProductRequest) GetProductId() string {
@@ -658,7 +905,7 @@ type DeleteProductResponse struct {
 
 func (x *DeleteProductResponse) Reset() {
 	*x = DeleteProductResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[11]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -670,7 +917,7 @@ func (x *DeleteProductResponse) String() string {
 func (*DeleteProductResponse) ProtoMessage() {}
 
 func (x *DeleteProductResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[11]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -683,7 +930,7 @@ func (x *DeleteProductResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteProductResponse.ProtoReflect.Descriptor instead.
 func (*DeleteProductResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{11}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DeleteProductResponse) GetStatus() string {
@@ -706,7 +953,7 @@ type Tag struct {
 
 func (x *Tag) Reset() {
 	*x = Tag{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[12]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -718,7 +965,7 @@ func (x *Tag) String() string {
 func (*Tag) ProtoMessage() {}
 
 func (x *Tag) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[12]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -731,7 +978,7 @@ func (x *Tag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tag.ProtoReflect.Descriptor instead.
 func (*Tag) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{12}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Tag) GetId() uint32 {
@@ -759,7 +1006,7 @@ type TagInput struct {
 
 func (x *TagInput) Reset() {
 	*x = TagInput{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[13]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +1018,7 @@ func (x *TagInput) String() string {
 func (*TagInput) ProtoMessage() {}
 
 func (x *TagInput) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[13]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +1031,7 @@ func (x *TagInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TagInput.ProtoReflect.Descriptor instead.
 func (*TagInput) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{13}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TagInput) GetName() string {
@@ -805,7 +1052,7 @@ type CreateTagRequest struct {
 
 func (x *CreateTagRequest) Reset() {
 	*x = CreateTagRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[14]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +1064,7 @@ func (x *CreateTagRequest) String() string {
 func (*CreateTagRequest) ProtoMessage() {}
 
 func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[14]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +1077,7 @@ func (x *CreateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagRequest.ProtoReflect.Descriptor instead.
 func (*CreateTagRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{14}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CreateTagRequest) GetTag() *TagInput {
@@ -851,7 +1098,7 @@ type CreateTagResponse struct {
 
 func (x *CreateTagResponse) Reset() {
 	*x = CreateTagResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[15]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -863,7 +1110,7 @@ func (x *CreateTagResponse) String() string {
 func (*CreateTagResponse) ProtoMessage() {}
 
 func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[15]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -876,7 +1123,7 @@ func (x *CreateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTagResponse.ProtoReflect.Descriptor instead.
 func (*CreateTagResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{15}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CreateTagResponse) GetTag() *Tag {
@@ -895,7 +1142,7 @@ type ListTagsRequest struct {
 
 func (x *ListTagsRequest) Reset() {
 	*x = ListTagsRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[16]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -907,7 +1154,7 @@ func (x *ListTagsRequest) String() string {
 func (*ListTagsRequest) ProtoMessage() {}
 
 func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[16]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -920,7 +1167,7 @@ func (x *ListTagsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsRequest.ProtoReflect.Descriptor instead.
 func (*ListTagsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{16}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{19}
 }
 
 // ListTagsResponse lists every tag.
@@ -934,7 +1181,7 @@ type ListTagsResponse struct {
 
 func (x *ListTagsResponse) Reset() {
 	*x = ListTagsResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[17]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1193,7 @@ func (x *ListTagsResponse) String() string {
 func (*ListTagsResponse) ProtoMessage() {}
 
 func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[17]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1206,7 @@ func (x *ListTagsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTagsResponse.ProtoReflect.Descriptor instead.
 func (*ListTagsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{17}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListTagsResponse) GetTags() []*Tag {
@@ -980,7 +1227,7 @@ type GetTagRequest struct {
 
 func (x *GetTagRequest) Reset() {
 	*x = GetTagRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -992,7 +1239,7 @@ func (x *GetTagRequest) String() string {
 func (*GetTagRequest) ProtoMessage() {}
 
 func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[18]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1005,7 +1252,7 @@ func (x *GetTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagRequest.ProtoReflect.Descriptor instead.
 func (*GetTagRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{18}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetTagRequest) GetTagId() string {
@@ -1026,7 +1273,7 @@ type GetTagResponse struct {
 
 func (x *GetTagResponse) Reset() {
 	*x = GetTagResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1285,7 @@ func (x *GetTagResponse) String() string {
 func (*GetTagResponse) ProtoMessage() {}
 
 func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[19]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1298,7 @@ func (x *GetTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTagResponse.ProtoReflect.Descriptor instead.
 func (*GetTagResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{19}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetTagResponse) GetTag() *Tag {
@@ -1074,7 +1321,7 @@ type UpdateTagRequest struct {
 
 func (x *UpdateTagRequest) Reset() {
 	*x = UpdateTagRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1086,7 +1333,7 @@ func (x *UpdateTagRequest) String() string {
 func (*UpdateTagRequest) ProtoMessage() {}
 
 func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[20]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1099,7 +1346,7 @@ func (x *UpdateTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTagRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{20}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *UpdateTagRequest) GetTagId() string {
@@ -1127,7 +1374,7 @@ type UpdateTagResponse struct {
 
 func (x *UpdateTagResponse) Reset() {
 	*x = UpdateTagResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1386,7 @@ func (x *UpdateTagResponse) String() string {
 func (*UpdateTagResponse) ProtoMessage() {}
 
 func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[21]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1399,7 @@ func (x *UpdateTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTagResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTagResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{21}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateTagResponse) GetTag() *Tag {
@@ -1173,7 +1420,7 @@ type DeleteTagRequest struct {
 
 func (x *DeleteTagRequest) Reset() {
 	*x = DeleteTagRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1185,7 +1432,7 @@ func (x *DeleteTagRequest) String() string {
 func (*DeleteTagRequest) ProtoMessage() {}
 
 func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[22]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1198,7 +1445,7 @@ func (x *DeleteTagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTagRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{22}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DeleteTagRequest) GetTagId() string {
@@ -1219,7 +1466,7 @@ type DeleteTagResponse struct {
 
 func (x *DeleteTagResponse) Reset() {
 	*x = DeleteTagResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1478,7 @@ func (x *DeleteTagResponse) String() string {
 func (*DeleteTagResponse) ProtoMessage() {}
 
 func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[23]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1491,7 @@ func (x *DeleteTagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTagResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTagResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{23}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteTagResponse) GetStatus() string {
@@ -1267,7 +1514,7 @@ type Category struct {
 
 func (x *Category) Reset() {
 	*x = Category{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1526,7 @@ func (x *Category) String() string {
 func (*Category) ProtoMessage() {}
 
 func (x *Category) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[24]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1539,7 @@ func (x *Category) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Category.ProtoReflect.Descriptor instead.
 func (*Category) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{24}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Category) GetId() uint32 {
@@ -1320,7 +1567,7 @@ type CategoryInput struct {
 
 func (x *CategoryInput) Reset() {
 	*x = CategoryInput{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1579,7 @@ func (x *CategoryInput) String() string {
 func (*CategoryInput) ProtoMessage() {}
 
 func (x *CategoryInput) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[25]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1592,7 @@ func (x *CategoryInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryInput.ProtoReflect.Descriptor instead.
 func (*CategoryInput) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{25}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CategoryInput) GetName() string {
@@ -1366,7 +1613,7 @@ type CreateCategoryRequest struct {
 
 func (x *CreateCategoryRequest) Reset() {
 	*x = CreateCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1625,7 @@ func (x *CreateCategoryRequest) String() string {
 func (*CreateCategoryRequest) ProtoMessage() {}
 
 func (x *CreateCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[26]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1638,7 @@ func (x *CreateCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCategoryRequest.ProtoReflect.Descriptor instead.
 func (*CreateCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{26}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateCategoryRequest) GetCategory() *CategoryInput {
@@ -1412,7 +1659,7 @@ type CreateCategoryResponse struct {
 
 func (x *CreateCategoryResponse) Reset() {
 	*x = CreateCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1671,7 @@ func (x *CreateCategoryResponse) String() string {
 func (*CreateCategoryResponse) ProtoMessage() {}
 
 func (x *CreateCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[27]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1684,7 @@ func (x *CreateCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCategoryResponse.ProtoReflect.Descriptor instead.
 func (*CreateCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{27}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateCategoryResponse) GetCategory() *Category {
@@ -1456,7 +1703,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1715,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[28]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1728,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{28}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{31}
 }
 
 // ListCategoriesResponse lists every category.
@@ -1495,7 +1742,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1754,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[29]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1767,7 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{29}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*Category {
@@ -1541,7 +1788,7 @@ type GetCategoryRequest struct {
 
 func (x *GetCategoryRequest) Reset() {
 	*x = GetCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1800,7 @@ func (x *GetCategoryRequest) String() string {
 func (*GetCategoryRequest) ProtoMessage() {}
 
 func (x *GetCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[30]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1813,7 @@ func (x *GetCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCategoryRequest.ProtoReflect.Descriptor instead.
 func (*GetCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{30}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetCategoryRequest) GetCategoryId() string {
@@ -1587,7 +1834,7 @@ type GetCategoryResponse struct {
 
 func (x *GetCategoryResponse) Reset() {
 	*x = GetCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1846,7 @@ func (x *GetCategoryResponse) String() string {
 func (*GetCategoryResponse) ProtoMessage() {}
 
 func (x *GetCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[31]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1859,7 @@ func (x *GetCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetCategoryResponse.ProtoReflect.Descriptor instead.
 func (*GetCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{31}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetCategoryResponse) GetCategory() *Category {
@@ -1635,7 +1882,7 @@ type UpdateCategoryRequest struct {
 
 func (x *UpdateCategoryRequest) Reset() {
 	*x = UpdateCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1894,7 @@ func (x *UpdateCategoryRequest) String() string {
 func (*UpdateCategoryRequest) ProtoMessage() {}
 
 func (x *UpdateCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[32]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1907,7 @@ func (x *UpdateCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCategoryRequest.ProtoReflect.Descriptor instead.
 func (*UpdateCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{32}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UpdateCategoryRequest) GetCategoryId() string {
@@ -1688,7 +1935,7 @@ type UpdateCategoryResponse struct {
 
 func (x *UpdateCategoryResponse) Reset() {
 	*x = UpdateCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1947,7 @@ func (x *UpdateCategoryResponse) String() string {
 func (*UpdateCategoryResponse) ProtoMessage() {}
 
 func (x *UpdateCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[33]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1960,7 @@ func (x *UpdateCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateCategoryResponse.ProtoReflect.Descriptor instead.
 func (*UpdateCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{33}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *UpdateCategoryResponse) GetCategory() *Category {
@@ -1734,7 +1981,7 @@ type DeleteCategoryRequest struct {
 
 func (x *DeleteCategoryRequest) Reset() {
 	*x = DeleteCategoryRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +1993,7 @@ func (x *DeleteCategoryRequest) String() string {
 func (*DeleteCategoryRequest) ProtoMessage() {}
 
 func (x *DeleteCategoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[34]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +2006,7 @@ func (x *DeleteCategoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCategoryRequest.ProtoReflect.Descriptor instead.
 func (*DeleteCategoryRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{34}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *DeleteCategoryRequest) GetCategoryId() string {
@@ -1780,7 +2027,7 @@ type DeleteCategoryResponse struct {
 
 func (x *DeleteCategoryResponse) Reset() {
 	*x = DeleteCategoryResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +2039,7 @@ func (x *DeleteCategoryResponse) String() string {
 func (*DeleteCategoryResponse) ProtoMessage() {}
 
 func (x *DeleteCategoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[35]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +2052,7 @@ func (x *DeleteCategoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCategoryResponse.ProtoReflect.Descriptor instead.
 func (*DeleteCategoryResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{35}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteCategoryResponse) GetStatus() string {
@@ -1849,7 +2096,7 @@ type TutorialPage struct {
 
 func (x *TutorialPage) Reset() {
 	*x = TutorialPage{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1861,7 +2108,7 @@ func (x *TutorialPage) String() string {
 func (*TutorialPage) ProtoMessage() {}
 
 func (x *TutorialPage) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[36]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1874,7 +2121,7 @@ func (x *TutorialPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPage.ProtoReflect.Descriptor instead.
 func (*TutorialPage) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{36}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TutorialPage) GetId() uint32 {
@@ -1975,7 +2222,7 @@ type TutorialPageHidden struct {
 
 func (x *TutorialPageHidden) Reset() {
 	*x = TutorialPageHidden{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1987,7 +2234,7 @@ func (x *TutorialPageHidden) String() string {
 func (*TutorialPageHidden) ProtoMessage() {}
 
 func (x *TutorialPageHidden) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[37]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2000,7 +2247,7 @@ func (x *TutorialPageHidden) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPageHidden.ProtoReflect.Descriptor instead.
 func (*TutorialPageHidden) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{37}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TutorialPageHidden) GetMarkdownContent() string {
@@ -2030,7 +2277,7 @@ type IdList struct {
 
 func (x *IdList) Reset() {
 	*x = IdList{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2042,7 +2289,7 @@ func (x *IdList) String() string {
 func (*IdList) ProtoMessage() {}
 
 func (x *IdList) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[38]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2055,7 +2302,7 @@ func (x *IdList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IdList.ProtoReflect.Descriptor instead.
 func (*IdList) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{38}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *IdList) GetIds() []string {
@@ -2096,7 +2343,7 @@ type TutorialPageInput struct {
 
 func (x *TutorialPageInput) Reset() {
 	*x = TutorialPageInput{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2355,7 @@ func (x *TutorialPageInput) String() string {
 func (*TutorialPageInput) ProtoMessage() {}
 
 func (x *TutorialPageInput) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[39]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2368,7 @@ func (x *TutorialPageInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TutorialPageInput.ProtoReflect.Descriptor instead.
 func (*TutorialPageInput) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{39}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TutorialPageInput) GetContent() string {
@@ -2207,7 +2454,7 @@ type CreateTutorialPageRequest struct {
 
 func (x *CreateTutorialPageRequest) Reset() {
 	*x = CreateTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2466,7 @@ func (x *CreateTutorialPageRequest) String() string {
 func (*CreateTutorialPageRequest) ProtoMessage() {}
 
 func (x *CreateTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[40]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2479,7 @@ func (x *CreateTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*CreateTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{40}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CreateTutorialPageRequest) GetProductId() string {
@@ -2262,7 +2509,7 @@ type CreateTutorialPageResponse struct {
 
 func (x *CreateTutorialPageResponse) Reset() {
 	*x = CreateTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2521,7 @@ func (x *CreateTutorialPageResponse) String() string {
 func (*CreateTutorialPageResponse) ProtoMessage() {}
 
 func (x *CreateTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[41]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2534,7 @@ func (x *CreateTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*CreateTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{41}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CreateTutorialPageResponse) GetPage() *TutorialPage {
@@ -2319,7 +2566,7 @@ type ListTutorialPagesRequest struct {
 
 func (x *ListTutorialPagesRequest) Reset() {
 	*x = ListTutorialPagesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2578,7 @@ func (x *ListTutorialPagesRequest) String() string {
 func (*ListTutorialPagesRequest) ProtoMessage() {}
 
 func (x *ListTutorialPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[42]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2591,7 @@ func (x *ListTutorialPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTutorialPagesRequest.ProtoReflect.Descriptor instead.
 func (*ListTutorialPagesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{42}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListTutorialPagesRequest) GetProductId() string {
@@ -2379,7 +2626,7 @@ type ListTutorialPagesResponse struct {
 
 func (x *ListTutorialPagesResponse) Reset() {
 	*x = ListTutorialPagesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2391,7 +2638,7 @@ func (x *ListTutorialPagesResponse) String() string {
 func (*ListTutorialPagesResponse) ProtoMessage() {}
 
 func (x *ListTutorialPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[43]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2404,7 +2651,7 @@ func (x *ListTutorialPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTutorialPagesResponse.ProtoReflect.Descriptor instead.
 func (*ListTutorialPagesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{43}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListTutorialPagesResponse) GetPages() []*TutorialPage {
@@ -2427,7 +2674,7 @@ type GetTutorialPageRequest struct {
 
 func (x *GetTutorialPageRequest) Reset() {
 	*x = GetTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2686,7 @@ func (x *GetTutorialPageRequest) String() string {
 func (*GetTutorialPageRequest) ProtoMessage() {}
 
 func (x *GetTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[44]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2699,7 @@ func (x *GetTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*GetTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{44}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetTutorialPageRequest) GetProductId() string {
@@ -2482,7 +2729,7 @@ type GetTutorialPageResponse struct {
 
 func (x *GetTutorialPageResponse) Reset() {
 	*x = GetTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2494,7 +2741,7 @@ func (x *GetTutorialPageResponse) String() string {
 func (*GetTutorialPageResponse) ProtoMessage() {}
 
 func (x *GetTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[45]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2507,7 +2754,7 @@ func (x *GetTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*GetTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{45}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetTutorialPageResponse) GetPage() *TutorialPage {
@@ -2539,7 +2786,7 @@ type UpdateTutorialPageRequest struct {
 
 func (x *UpdateTutorialPageRequest) Reset() {
 	*x = UpdateTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2798,7 @@ func (x *UpdateTutorialPageRequest) String() string {
 func (*UpdateTutorialPageRequest) ProtoMessage() {}
 
 func (x *UpdateTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[46]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2811,7 @@ func (x *UpdateTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*UpdateTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{46}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpdateTutorialPageRequest) GetProductId() string {
@@ -2601,7 +2848,7 @@ type UpdateTutorialPageResponse struct {
 
 func (x *UpdateTutorialPageResponse) Reset() {
 	*x = UpdateTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2860,7 @@ func (x *UpdateTutorialPageResponse) String() string {
 func (*UpdateTutorialPageResponse) ProtoMessage() {}
 
 func (x *UpdateTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[47]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2873,7 @@ func (x *UpdateTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*UpdateTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{47}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *UpdateTutorialPageResponse) GetPage() *TutorialPage {
@@ -2656,7 +2903,7 @@ type DeleteTutorialPageRequest struct {
 
 func (x *DeleteTutorialPageRequest) Reset() {
 	*x = DeleteTutorialPageRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2668,7 +2915,7 @@ func (x *DeleteTutorialPageRequest) String() string {
 func (*DeleteTutorialPageRequest) ProtoMessage() {}
 
 func (x *DeleteTutorialPageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[48]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2681,7 +2928,7 @@ func (x *DeleteTutorialPageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTutorialPageRequest.ProtoReflect.Descriptor instead.
 func (*DeleteTutorialPageRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{48}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DeleteTutorialPageRequest) GetProductId() string {
@@ -2709,7 +2956,7 @@ type DeleteTutorialPageResponse struct {
 
 func (x *DeleteTutorialPageResponse) Reset() {
 	*x = DeleteTutorialPageResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2721,7 +2968,7 @@ func (x *DeleteTutorialPageResponse) String() string {
 func (*DeleteTutorialPageResponse) ProtoMessage() {}
 
 func (x *DeleteTutorialPageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[49]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2734,7 +2981,7 @@ func (x *DeleteTutorialPageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteTutorialPageResponse.ProtoReflect.Descriptor instead.
 func (*DeleteTutorialPageResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{49}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DeleteTutorialPageResponse) GetStatus() string {
@@ -2757,7 +3004,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +3016,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[50]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +3029,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{50}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ErrorResponse) GetErrors() []string {
@@ -2805,7 +3052,7 @@ type DocOrder struct {
 
 func (x *DocOrder) Reset() {
 	*x = DocOrder{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2817,7 +3064,7 @@ func (x *DocOrder) String() string {
 func (*DocOrder) ProtoMessage() {}
 
 func (x *DocOrder) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[51]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2830,7 +3077,7 @@ func (x *DocOrder) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocOrder.ProtoReflect.Descriptor instead.
 func (*DocOrder) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{51}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *DocOrder) GetDocIds() []string {
@@ -2853,7 +3100,7 @@ type ReorderTutorialPagesRequest struct {
 
 func (x *ReorderTutorialPagesRequest) Reset() {
 	*x = ReorderTutorialPagesRequest{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +3112,7 @@ func (x *ReorderTutorialPagesRequest) String() string {
 func (*ReorderTutorialPagesRequest) ProtoMessage() {}
 
 func (x *ReorderTutorialPagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[52]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +3125,7 @@ func (x *ReorderTutorialPagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReorderTutorialPagesRequest.ProtoReflect.Descriptor instead.
 func (*ReorderTutorialPagesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{52}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ReorderTutorialPagesRequest) GetProductId() string {
@@ -2906,7 +3153,7 @@ type ReorderTutorialPagesResponse struct {
 
 func (x *ReorderTutorialPagesResponse) Reset() {
 	*x = ReorderTutorialPagesResponse{}
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2918,7 +3165,7 @@ func (x *ReorderTutorialPagesResponse) String() string {
 func (*ReorderTutorialPagesResponse) ProtoMessage() {}
 
 func (x *ReorderTutorialPagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[53]
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2931,7 +3178,7 @@ func (x *ReorderTutorialPagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReorderTutorialPagesResponse.ProtoReflect.Descriptor instead.
 func (*ReorderTutorialPagesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{53}
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ReorderTutorialPagesResponse) GetPages() []*TutorialPage {
@@ -2979,7 +3226,29 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x05_pageB\v\n" +
 	"\t_per_pageJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03\"P\n" +
 	"\x14ListProductsResponse\x128\n" +
-	"\bproducts\x18\x01 \x03(\v2\x1c.gatehouse.portal.v1.ProductR\bproducts\"3\n" +
+	"\bproducts\x18\x01 \x03(\v2\x1c.gatehouse.portal.v1.ProductR\bproducts\"\xbc\x01\n" +
+	"\x14ListAuditLogsRequest\x12\x17\n" +
+	"\x04page\x18\x01 \x01(\x03H\x00R\x04page\x88\x01\x01\x12\x1f\n" +
+	"\bper_page\x18\x02 \x01(\x03H\x01R\bper_page\x88\x01\x01\x12\x18\n" +
+	"\auser_id\x18\x03 \x01(\tR\auser_id\x12\x16\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x06 \x01(\tR\x02toB\a\n" +
+	"\x05_pageB\v\n" +
+	"\t_per_page\"\xdd\x01\n" +
+	"\rAuditLogEntry\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04time\x18\x02 \x01(\tR\x04time\x12\x18\n" +
+	"\auser_id\x18\x03 \x01(\tR\auser_id\x12\x1e\n" +
+	"\n" +
+	"user_email\x18\x04 \x01(\tR\n" +
+	"user_email\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x1c\n" +
+	"\tobject_id\x18\x06 \x01(\tR\tobject_id\x12\x16\n" +
+	"\x06status\x18\a \x01(\x05R\x06status\x12 \n" +
+	"\vremote_addr\x18\b \x01(\tR\vremote_addr\"O\n" +
+	"\x15ListAuditLogsResponse\x126\n" +
+	"\x04logs\x18\x01 \x03(\v2\".gatehouse.portal.v1.AuditLogEntryR\x04logs\"3\n" +
 	"\x11GetProductRequest\x12\x1e\n" +
 	"\n" +
 	"product_id\x18\x01 \x01(\tR\n" +
@@ -3149,7 +3418,7 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"product_id\x123\n" +
 	"\x05order\x18\x02 \x01(\v2\x1d.gatehouse.portal.v1.DocOrderR\x05order\"W\n" +
 	"\x1cReorderTutorialPagesResponse\x127\n" +
-	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\xc5K\n" +
+	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\xdaN\n" +
 	"\rPortalService\x12\xa6\x03\n" +
 	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
 	"\x03201\x127\n" +
@@ -3157,7 +3426,14 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x1e\x1a\x1c.gatehouse.portal.v1.ProductJ\xc8\x01\n" +
 	"\x03422\x12\xc0\x01\n" +
 	"\x95\x01The body is malformed JSON, has a wrong JSON type or an over-long field, or a required field is missing; one message per problem. `Name` is required.\x12&\n" +
-	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02(:\aproductb\aproduct\"\x14/portal-api/products\x12\xe7\x02\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02(:\aproductb\aproduct\"\x14/portal-api/products\x12\x92\x03\n" +
+	"\rListAuditLogs\x12).gatehouse.portal.v1.ListAuditLogsRequest\x1a*.gatehouse.portal.v1.ListAuditLogsResponse\"\xa9\x02\x92A\x81\x02Jf\n" +
+	"\x03200\x12_\n" +
+	"\"One page of entries, newest first.\x129\n" +
+	"7\x1a5#/definitions/v1ListAuditLogsResponse/properties/logsJ\x96\x01\n" +
+	"\x03400\x12\x8e\x01\n" +
+	"d`page` or `per_page` is not a positive integer, or `from`/`to` is neither RFC 3339 nor Unix seconds.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1eb\x04logs\x12\x16/portal-api/audit-logs\x12\xe7\x02\n" +
 	"\fListProducts\x12(.gatehouse.portal.v1.ListProductsRequest\x1a).gatehouse.portal.v1.ListProductsResponse\"\x81\x02\x92A\xd7\x01Js\n" +
 	"\x03200\x12l\n" +
 	",One page of products, in ascending ID order.\x12<\n" +
@@ -3381,7 +3657,7 @@ func file_gatehouse_portal_v1_portal_proto_rawDescGZIP() []byte {
 	return file_gatehouse_portal_v1_portal_proto_rawDescData
 }
 
-var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
 var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*Product)(nil),                      // 0: gatehouse.portal.v1.Product
 	(*ProductInput)(nil),                 // 1: gatehouse.portal.v1.ProductInput
@@ -3389,134 +3665,140 @@ var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*CreateProductResponse)(nil),        // 3: gatehouse.portal.v1.CreateProductResponse
 	(*ListProductsRequest)(nil),          // 4: gatehouse.portal.v1.ListProductsRequest
 	(*ListProductsResponse)(nil),         // 5: gatehouse.portal.v1.ListProductsResponse
-	(*GetProductRequest)(nil),            // 6: gatehouse.portal.v1.GetProductRequest
-	(*GetProductResponse)(nil),           // 7: gatehouse.portal.v1.GetProductResponse
-	(*UpdateProductRequest)(nil),         // 8: gatehouse.portal.v1.UpdateProductRequest
-	(*UpdateProductResponse)(nil),        // 9: gatehouse.portal.v1.UpdateProductResponse
-	(*DeleteProductRequest)(nil),         // 10: gatehouse.portal.v1.DeleteProductRequest
-	(*DeleteProductResponse)(nil),        // 11: gatehouse.portal.v1.DeleteProductResponse
-	(*Tag)(nil),                          // 12: gatehouse.portal.v1.Tag
-	(*TagInput)(nil),                     // 13: gatehouse.portal.v1.TagInput
-	(*CreateTagRequest)(nil),             // 14: gatehouse.portal.v1.CreateTagRequest
-	(*CreateTagResponse)(nil),            // 15: gatehouse.portal.v1.CreateTagResponse
-	(*ListTagsRequest)(nil),              // 16: gatehouse.portal.v1.ListTagsRequest
-	(*ListTagsResponse)(nil),             // 17: gatehouse.portal.v1.ListTagsResponse
-	(*GetTagRequest)(nil),                // 18: gatehouse.portal.v1.GetTagRequest
-	(*GetTagResponse)(nil),               // 19: gatehouse.portal.v1.GetTagResponse
-	(*UpdateTagRequest)(nil),             // 20: gatehouse.portal.v1.UpdateTagRequest
-	(*UpdateTagResponse)(nil),            // 21: gatehouse.portal.v1.UpdateTagResponse
-	(*DeleteTagRequest)(nil),             // 22: gatehouse.portal.v1.DeleteTagRequest
-	(*DeleteTagResponse)(nil),            // 23: gatehouse.portal.v1.DeleteTagResponse
-	(*Category)(nil),                     // 24: gatehouse.portal.v1.Category
-	(*CategoryInput)(nil),                // 25: gatehouse.portal.v1.CategoryInput
-	(*CreateCategoryRequest)(nil),        // 26: gatehouse.portal.v1.CreateCategoryRequest
-	(*CreateCategoryResponse)(nil),       // 27: gatehouse.portal.v1.CreateCategoryResponse
-	(*ListCategoriesRequest)(nil),        // 28: gatehouse.portal.v1.ListCategoriesRequest
-	(*ListCategoriesResponse)(nil),       // 29: gatehouse.portal.v1.ListCategoriesResponse
-	(*GetCategoryRequest)(nil),           // 30: gatehouse.portal.v1.GetCategoryRequest
-	(*GetCategoryResponse)(nil),          // 31: gatehouse.portal.v1.GetCategoryResponse
-	(*UpdateCategoryRequest)(nil),        // 32: gatehouse.portal.v1.UpdateCategoryRequest
-	(*UpdateCategoryResponse)(nil),       // 33: gatehouse.portal.v1.UpdateCategoryResponse
-	(*DeleteCategoryRequest)(nil),        // 34: gatehouse.portal.v1.DeleteCategoryRequest
-	(*DeleteCategoryResponse)(nil),       // 35: gatehouse.portal.v1.DeleteCategoryResponse
-	(*TutorialPage)(nil),                 // 36: gatehouse.portal.v1.TutorialPage
-	(*TutorialPageHidden)(nil),           // 37: gatehouse.portal.v1.TutorialPageHidden
-	(*IdList)(nil),                       // 38: gatehouse.portal.v1.IdList
-	(*TutorialPageInput)(nil),            // 39: gatehouse.portal.v1.TutorialPageInput
-	(*CreateTutorialPageRequest)(nil),    // 40: gatehouse.portal.v1.CreateTutorialPageRequest
-	(*CreateTutorialPageResponse)(nil),   // 41: gatehouse.portal.v1.CreateTutorialPageResponse
-	(*ListTutorialPagesRequest)(nil),     // 42: gatehouse.portal.v1.ListTutorialPagesRequest
-	(*ListTutorialPagesResponse)(nil),    // 43: gatehouse.portal.v1.ListTutorialPagesResponse
-	(*GetTutorialPageRequest)(nil),       // 44: gatehouse.portal.v1.GetTutorialPageRequest
-	(*GetTutorialPageResponse)(nil),      // 45: gatehouse.portal.v1.GetTutorialPageResponse
-	(*UpdateTutorialPageRequest)(nil),    // 46: gatehouse.portal.v1.UpdateTutorialPageRequest
-	(*UpdateTutorialPageResponse)(nil),   // 47: gatehouse.portal.v1.UpdateTutorialPageResponse
-	(*DeleteTutorialPageRequest)(nil),    // 48: gatehouse.portal.v1.DeleteTutorialPageRequest
-	(*DeleteTutorialPageResponse)(nil),   // 49: gatehouse.portal.v1.DeleteTutorialPageResponse
-	(*ErrorResponse)(nil),                // 50: gatehouse.portal.v1.ErrorResponse
-	(*DocOrder)(nil),                     // 51: gatehouse.portal.v1.DocOrder
-	(*ReorderTutorialPagesRequest)(nil),  // 52: gatehouse.portal.v1.ReorderTutorialPagesRequest
-	(*ReorderTutorialPagesResponse)(nil), // 53: gatehouse.portal.v1.ReorderTutorialPagesResponse
+	(*ListAuditLogsRequest)(nil),         // 6: gatehouse.portal.v1.ListAuditLogsRequest
+	(*AuditLogEntry)(nil),                // 7: gatehouse.portal.v1.AuditLogEntry
+	(*ListAuditLogsResponse)(nil),        // 8: gatehouse.portal.v1.ListAuditLogsResponse
+	(*GetProductRequest)(nil),            // 9: gatehouse.portal.v1.GetProductRequest
+	(*GetProductResponse)(nil),           // 10: gatehouse.portal.v1.GetProductResponse
+	(*UpdateProductRequest)(nil),         // 11: gatehouse.portal.v1.UpdateProductRequest
+	(*UpdateProductResponse)(nil),        // 12: gatehouse.portal.v1.UpdateProductResponse
+	(*DeleteProductRequest)(nil),         // 13: gatehouse.portal.v1.DeleteProductRequest
+	(*DeleteProductResponse)(nil),        // 14: gatehouse.portal.v1.DeleteProductResponse
+	(*Tag)(nil),                          // 15: gatehouse.portal.v1.Tag
+	(*TagInput)(nil),                     // 16: gatehouse.portal.v1.TagInput
+	(*CreateTagRequest)(nil),             // 17: gatehouse.portal.v1.CreateTagRequest
+	(*CreateTagResponse)(nil),            // 18: gatehouse.portal.v1.CreateTagResponse
+	(*ListTagsRequest)(nil),              // 19: gatehouse.portal.v1.ListTagsRequest
+	(*ListTagsResponse)(nil),             // 20: gatehouse.portal.v1.ListTagsResponse
+	(*GetTagRequest)(nil),                // 21: gatehouse.portal.v1.GetTagRequest
+	(*GetTagResponse)(nil),               // 22: gatehouse.portal.v1.GetTagResponse
+	(*UpdateTagRequest)(nil),             // 23: gatehouse.portal.v1.UpdateTagRequest
+	(*UpdateTagResponse)(nil),            // 24: gatehouse.portal.v1.UpdateTagResponse
+	(*DeleteTagRequest)(nil),             // 25: gatehouse.portal.v1.DeleteTagRequest
+	(*DeleteTagResponse)(nil),            // 26: gatehouse.portal.v1.DeleteTagResponse
+	(*Category)(nil),                     // 27: gatehouse.portal.v1.Category
+	(*CategoryInput)(nil),                // 28: gatehouse.portal.v1.CategoryInput
+	(*CreateCategoryRequest)(nil),        // 29: gatehouse.portal.v1.CreateCategoryRequest
+	(*CreateCategoryResponse)(nil),       // 30: gatehouse.portal.v1.CreateCategoryResponse
+	(*ListCategoriesRequest)(nil),        // 31: gatehouse.portal.v1.ListCategoriesRequest
+	(*ListCategoriesResponse)(nil),       // 32: gatehouse.portal.v1.ListCategoriesResponse
+	(*GetCategoryRequest)(nil),           // 33: gatehouse.portal.v1.GetCategoryRequest
+	(*GetCategoryResponse)(nil),          // 34: gatehouse.portal.v1.GetCategoryResponse
+	(*UpdateCategoryRequest)(nil),        // 35: gatehouse.portal.v1.UpdateCategoryRequest
+	(*UpdateCategoryResponse)(nil),       // 36: gatehouse.portal.v1.UpdateCategoryResponse
+	(*DeleteCategoryRequest)(nil),        // 37: gatehouse.portal.v1.DeleteCategoryRequest
+	(*DeleteCategoryResponse)(nil),       // 38: gatehouse.portal.v1.DeleteCategoryResponse
+	(*TutorialPage)(nil),                 // 39: gatehouse.portal.v1.TutorialPage
+	(*TutorialPageHidden)(nil),           // 40: gatehouse.portal.v1.TutorialPageHidden
+	(*IdList)(nil),                       // 41: gatehouse.portal.v1.IdList
+	(*TutorialPageInput)(nil),            // 42: gatehouse.portal.v1.TutorialPageInput
+	(*CreateTutorialPageRequest)(nil),    // 43: gatehouse.portal.v1.CreateTutorialPageRequest
+	(*CreateTutorialPageResponse)(nil),   // 44: gatehouse.portal.v1.CreateTutorialPageResponse
+	(*ListTutorialPagesRequest)(nil),     // 45: gatehouse.portal.v1.ListTutorialPagesRequest
+	(*ListTutorialPagesResponse)(nil),    // 46: gatehouse.portal.v1.ListTutorialPagesResponse
+	(*GetTutorialPageRequest)(nil),       // 47: gatehouse.portal.v1.GetTutorialPageRequest
+	(*GetTutorialPageResponse)(nil),      // 48: gatehouse.portal.v1.GetTutorialPageResponse
+	(*UpdateTutorialPageRequest)(nil),    // 49: gatehouse.portal.v1.UpdateTutorialPageRequest
+	(*UpdateTutorialPageResponse)(nil),   // 50: gatehouse.portal.v1.UpdateTutorialPageResponse
+	(*DeleteTutorialPageRequest)(nil),    // 51: gatehouse.portal.v1.DeleteTutorialPageRequest
+	(*DeleteTutorialPageResponse)(nil),   // 52: gatehouse.portal.v1.DeleteTutorialPageResponse
+	(*ErrorResponse)(nil),                // 53: gatehouse.portal.v1.ErrorResponse
+	(*DocOrder)(nil),                     // 54: gatehouse.portal.v1.DocOrder
+	(*ReorderTutorialPagesRequest)(nil),  // 55: gatehouse.portal.v1.ReorderTutorialPagesRequest
+	(*ReorderTutorialPagesResponse)(nil), // 56: gatehouse.portal.v1.ReorderTutorialPagesResponse
 }
 var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
 	1,  // 0: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
 	0,  // 1: gatehouse.portal.v1.CreateProductResponse.product:type_name -> gatehouse.portal.v1.Product
 	0,  // 2: gatehouse.portal.v1.ListProductsResponse.products:type_name -> gatehouse.portal.v1.Product
-	0,  // 3: gatehouse.portal.v1.GetProductResponse.product:type_name -> gatehouse.portal.v1.Product
-	1,  // 4: gatehouse.portal.v1.UpdateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
-	0,  // 5: gatehouse.portal.v1.UpdateProductResponse.product:type_name -> gatehouse.portal.v1.Product
-	13, // 6: gatehouse.portal.v1.CreateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
-	12, // 7: gatehouse.portal.v1.CreateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	12, // 8: gatehouse.portal.v1.ListTagsResponse.tags:type_name -> gatehouse.portal.v1.Tag
-	12, // 9: gatehouse.portal.v1.GetTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	13, // 10: gatehouse.portal.v1.UpdateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
-	12, // 11: gatehouse.portal.v1.UpdateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	25, // 12: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
-	24, // 13: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	24, // 14: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
-	24, // 15: gatehouse.portal.v1.GetCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	25, // 16: gatehouse.portal.v1.UpdateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
-	24, // 17: gatehouse.portal.v1.UpdateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	38, // 18: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
-	38, // 19: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
-	39, // 20: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	36, // 21: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	37, // 22: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	36, // 23: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	36, // 24: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	37, // 25: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	39, // 26: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	36, // 27: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	37, // 28: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	51, // 29: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
-	36, // 30: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	2,  // 31: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
-	4,  // 32: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
-	6,  // 33: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
-	8,  // 34: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
-	10, // 35: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
-	14, // 36: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
-	16, // 37: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
-	18, // 38: gatehouse.portal.v1.PortalService.GetTag:input_type -> gatehouse.portal.v1.GetTagRequest
-	20, // 39: gatehouse.portal.v1.PortalService.UpdateTag:input_type -> gatehouse.portal.v1.UpdateTagRequest
-	22, // 40: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
-	26, // 41: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
-	28, // 42: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
-	30, // 43: gatehouse.portal.v1.PortalService.GetCategory:input_type -> gatehouse.portal.v1.GetCategoryRequest
-	32, // 44: gatehouse.portal.v1.PortalService.UpdateCategory:input_type -> gatehouse.portal.v1.UpdateCategoryRequest
-	34, // 45: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
-	40, // 46: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
-	42, // 47: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
-	44, // 48: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
-	46, // 49: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
-	52, // 50: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
-	48, // 51: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
-	3,  // 52: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
-	5,  // 53: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
-	7,  // 54: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
-	9,  // 55: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
-	11, // 56: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
-	15, // 57: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
-	17, // 58: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
-	19, // 59: gatehouse.portal.v1.PortalService.GetTag:output_type -> gatehouse.portal.v1.GetTagResponse
-	21, // 60: gatehouse.portal.v1.PortalService.UpdateTag:output_type -> gatehouse.portal.v1.UpdateTagResponse
-	23, // 61: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
-	27, // 62: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
-	29, // 63: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
-	31, // 64: gatehouse.portal.v1.PortalService.GetCategory:output_type -> gatehouse.portal.v1.GetCategoryResponse
-	33, // 65: gatehouse.portal.v1.PortalService.UpdateCategory:output_type -> gatehouse.portal.v1.UpdateCategoryResponse
-	35, // 66: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
-	41, // 67: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
-	43, // 68: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
-	45, // 69: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
-	47, // 70: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
-	53, // 71: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
-	49, // 72: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
-	52, // [52:73] is the sub-list for method output_type
-	31, // [31:52] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	7,  // 3: gatehouse.portal.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.portal.v1.AuditLogEntry
+	0,  // 4: gatehouse.portal.v1.GetProductResponse.product:type_name -> gatehouse.portal.v1.Product
+	1,  // 5: gatehouse.portal.v1.UpdateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
+	0,  // 6: gatehouse.portal.v1.UpdateProductResponse.product:type_name -> gatehouse.portal.v1.Product
+	16, // 7: gatehouse.portal.v1.CreateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
+	15, // 8: gatehouse.portal.v1.CreateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	15, // 9: gatehouse.portal.v1.ListTagsResponse.tags:type_name -> gatehouse.portal.v1.Tag
+	15, // 10: gatehouse.portal.v1.GetTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	16, // 11: gatehouse.portal.v1.UpdateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
+	15, // 12: gatehouse.portal.v1.UpdateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	28, // 13: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	27, // 14: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	27, // 15: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
+	27, // 16: gatehouse.portal.v1.GetCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	28, // 17: gatehouse.portal.v1.UpdateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	27, // 18: gatehouse.portal.v1.UpdateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	41, // 19: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
+	41, // 20: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
+	42, // 21: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	39, // 22: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 23: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	39, // 24: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	39, // 25: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 26: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	42, // 27: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	39, // 28: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 29: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	54, // 30: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
+	39, // 31: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	2,  // 32: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
+	6,  // 33: gatehouse.portal.v1.PortalService.ListAuditLogs:input_type -> gatehouse.portal.v1.ListAuditLogsRequest
+	4,  // 34: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
+	9,  // 35: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
+	11, // 36: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
+	13, // 37: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
+	17, // 38: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
+	19, // 39: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
+	21, // 40: gatehouse.portal.v1.PortalService.GetTag:input_type -> gatehouse.portal.v1.GetTagRequest
+	23, // 41: gatehouse.portal.v1.PortalService.UpdateTag:input_type -> gatehouse.portal.v1.UpdateTagRequest
+	25, // 42: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
+	29, // 43: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
+	31, // 44: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
+	33, // 45: gatehouse.portal.v1.PortalService.GetCategory:input_type -> gatehouse.portal.v1.GetCategoryRequest
+	35, // 46: gatehouse.portal.v1.PortalService.UpdateCategory:input_type -> gatehouse.portal.v1.UpdateCategoryRequest
+	37, // 47: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
+	43, // 48: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
+	45, // 49: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
+	47, // 50: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
+	49, // 51: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
+	55, // 52: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
+	51, // 53: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
+	3,  // 54: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
+	8,  // 55: gatehouse.portal.v1.PortalService.ListAuditLogs:output_type -> gatehouse.portal.v1.ListAuditLogsResponse
+	5,  // 56: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
+	10, // 57: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
+	12, // 58: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
+	14, // 59: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
+	18, // 60: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
+	20, // 61: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
+	22, // 62: gatehouse.portal.v1.PortalService.GetTag:output_type -> gatehouse.portal.v1.GetTagResponse
+	24, // 63: gatehouse.portal.v1.PortalService.UpdateTag:output_type -> gatehouse.portal.v1.UpdateTagResponse
+	26, // 64: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
+	30, // 65: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
+	32, // 66: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
+	34, // 67: gatehouse.portal.v1.PortalService.GetCategory:output_type -> gatehouse.portal.v1.GetCategoryResponse
+	36, // 68: gatehouse.portal.v1.PortalService.UpdateCategory:output_type -> gatehouse.portal.v1.UpdateCategoryResponse
+	38, // 69: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
+	44, // 70: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
+	46, // 71: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
+	48, // 72: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
+	50, // 73: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
+	56, // 74: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
+	52, // 75: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
+	54, // [54:76] is the sub-list for method output_type
+	32, // [32:54] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_portal_v1_portal_proto_init() }
@@ -3526,15 +3808,16 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 	}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[1].OneofWrappers = []any{}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[4].OneofWrappers = []any{}
-	file_gatehouse_portal_v1_portal_proto_msgTypes[39].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[6].OneofWrappers = []any{}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[42].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[45].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_portal_v1_portal_proto_rawDesc), len(file_gatehouse_portal_v1_portal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   57,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

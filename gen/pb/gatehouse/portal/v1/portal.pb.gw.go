@@ -62,6 +62,41 @@ func local_request_PortalService_CreateProduct_0(ctx context.Context, marshaler 
 	return msg, metadata, err
 }
 
+var filter_PortalService_ListAuditLogs_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_PortalService_ListAuditLogs_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListAuditLogsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_PortalService_ListAuditLogs_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListAuditLogs(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_PortalService_ListAuditLogs_0(ctx context.Context, marshaler runtime.Marshaler, server PortalServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListAuditLogsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_PortalService_ListAuditLogs_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListAuditLogs(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 var filter_PortalService_ListProducts_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
 
 func request_PortalService_ListProducts_0(ctx context.Context, marshaler runtime.Marshaler, client PortalServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
@@ -902,6 +937,26 @@ func RegisterPortalServiceHandlerServer(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_CreateProduct_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_CreateProduct_0{resp.(*CreateProductResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_PortalService_ListAuditLogs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/ListAuditLogs", runtime.WithHTTPPathPattern("/portal-api/audit-logs"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_PortalService_ListAuditLogs_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_ListAuditLogs_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListAuditLogs_0{resp.(*ListAuditLogsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_PortalService_ListProducts_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1359,6 +1414,23 @@ func RegisterPortalServiceHandlerClient(ctx context.Context, mux *runtime.ServeM
 		}
 		forward_PortalService_CreateProduct_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_CreateProduct_0{resp.(*CreateProductResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_PortalService_ListAuditLogs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.portal.v1.PortalService/ListAuditLogs", runtime.WithHTTPPathPattern("/portal-api/audit-logs"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_PortalService_ListAuditLogs_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_PortalService_ListAuditLogs_0(annotatedContext, mux, outboundMarshaler, w, req, response_PortalService_ListAuditLogs_0{resp.(*ListAuditLogsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_PortalService_ListProducts_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -1711,6 +1783,15 @@ func (m response_PortalService_CreateProduct_0) XXX_ResponseBody() interface{} {
 	return response.Product
 }
 
+type response_PortalService_ListAuditLogs_0 struct {
+	*ListAuditLogsResponse
+}
+
+func (m response_PortalService_ListAuditLogs_0) XXX_ResponseBody() interface{} {
+	response := m.ListAuditLogsResponse
+	return response.Logs
+}
+
 type response_PortalService_ListProducts_0 struct {
 	*ListProductsResponse
 }
@@ -1857,6 +1938,7 @@ func (m response_PortalService_ReorderTutorialPages_0) XXX_ResponseBody() interf
 
 var (
 	pattern_PortalService_CreateProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
+	pattern_PortalService_ListAuditLogs_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "audit-logs"}, ""))
 	pattern_PortalService_ListProducts_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"portal-api", "products"}, ""))
 	pattern_PortalService_GetProduct_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
 	pattern_PortalService_UpdateProduct_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"portal-api", "products", "product_id"}, ""))
@@ -1881,6 +1963,7 @@ var (
 
 var (
 	forward_PortalService_CreateProduct_0        = runtime.ForwardResponseMessage
+	forward_PortalService_ListAuditLogs_0        = runtime.ForwardResponseMessage
 	forward_PortalService_ListProducts_0         = runtime.ForwardResponseMessage
 	forward_PortalService_GetProduct_0           = runtime.ForwardResponseMessage
 	forward_PortalService_UpdateProduct_0        = runtime.ForwardResponseMessage

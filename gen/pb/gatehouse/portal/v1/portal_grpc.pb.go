@@ -20,6 +20,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	PortalService_CreateProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/CreateProduct"
+	PortalService_ListAuditLogs_FullMethodName        = "/gatehouse.portal.v1.PortalService/ListAuditLogs"
 	PortalService_ListProducts_FullMethodName         = "/gatehouse.portal.v1.PortalService/ListProducts"
 	PortalService_GetProduct_FullMethodName           = "/gatehouse.portal.v1.PortalService/GetProduct"
 	PortalService_UpdateProduct_FullMethodName        = "/gatehouse.portal.v1.PortalService/UpdateProduct"
@@ -59,6 +60,8 @@ const (
 type PortalServiceClient interface {
 	// CreateProduct stores a new API product; name is required.
 	CreateProduct(ctx context.Context, in *CreateProductRequest, opts ...grpc.CallOption) (*CreateProductResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest first.
+	ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error)
 	// ListProducts pages through the products in ascending ID order.
 	ListProducts(ctx context.Context, in *ListProductsRequest, opts ...grpc.CallOption) (*ListProductsResponse, error)
 	// GetProduct reads one product.
@@ -118,6 +121,16 @@ func (c *portalServiceClient) CreateProduct(ctx context.Context, in *CreateProdu
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateProductResponse)
 	err := c.cc.Invoke(ctx, PortalService_CreateProduct_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditLogsResponse)
+	err := c.cc.Invoke(ctx, PortalService_ListAuditLogs_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -341,6 +354,8 @@ func (c *portalServiceClient) DeleteTutorialPage(ctx context.Context, in *Delete
 type PortalServiceServer interface {
 	// CreateProduct stores a new API product; name is required.
 	CreateProduct(context.Context, *CreateProductRequest) (*CreateProductResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest first.
+	ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error)
 	// ListProducts pages through the products in ascending ID order.
 	ListProducts(context.Context, *ListProductsRequest) (*ListProductsResponse, error)
 	// GetProduct reads one product.
@@ -398,6 +413,9 @@ type UnimplementedPortalServiceServer struct{}
 
 func (UnimplementedPortalServiceServer) CreateProduct(context.Context, *CreateProductRequest) (*CreateProductResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateProduct not implemented")
+}
+func (UnimplementedPortalServiceServer) ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAuditLogs not implemented")
 }
 func (UnimplementedPortalServiceServer) ListProducts(context.Context, *ListProductsRequest) (*ListProductsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListProducts not implemented")
@@ -494,6 +512,24 @@ func _PortalService_CreateProduct_Handler(srv interface{}, ctx context.Context, 
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(PortalServiceServer).CreateProduct(ctx, req.(*CreateProductRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ListAuditLogs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditLogsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ListAuditLogs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ListAuditLogs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ListAuditLogs(ctx, req.(*ListAuditLogsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -868,6 +904,10 @@ var PortalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateProduct",
 			Handler:    _PortalService_CreateProduct_Handler,
+		},
+		{
+			MethodName: "ListAuditLogs",
+			Handler:    _PortalService_ListAuditLogs_Handler,
 		},
 		{
 			MethodName: "ListProducts",

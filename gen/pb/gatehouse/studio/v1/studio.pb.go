@@ -1355,6 +1355,308 @@ func (*DeleteUserResponse) Descriptor() ([]byte, []int) {
 	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{22}
 }
 
+// ListAuditLogsRequest selects a page of the audit log and filters it.
+type ListAuditLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// page is the page number, from 1 (default 1); below 1 is refused.
+	Page *int64 `protobuf:"varint,1,opt,name=page,proto3,oneof" json:"page,omitempty"`
+	// page_size is clamped to 1-100 (default 10).
+	PageSize *int64 `protobuf:"varint,2,opt,name=page_size,proto3,oneof" json:"page_size,omitempty"`
+	// user_id keeps the entries of one user.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// action keeps the entries of one action, such as `DELETE /api/v1/users/{id}`.
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// from keeps entries at or after this time: RFC 3339 or Unix seconds.
+	From string `protobuf:"bytes,5,opt,name=from,proto3" json:"from,omitempty"`
+	// to keeps entries at or before this time: RFC 3339 or Unix seconds.
+	To            string `protobuf:"bytes,6,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsRequest) Reset() {
+	*x = ListAuditLogsRequest{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsRequest) ProtoMessage() {}
+
+func (x *ListAuditLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ListAuditLogsRequest) GetPage() int64 {
+	if x != nil && x.Page != nil {
+		return *x.Page
+	}
+	return 0
+}
+
+func (x *ListAuditLogsRequest) GetPageSize() int64 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAuditLogsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *ListAuditLogsRequest) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+// AuditLog is one audit entry in the JSON:API style envelope of the AI studio.
+type AuditLog struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is always "audit-logs".
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// id is the entry's id.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// attributes are the entry's values.
+	Attributes    *AuditLogAttributes `protobuf:"bytes,3,opt,name=attributes,proto3" json:"attributes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLog) Reset() {
+	*x = AuditLog{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLog) ProtoMessage() {}
+
+func (x *AuditLog) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLog.ProtoReflect.Descriptor instead.
+func (*AuditLog) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *AuditLog) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AuditLog) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AuditLog) GetAttributes() *AuditLogAttributes {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+// AuditLogAttributes is one write request as the audit log keeps it: never
+// a body, a key or a header.
+type AuditLogAttributes struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// time the request arrived, RFC 3339 UTC with nanoseconds.
+	Time string `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	// user_id of the caller.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// user_email of the caller.
+	UserEmail string `protobuf:"bytes,3,opt,name=user_email,proto3" json:"user_email,omitempty"`
+	// action is `<METHOD> <route pattern>`, such as `DELETE /api/v1/users/{id}`.
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// object_id is the id the path named, or "" when it named none.
+	ObjectId string `protobuf:"bytes,5,opt,name=object_id,proto3" json:"object_id,omitempty"`
+	// status is the HTTP status of the answer.
+	Status int32 `protobuf:"varint,6,opt,name=status,proto3" json:"status,omitempty"`
+	// remote_addr is the client's address.
+	RemoteAddr    string `protobuf:"bytes,7,opt,name=remote_addr,proto3" json:"remote_addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditLogAttributes) Reset() {
+	*x = AuditLogAttributes{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditLogAttributes) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditLogAttributes) ProtoMessage() {}
+
+func (x *AuditLogAttributes) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditLogAttributes.ProtoReflect.Descriptor instead.
+func (*AuditLogAttributes) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *AuditLogAttributes) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
+func (x *AuditLogAttributes) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AuditLogAttributes) GetUserEmail() string {
+	if x != nil {
+		return x.UserEmail
+	}
+	return ""
+}
+
+func (x *AuditLogAttributes) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditLogAttributes) GetObjectId() string {
+	if x != nil {
+		return x.ObjectId
+	}
+	return ""
+}
+
+func (x *AuditLogAttributes) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *AuditLogAttributes) GetRemoteAddr() string {
+	if x != nil {
+		return x.RemoteAddr
+	}
+	return ""
+}
+
+// ListAuditLogsResponse is one page of entries.
+type ListAuditLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data holds the page's entries, newest first.
+	Data          []*AuditLog `protobuf:"bytes,1,rep,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditLogsResponse) Reset() {
+	*x = ListAuditLogsResponse{}
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditLogsResponse) ProtoMessage() {}
+
+func (x *ListAuditLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditLogsResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditLogsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ListAuditLogsResponse) GetData() []*AuditLog {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 // ErrorDetail is one problem in a REST error body.
 type ErrorDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1368,7 +1670,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1380,7 +1682,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[23]
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1393,7 +1695,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{23}
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ErrorDetail) GetTitle() string {
@@ -1423,7 +1725,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1435,7 +1737,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[24]
+	mi := &file_gatehouse_studio_v1_studio_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1448,7 +1750,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{24}
+	return file_gatehouse_studio_v1_studio_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ErrorResponse) GetErrors() []*ErrorDetail {
@@ -1583,12 +1885,40 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x03(\v2\x19.gatehouse.studio.v1.UserR\x04data\"#\n" +
 	"\x11DeleteUserRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteUserResponse\";\n" +
+	"\x12DeleteUserResponse\"\xbf\x01\n" +
+	"\x14ListAuditLogsRequest\x12\x17\n" +
+	"\x04page\x18\x01 \x01(\x03H\x00R\x04page\x88\x01\x01\x12!\n" +
+	"\tpage_size\x18\x02 \x01(\x03H\x01R\tpage_size\x88\x01\x01\x12\x18\n" +
+	"\auser_id\x18\x03 \x01(\tR\auser_id\x12\x16\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x12\x12\n" +
+	"\x04from\x18\x05 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x06 \x01(\tR\x02toB\a\n" +
+	"\x05_pageB\f\n" +
+	"\n" +
+	"_page_size\"w\n" +
+	"\bAuditLog\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12G\n" +
+	"\n" +
+	"attributes\x18\x03 \x01(\v2'.gatehouse.studio.v1.AuditLogAttributesR\n" +
+	"attributes\"\xd2\x01\n" +
+	"\x12AuditLogAttributes\x12\x12\n" +
+	"\x04time\x18\x01 \x01(\tR\x04time\x12\x18\n" +
+	"\auser_id\x18\x02 \x01(\tR\auser_id\x12\x1e\n" +
+	"\n" +
+	"user_email\x18\x03 \x01(\tR\n" +
+	"user_email\x12\x16\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x12\x1c\n" +
+	"\tobject_id\x18\x05 \x01(\tR\tobject_id\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\x05R\x06status\x12 \n" +
+	"\vremote_addr\x18\a \x01(\tR\vremote_addr\"J\n" +
+	"\x15ListAuditLogsResponse\x121\n" +
+	"\x04data\x18\x01 \x03(\v2\x1d.gatehouse.studio.v1.AuditLogR\x04data\";\n" +
 	"\vErrorDetail\x12\x14\n" +
 	"\x05title\x18\x01 \x01(\tR\x05title\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\"I\n" +
 	"\rErrorResponse\x128\n" +
-	"\x06errors\x18\x01 \x03(\v2 .gatehouse.studio.v1.ErrorDetailR\x06errors2\xed\x1a\n" +
+	"\x06errors\x18\x01 \x03(\v2 .gatehouse.studio.v1.ErrorDetailR\x06errors2\x86\x1f\n" +
 	"\rStudioService\x12\xbc\x03\n" +
 	"\x11CreateLlmSettings\x12-.gatehouse.studio.v1.CreateLlmSettingsRequest\x1a..gatehouse.studio.v1.CreateLlmSettingsResponse\"\xc7\x02\x92A\xa4\x02J\x9b\x01\n" +
 	"\x03201\x12\x93\x01\n" +
@@ -1660,7 +1990,18 @@ const file_gatehouse_studio_v1_studio_proto_rawDesc = "" +
 	"$\x1a\".gatehouse.studio.v1.ErrorResponseJW\n" +
 	"\x03404\x12P\n" +
 	"&No such user: detail `User not found`.\x12&\n" +
-	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14*\x12/api/v1/users/{id}B\x96\a\x92A\xce\x06\x12\x99\x02\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14*\x12/api/v1/users/{id}\x12\x96\x04\n" +
+	"\rListAuditLogs\x12).gatehouse.studio.v1.ListAuditLogsRequest\x1a*.gatehouse.studio.v1.ListAuditLogsResponse\"\xad\x03\x92A\x8f\x03J\xdd\x01\n" +
+	"\x03200\x12\xd5\x01\n" +
+	"\"One page of entries, newest first.\x12.\n" +
+	",\x1a*.gatehouse.studio.v1.ListAuditLogsResponse\x1a;\n" +
+	"\rX-Total-Count\x12*\n" +
+	"\x1fThe number of matching entries.\x12\ainteger\x1aB\n" +
+	"\rX-Total-Pages\x121\n" +
+	"&The number of pages of this page size.\x12\aintegerJ\xac\x01\n" +
+	"\x03400\x12\xa4\x01\n" +
+	"z`page` is 0, negative or not a number (detail `Invalid page number`), or `from`/`to` is neither RFC 3339 nor Unix seconds.\x12&\n" +
+	"$\x1a\".gatehouse.studio.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14\x12\x12/api/v1/audit-logsB\x96\a\x92A\xce\x06\x12\x99\x02\n" +
 	"\x14Gatehouse studio API\x12\xfc\x01LLM settings records of the AI studio, in the JSON:API style envelope of Tyk AI Studio, and the studio users whose API keys reach them. Every route needs an admin key. Every error body is `{\"errors\":[{\"title\":<HTTP status text>,\"detail\":<sentence>}]}`.2\x02v12\x10application/json:\x10application/jsonR\x9f\x01\n" +
 	"\x03401\x12\x97\x01\n" +
 	"mThe Authorization header is missing or malformed, or the key is unknown: detail `missing or invalid API key`.\x12&\n" +
@@ -1690,7 +2031,7 @@ func file_gatehouse_studio_v1_studio_proto_rawDescGZIP() []byte {
 	return file_gatehouse_studio_v1_studio_proto_rawDescData
 }
 
-var file_gatehouse_studio_v1_studio_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_gatehouse_studio_v1_studio_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_gatehouse_studio_v1_studio_proto_goTypes = []any{
 	(*LlmSettingsAttributes)(nil),     // 0: gatehouse.studio.v1.LlmSettingsAttributes
 	(*LlmSettingsChanges)(nil),        // 1: gatehouse.studio.v1.LlmSettingsChanges
@@ -1715,15 +2056,19 @@ var file_gatehouse_studio_v1_studio_proto_goTypes = []any{
 	(*ListUsersResponse)(nil),         // 20: gatehouse.studio.v1.ListUsersResponse
 	(*DeleteUserRequest)(nil),         // 21: gatehouse.studio.v1.DeleteUserRequest
 	(*DeleteUserResponse)(nil),        // 22: gatehouse.studio.v1.DeleteUserResponse
-	(*ErrorDetail)(nil),               // 23: gatehouse.studio.v1.ErrorDetail
-	(*ErrorResponse)(nil),             // 24: gatehouse.studio.v1.ErrorResponse
-	(*structpb.Struct)(nil),           // 25: google.protobuf.Struct
-	(*structpb.ListValue)(nil),        // 26: google.protobuf.ListValue
+	(*ListAuditLogsRequest)(nil),      // 23: gatehouse.studio.v1.ListAuditLogsRequest
+	(*AuditLog)(nil),                  // 24: gatehouse.studio.v1.AuditLog
+	(*AuditLogAttributes)(nil),        // 25: gatehouse.studio.v1.AuditLogAttributes
+	(*ListAuditLogsResponse)(nil),     // 26: gatehouse.studio.v1.ListAuditLogsResponse
+	(*ErrorDetail)(nil),               // 27: gatehouse.studio.v1.ErrorDetail
+	(*ErrorResponse)(nil),             // 28: gatehouse.studio.v1.ErrorResponse
+	(*structpb.Struct)(nil),           // 29: google.protobuf.Struct
+	(*structpb.ListValue)(nil),        // 30: google.protobuf.ListValue
 }
 var file_gatehouse_studio_v1_studio_proto_depIdxs = []int32{
-	25, // 0: gatehouse.studio.v1.LlmSettingsAttributes.metadata:type_name -> google.protobuf.Struct
-	26, // 1: gatehouse.studio.v1.LlmSettingsChanges.stop_words:type_name -> google.protobuf.ListValue
-	25, // 2: gatehouse.studio.v1.LlmSettingsChanges.metadata:type_name -> google.protobuf.Struct
+	29, // 0: gatehouse.studio.v1.LlmSettingsAttributes.metadata:type_name -> google.protobuf.Struct
+	30, // 1: gatehouse.studio.v1.LlmSettingsChanges.stop_words:type_name -> google.protobuf.ListValue
+	29, // 2: gatehouse.studio.v1.LlmSettingsChanges.metadata:type_name -> google.protobuf.Struct
 	0,  // 3: gatehouse.studio.v1.LlmSettings.attributes:type_name -> gatehouse.studio.v1.LlmSettingsAttributes
 	1,  // 4: gatehouse.studio.v1.LlmSettingsInput.attributes:type_name -> gatehouse.studio.v1.LlmSettingsChanges
 	3,  // 5: gatehouse.studio.v1.CreateLlmSettingsRequest.data:type_name -> gatehouse.studio.v1.LlmSettingsInput
@@ -1737,28 +2082,32 @@ var file_gatehouse_studio_v1_studio_proto_depIdxs = []int32{
 	16, // 13: gatehouse.studio.v1.CreateUserRequest.data:type_name -> gatehouse.studio.v1.UserInput
 	15, // 14: gatehouse.studio.v1.CreateUserResponse.data:type_name -> gatehouse.studio.v1.User
 	15, // 15: gatehouse.studio.v1.ListUsersResponse.data:type_name -> gatehouse.studio.v1.User
-	23, // 16: gatehouse.studio.v1.ErrorResponse.errors:type_name -> gatehouse.studio.v1.ErrorDetail
-	4,  // 17: gatehouse.studio.v1.StudioService.CreateLlmSettings:input_type -> gatehouse.studio.v1.CreateLlmSettingsRequest
-	6,  // 18: gatehouse.studio.v1.StudioService.ListLlmSettings:input_type -> gatehouse.studio.v1.ListLlmSettingsRequest
-	8,  // 19: gatehouse.studio.v1.StudioService.GetLlmSettings:input_type -> gatehouse.studio.v1.GetLlmSettingsRequest
-	10, // 20: gatehouse.studio.v1.StudioService.UpdateLlmSettings:input_type -> gatehouse.studio.v1.UpdateLlmSettingsRequest
-	12, // 21: gatehouse.studio.v1.StudioService.DeleteLlmSettings:input_type -> gatehouse.studio.v1.DeleteLlmSettingsRequest
-	17, // 22: gatehouse.studio.v1.StudioService.CreateUser:input_type -> gatehouse.studio.v1.CreateUserRequest
-	19, // 23: gatehouse.studio.v1.StudioService.ListUsers:input_type -> gatehouse.studio.v1.ListUsersRequest
-	21, // 24: gatehouse.studio.v1.StudioService.DeleteUser:input_type -> gatehouse.studio.v1.DeleteUserRequest
-	5,  // 25: gatehouse.studio.v1.StudioService.CreateLlmSettings:output_type -> gatehouse.studio.v1.CreateLlmSettingsResponse
-	7,  // 26: gatehouse.studio.v1.StudioService.ListLlmSettings:output_type -> gatehouse.studio.v1.ListLlmSettingsResponse
-	9,  // 27: gatehouse.studio.v1.StudioService.GetLlmSettings:output_type -> gatehouse.studio.v1.GetLlmSettingsResponse
-	11, // 28: gatehouse.studio.v1.StudioService.UpdateLlmSettings:output_type -> gatehouse.studio.v1.UpdateLlmSettingsResponse
-	13, // 29: gatehouse.studio.v1.StudioService.DeleteLlmSettings:output_type -> gatehouse.studio.v1.DeleteLlmSettingsResponse
-	18, // 30: gatehouse.studio.v1.StudioService.CreateUser:output_type -> gatehouse.studio.v1.CreateUserResponse
-	20, // 31: gatehouse.studio.v1.StudioService.ListUsers:output_type -> gatehouse.studio.v1.ListUsersResponse
-	22, // 32: gatehouse.studio.v1.StudioService.DeleteUser:output_type -> gatehouse.studio.v1.DeleteUserResponse
-	25, // [25:33] is the sub-list for method output_type
-	17, // [17:25] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	25, // 16: gatehouse.studio.v1.AuditLog.attributes:type_name -> gatehouse.studio.v1.AuditLogAttributes
+	24, // 17: gatehouse.studio.v1.ListAuditLogsResponse.data:type_name -> gatehouse.studio.v1.AuditLog
+	27, // 18: gatehouse.studio.v1.ErrorResponse.errors:type_name -> gatehouse.studio.v1.ErrorDetail
+	4,  // 19: gatehouse.studio.v1.StudioService.CreateLlmSettings:input_type -> gatehouse.studio.v1.CreateLlmSettingsRequest
+	6,  // 20: gatehouse.studio.v1.StudioService.ListLlmSettings:input_type -> gatehouse.studio.v1.ListLlmSettingsRequest
+	8,  // 21: gatehouse.studio.v1.StudioService.GetLlmSettings:input_type -> gatehouse.studio.v1.GetLlmSettingsRequest
+	10, // 22: gatehouse.studio.v1.StudioService.UpdateLlmSettings:input_type -> gatehouse.studio.v1.UpdateLlmSettingsRequest
+	12, // 23: gatehouse.studio.v1.StudioService.DeleteLlmSettings:input_type -> gatehouse.studio.v1.DeleteLlmSettingsRequest
+	17, // 24: gatehouse.studio.v1.StudioService.CreateUser:input_type -> gatehouse.studio.v1.CreateUserRequest
+	19, // 25: gatehouse.studio.v1.StudioService.ListUsers:input_type -> gatehouse.studio.v1.ListUsersRequest
+	21, // 26: gatehouse.studio.v1.StudioService.DeleteUser:input_type -> gatehouse.studio.v1.DeleteUserRequest
+	23, // 27: gatehouse.studio.v1.StudioService.ListAuditLogs:input_type -> gatehouse.studio.v1.ListAuditLogsRequest
+	5,  // 28: gatehouse.studio.v1.StudioService.CreateLlmSettings:output_type -> gatehouse.studio.v1.CreateLlmSettingsResponse
+	7,  // 29: gatehouse.studio.v1.StudioService.ListLlmSettings:output_type -> gatehouse.studio.v1.ListLlmSettingsResponse
+	9,  // 30: gatehouse.studio.v1.StudioService.GetLlmSettings:output_type -> gatehouse.studio.v1.GetLlmSettingsResponse
+	11, // 31: gatehouse.studio.v1.StudioService.UpdateLlmSettings:output_type -> gatehouse.studio.v1.UpdateLlmSettingsResponse
+	13, // 32: gatehouse.studio.v1.StudioService.DeleteLlmSettings:output_type -> gatehouse.studio.v1.DeleteLlmSettingsResponse
+	18, // 33: gatehouse.studio.v1.StudioService.CreateUser:output_type -> gatehouse.studio.v1.CreateUserResponse
+	20, // 34: gatehouse.studio.v1.StudioService.ListUsers:output_type -> gatehouse.studio.v1.ListUsersResponse
+	22, // 35: gatehouse.studio.v1.StudioService.DeleteUser:output_type -> gatehouse.studio.v1.DeleteUserResponse
+	26, // 36: gatehouse.studio.v1.StudioService.ListAuditLogs:output_type -> gatehouse.studio.v1.ListAuditLogsResponse
+	28, // [28:37] is the sub-list for method output_type
+	19, // [19:28] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_studio_v1_studio_proto_init() }
@@ -1769,13 +2118,14 @@ func file_gatehouse_studio_v1_studio_proto_init() {
 	file_gatehouse_studio_v1_studio_proto_msgTypes[1].OneofWrappers = []any{}
 	file_gatehouse_studio_v1_studio_proto_msgTypes[6].OneofWrappers = []any{}
 	file_gatehouse_studio_v1_studio_proto_msgTypes[14].OneofWrappers = []any{}
+	file_gatehouse_studio_v1_studio_proto_msgTypes[23].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_studio_v1_studio_proto_rawDesc), len(file_gatehouse_studio_v1_studio_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -27,6 +27,7 @@ const (
 	StudioService_CreateUser_FullMethodName        = "/gatehouse.studio.v1.StudioService/CreateUser"
 	StudioService_ListUsers_FullMethodName         = "/gatehouse.studio.v1.StudioService/ListUsers"
 	StudioService_DeleteUser_FullMethodName        = "/gatehouse.studio.v1.StudioService/DeleteUser"
+	StudioService_ListAuditLogs_FullMethodName     = "/gatehouse.studio.v1.StudioService/ListAuditLogs"
 )
 
 // StudioServiceClient is the client API for StudioService service.
@@ -53,6 +54,8 @@ type StudioServiceClient interface {
 	ListUsers(ctx context.Context, in *ListUsersRequest, opts ...grpc.CallOption) (*ListUsersResponse, error)
 	// DeleteUser removes a user; its key stops working at once.
 	DeleteUser(ctx context.Context, in *DeleteUserRequest, opts ...grpc.CallOption) (*DeleteUserResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest first.
+	ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error)
 }
 
 type studioServiceClient struct {
@@ -143,6 +146,16 @@ func (c *studioServiceClient) DeleteUser(ctx context.Context, in *DeleteUserRequ
 	return out, nil
 }
 
+func (c *studioServiceClient) ListAuditLogs(ctx context.Context, in *ListAuditLogsRequest, opts ...grpc.CallOption) (*ListAuditLogsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAuditLogsResponse)
+	err := c.cc.Invoke(ctx, StudioService_ListAuditLogs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StudioServiceServer is the server API for StudioService service.
 // All implementations must embed UnimplementedStudioServiceServer
 // for forward compatibility.
@@ -167,6 +180,8 @@ type StudioServiceServer interface {
 	ListUsers(context.Context, *ListUsersRequest) (*ListUsersResponse, error)
 	// DeleteUser removes a user; its key stops working at once.
 	DeleteUser(context.Context, *DeleteUserRequest) (*DeleteUserResponse, error)
+	// ListAuditLogs pages through the audit log of write requests, newest first.
+	ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error)
 	mustEmbedUnimplementedStudioServiceServer()
 }
 
@@ -200,6 +215,9 @@ func (UnimplementedStudioServiceServer) ListUsers(context.Context, *ListUsersReq
 }
 func (UnimplementedStudioServiceServer) DeleteUser(context.Context, *DeleteUserRequest) (*DeleteUserResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteUser not implemented")
+}
+func (UnimplementedStudioServiceServer) ListAuditLogs(context.Context, *ListAuditLogsRequest) (*ListAuditLogsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAuditLogs not implemented")
 }
 func (UnimplementedStudioServiceServer) mustEmbedUnimplementedStudioServiceServer() {}
 func (UnimplementedStudioServiceServer) testEmbeddedByValue()                       {}
@@ -366,6 +384,24 @@ func _StudioService_DeleteUser_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StudioService_ListAuditLogs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAuditLogsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StudioServiceServer).ListAuditLogs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StudioService_ListAuditLogs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StudioServiceServer).ListAuditLogs(ctx, req.(*ListAuditLogsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StudioService_ServiceDesc is the grpc.ServiceDesc for StudioService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -404,6 +440,10 @@ var StudioService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteUser",
 			Handler:    _StudioService_DeleteUser_Handler,
+		},
+		{
+			MethodName: "ListAuditLogs",
+			Handler:    _StudioService_ListAuditLogs_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
