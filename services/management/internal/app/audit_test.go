@@ -61,8 +61,8 @@ func TestAuditLog(t *testing.T) {
 	}{
 		{"POST", "/api/apis/oas", adminToken, oasDoc(api, "Audited", "/audited/"), 200},
 		{"POST", "/api/apis/oas", adminToken, oasDoc(api, "Again", "/again/"), 409}, // rolled back
-		{"GET", "/api/apis/oas/" + api, adminToken, "", 200},                         // a read
-		{"DELETE", "/api/apis/oas/" + api, mgr, "", 403},                             // refused before the body
+		{"GET", "/api/apis/oas/" + api, adminToken, "", 200},                        // a read
+		{"DELETE", "/api/apis/oas/" + api, mgr, "", 403},                            // refused before the body
 		{"POST", "/api/users", mgr, `{"email_address":"x@y.test","user_permissions":{"IsAdmin":"admin"}}`, 403},
 		{"PUT", "/api/users/" + mgrID + "/actions/key/reset", adminToken, "", 200},
 		{"DELETE", "/api/apis/oas/" + api, "nope", "", 401}, // anonymous
