@@ -247,6 +247,7 @@ func startProcess(t *testing.T, name, bin string, args ...string) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = filepath.Dir(logPath) // the gateway writes a default tyk.conf into its working directory
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
