@@ -26,10 +26,19 @@ func (s *Server) CreateTutorialPage(ctx context.Context, req *portalv1.CreateTut
 	if in.Title == nil {
 		msgs = append([]string{"Title is required"}, msgs...)
 	}
+	var render renderCheck
+	if len(msgs) == 0 {
+		if err := s.precheckPage(ctx, product, 0, in, &render); err != nil {
+			return nil, err
+		}
+	}
 	p, err := s.store.CreatePage(ctx, product, func(p *store.Page, exists store.LabelLookup) error {
 		now := s.now().UTC()
 		p.Status, p.CreatedAt = defaultStatus, now
-		return applyPage(p, in, msgs, exists, now)
+		if err := applyPage(p, in, msgs, exists, now); err != nil {
+			return err
+		}
+		return render.ensure(*p)
 	})
 	if err != nil {
 		return nil, s.storeError(err, productID.missing)
@@ -81,8 +90,18 @@ func (s *Server) UpdateTutorialPage(ctx context.Context, req *portalv1.UpdateTut
 	}
 	in := pageInput(req.GetPage())
 	msgs := pageFieldProblems(in)
+	var render renderCheck
+	check := needsRender(in)
+	if check && len(msgs) == 0 {
+		if err := s.precheckPage(ctx, product, doc, in, &render); err != nil {
+			return nil, err
+		}
+	}
 	p, err := s.store.UpdatePage(ctx, product, doc, func(p *store.Page, exists store.LabelLookup) error {
-		return applyPage(p, in, msgs, exists, s.now().UTC())
+		if err := applyPage(p, in, msgs, exists, s.now().UTC()); err != nil || !check {
+			return err
+		}
+		return render.ensure(*p)
 	})
 	if err != nil {
 		return nil, s.pageError(ctx, err, product)

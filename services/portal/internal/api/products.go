@@ -20,6 +20,9 @@ func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductR
 	if in.Name == nil { // an empty one is a field problem
 		msgs = append([]string{"Name is required"}, msgs...)
 	}
+	if len(msgs) == 0 {
+		msgs = checkProductContent(in)
+	}
 	if len(msgs) > 0 {
 		return nil, invalid(msgs)
 	}
@@ -74,7 +77,11 @@ func (s *Server) UpdateProduct(ctx context.Context, req *portalv1.UpdateProductR
 	if in == nil {
 		in = &portalv1.ProductInput{}
 	}
-	if msgs := productFieldProblems(in); len(msgs) > 0 {
+	msgs := productFieldProblems(in)
+	if len(msgs) == 0 {
+		msgs = checkProductContent(in)
+	}
+	if len(msgs) > 0 {
 		return nil, invalid(msgs)
 	}
 	p, err := s.store.UpdateProduct(ctx, id, func(p *store.Product) error {

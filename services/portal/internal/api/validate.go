@@ -69,7 +69,11 @@ func pageFieldProblems(in *portalv1.TutorialPageInput) []string {
 	}
 	msgs = text(msgs, "Title", in.Title, maxShort, true)
 	msgs = text(msgs, "Lede", in.Lede, maxLong, false)
-	msgs = text(msgs, "Path", in.Path, maxShort, false)
+	if in.Path != nil {
+		if problem := store.PathProblem(*in.Path); problem != "" {
+			msgs = append(msgs, fmt.Sprintf("Path %s; got %s", problem, quote(*in.Path)))
+		}
+	}
 	_, msgs = labelIDs(msgs, "Categories", "category", in.GetCategories())
 	_, msgs = labelIDs(msgs, "Tags", "tag", in.GetTags())
 	return msgs

@@ -27,6 +27,7 @@ type cache struct {
 type entry struct {
 	key  renderKey
 	body Body
+	err  error // the rendering failed: kept so that it is not tried again per request
 	size int
 }
 
@@ -38,19 +39,21 @@ func keyOf(kind byte, id uint32, at time.Time) renderKey {
 	return renderKey{kind: kind, id: id, at: at.UnixNano()}
 }
 
-func (c *cache) get(k renderKey) (Body, bool) {
+// get returns the rendering kept under k, or the error it failed with.
+func (c *cache) get(k renderKey) (Body, error, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[k]
 	if !ok {
-		return Body{}, false
+		return Body{}, nil, false
 	}
 	c.order.MoveToFront(e)
-	return e.Value.(*entry).body, true
+	return e.Value.(*entry).body, e.Value.(*entry).err, true
 }
 
-// put remembers b under k; a body larger than the whole budget is not kept.
-func (c *cache) put(k renderKey, b Body) {
+// put remembers b, or the error err the rendering failed with, under k; a
+// body larger than the whole budget is not kept.
+func (c *cache) put(k renderKey, b Body, err error) {
 	size := len(b.HTML) + 64
 	for _, h := range b.Headings {
 		size += len(h.ID) + len(h.Text) + 32
@@ -64,7 +67,7 @@ func (c *cache) put(k renderKey, b Body) {
 		c.order.MoveToFront(e)
 		return
 	}
-	c.entries[k] = c.order.PushFront(&entry{key: k, body: b, size: size})
+	c.entries[k] = c.order.PushFront(&entry{key: k, body: b, err: err, size: size})
 	c.size += size
 	for c.size > c.budget {
 		old := c.order.Back()

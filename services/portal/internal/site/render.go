@@ -2,6 +2,7 @@ package site
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html/template"
 	"regexp"
@@ -87,12 +88,25 @@ func Render(p store.Page) (Body, error) {
 	return renderText(text, md)
 }
 
+// ErrUnrenderable is the error of content the site cannot show, such as
+// HTML nested deeper than the HTML parser's limit of 512 open elements.
+var ErrUnrenderable = errors.New("content cannot be rendered")
+
+// Renderable reports whether text (Markdown when markdown is set, else
+// HTML) renders; the API checks every page and product content with it at
+// write time (CONTRACT §3), so that no published page fails to render. The
+// error wraps ErrUnrenderable and says why in words for the writer.
+func Renderable(text string, markdown bool) error {
+	_, err := renderText(text, markdown)
+	return err
+}
+
 func renderText(text string, md bool) (Body, error) {
 	raw := []byte(text)
 	if md {
 		var buf bytes.Buffer
 		if err := markdown.Convert(raw, &buf); err != nil {
-			return Body{}, fmt.Errorf("render markdown: %w", err)
+			return Body{}, fmt.Errorf("%w: its Markdown does not convert (%v)", ErrUnrenderable, err)
 		}
 		raw = buf.Bytes()
 	}
@@ -106,7 +120,7 @@ func finish(clean []byte) (Body, error) {
 	body := &html.Node{Type: html.ElementNode, Data: "div", DataAtom: atom.Div}
 	nodes, err := html.ParseFragment(bytes.NewReader(clean), body)
 	if err != nil {
-		return Body{}, fmt.Errorf("read sanitised html: %w", err)
+		return Body{}, fmt.Errorf("%w: its HTML nests elements too deeply or is malformed (%v)", ErrUnrenderable, err)
 	}
 	var b Body
 	used := map[string]bool{}

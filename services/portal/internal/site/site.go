@@ -191,7 +191,7 @@ func (s *Site) pageByPath(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, p := range o.Pages {
-		if p.Status == published && want != "" && store.CleanPath(p.Path) == want {
+		if p.Status == published && want != "" && store.PathProblem(p.Path) == "" && store.CleanPath(p.Path) == want {
 			s.showPage(w, r, o, changed, p.ID)
 			return
 		}
@@ -249,34 +249,37 @@ func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline,
 	s.write(w, r, "page", view{Title: p.Title + " · " + pv.Name, Product: pv, Page: page}, latest(outlineModified(o, changed), p.UpdatedAt))
 }
 
-// body renders a page, or takes its rendering from the cache.
+// body renders a page, or takes its rendering from the cache. A rendering
+// that failed (content stored before the API checked it at write time) is
+// kept too, so that it is never tried again per request.
 func (s *Site) body(p store.Page) (Body, error) {
-	k := keyOf('p', p.ID, p.UpdatedAt)
-	if b, ok := s.cache.get(k); ok {
-		return b, nil
+	return s.rendered(keyOf('p', p.ID, p.UpdatedAt), func() (Body, error) { return Render(p) })
+}
+
+// rendered takes the rendering kept under k, else runs render once and
+// keeps its result, success or failure.
+func (s *Site) rendered(k renderKey, render func() (Body, error)) (Body, error) {
+	if b, err, ok := s.cache.get(k); ok {
+		return b, err
 	}
-	b, err := Render(p)
-	if err != nil {
-		return Body{}, err
-	}
-	s.cache.put(k, b)
-	return b, nil
+	b, err := render()
+	s.cache.put(k, b, err)
+	return b, err
 }
 
 func (s *Site) productView(o store.Outline, current uint32) *productView {
 	pv := &productView{ID: o.Product.ID, Name: displayName(o.Product), Description: o.Product.Description, URL: productURL(o.Product.ID)}
 	if o.Product.Content != "" {
-		k := keyOf('P', o.Product.ID, o.Product.UpdatedAt)
-		b, ok := s.cache.get(k)
-		if !ok {
-			var err error
-			if b, err = renderText(o.Product.Content, false); err != nil {
+		b, err := s.rendered(keyOf('P', o.Product.ID, o.Product.UpdatedAt), func() (Body, error) {
+			b, err := renderText(o.Product.Content, false)
+			if err != nil {
 				s.log.Error("render product content", "product", o.Product.ID, "err", err)
-			} else {
-				s.cache.put(k, b)
 			}
+			return b, err
+		})
+		if err == nil {
+			pv.Content = b.HTML
 		}
-		pv.Content = b.HTML
 	}
 	for _, p := range o.Pages {
 		if p.Status != published {
@@ -326,10 +329,12 @@ func productURL(product uint32) string {
 	return "/products/" + strconv.FormatUint(uint64(product), 10)
 }
 
-// pageURL is a page's own URL: its Path under its product when it has one
-// that the docs route does not shadow, else /products/{id}/docs/{doc_id}.
+// pageURL is a page's own URL: its Path under its product when it has a
+// valid one (store.PathProblem: a Path stored before the rule could lead out
+// of the product) that the docs route does not shadow, else
+// /products/{id}/docs/{doc_id}.
 func pageURL(product uint32, p store.PageSummary) string {
-	if path := store.CleanPath(p.Path); path != "" && !strings.HasPrefix(path+"/", "docs/") {
+	if path := store.CleanPath(p.Path); path != "" && store.PathProblem(p.Path) == "" && !strings.HasPrefix(path+"/", "docs/") {
 		segs := strings.Split(path, "/")
 		for i, s := range segs {
 			segs[i] = url.PathEscape(s)
