@@ -6,7 +6,7 @@
 // and converting that again gives the same x-tyk-api-gateway (roundtrip_test.go).
 //
 // The conversion follows the Tyk gateway's own classic → OAS migration (apidef.Migrate followed by
-// oas.Fill, see ../../../../../shared/reference/tyk-classic-to-oas.md) with three deliberate differences:
+// oas.Fill, see ../../../../../shared/reference/tyk-classic-to-oas.md) with four deliberate differences:
 //
 //   - It is deterministic: child version IDs are derived from the base API ID and the version name
 //     (ChildID), and every document is serialised from ordered structs, so the same input always gives
@@ -18,13 +18,18 @@
 //     without "method_actions", the deprecated "auth" block) are converted.
 //   - It never opens an API: an allow list never vanishes, an API that requires authentication keeps a
 //     security scheme, and a mock response that is disabled does not switch authentication off.
+//   - It announces what it cannot keep. Where a migrated API behaves differently in a Tyk Gateway and the OAS
+//     form has no setting that keeps the classic answer (the expired-version message, the status for an
+//     unknown version, validate_json's messages, ...), the API converts and Result.Warnings names each change
+//     (warnings.go).
 //
 // The pipeline reads top-down, one file per step and per part of the OAS document:
 // classic.go (input types), normalise.go (pre-normalisation), versioning.go (the split into a base and child
 // versions), root.go (document skeleton), info.go, upstream.go, server.go, security.go (authentication),
 // middleware.go (global middleware), kinds.go (the table of per-endpoint middleware kinds, one function per
 // classic list), operation.go (the operations those land on, and their merging), paths.go (path templates and
-// operationIds), xoperation.go (the per-operation settings) and validate.go (checks of every produced document). The other
+// operationIds), xoperation.go (the per-operation settings), erroroverrides.go, warnings.go (behaviour changes
+// the migrated API cannot avoid) and validate.go (checks of every produced document). The other
 // direction is toclassic.go, toclassic_auth.go and kinds_classic.go.
 //
 // Usage, as the migrate endpoint calls it:
