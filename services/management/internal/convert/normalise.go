@@ -305,38 +305,10 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 		e := &ep.AdvanceCacheConfig[i]
 		c.endpoint(field("advance_cache_config"), &e.Path, &e.Method)
 	}
-	c.emptyPathsToRoot(field("transform"), len(ep.Transform), func(i int) (*string, string, bool) {
-		e := &ep.Transform[i]
-		return &e.Path, e.Method, e.Disabled
-	})
-	for i := range ep.Transform {
-		e := &ep.Transform[i]
-		c.endpoint(field("transform"), &e.Path, &e.Method)
-	}
-	c.emptyPathsToRoot(field("transform_response"), len(ep.TransformResponse), func(i int) (*string, string, bool) {
-		e := &ep.TransformResponse[i]
-		return &e.Path, e.Method, e.Disabled
-	})
-	for i := range ep.TransformResponse {
-		e := &ep.TransformResponse[i]
-		c.endpoint(field("transform_response"), &e.Path, &e.Method)
-	}
-	c.emptyPathsToRoot(field("transform_headers"), len(ep.TransformHeader), func(i int) (*string, string, bool) {
-		e := &ep.TransformHeader[i]
-		return &e.Path, e.Method, e.Disabled
-	})
-	for i := range ep.TransformHeader {
-		e := &ep.TransformHeader[i]
-		c.endpoint(field("transform_headers"), &e.Path, &e.Method)
-	}
-	c.emptyPathsToRoot(field("transform_response_headers"), len(ep.TransformResponseHeader), func(i int) (*string, string, bool) {
-		e := &ep.TransformResponseHeader[i]
-		return &e.Path, e.Method, e.Disabled
-	})
-	for i := range ep.TransformResponseHeader {
-		e := &ep.TransformResponseHeader[i]
-		c.endpoint(field("transform_response_headers"), &e.Path, &e.Method)
-	}
+	transformEndpoints(c, field("transform"), ep.Transform, templateRef)
+	transformEndpoints(c, field("transform_response"), ep.TransformResponse, templateRef)
+	transformEndpoints(c, field("transform_headers"), ep.TransformHeader, headerRef)
+	transformEndpoints(c, field("transform_response_headers"), ep.TransformResponseHeader, headerRef)
 	for i := range ep.HardTimeouts {
 		e := &ep.HardTimeouts[i]
 		c.endpoint(field("hard_timeouts"), &e.Path, &e.Method)
@@ -472,6 +444,22 @@ func (c *converter) expandEndpointMeta(field listField, list []endpointMeta, moc
 type listField struct{ at, name string }
 
 func (f listField) String() string { return f.at + ".extended_paths." + f.name }
+
+// transformEndpoints normalises the entries of a transform list: empty paths first (emptyPathsToRoot), then
+// every entry's path and method (endpoint). ref gives an entry's path, method and disabled flag.
+func transformEndpoints[E any](c *converter, f listField, list []E, ref func(e *E) (path, method *string, disabled bool)) {
+	c.emptyPathsToRoot(f, len(list), func(i int) (*string, string, bool) {
+		p, m, off := ref(&list[i])
+		return p, *m, off
+	})
+	for i := range list {
+		p, m, _ := ref(&list[i])
+		c.endpoint(f, p, m)
+	}
+}
+
+func templateRef(e *templateMeta) (*string, *string, bool)  { return &e.Path, &e.Method, e.Disabled }
+func headerRef(e *headerInjection) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled }
 
 // emptyPathsToRoot converts the transform entries (of one list, entry i given by at) whose path is empty.
 // The gateway compiles an entry's path into an unanchored regular expression and applies, per method, the
