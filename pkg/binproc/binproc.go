@@ -8,8 +8,10 @@ package binproc
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,6 +80,8 @@ type Process struct {
 	SiteAddr string // host:port of the public site (the portal), else ""
 	// MetricsAddr is the host:port of the metrics listener (--metrics-addr), else "".
 	MetricsAddr string
+	// DebugAddr is the host:port of the debug listener (--debug-addr), else "".
+	DebugAddr string
 
 	lines   chan string
 	exited  chan struct{}
@@ -91,6 +95,7 @@ var (
 	grpcAddrRE = regexp.MustCompile(`(?i)grpc\S*?(127\.0\.0\.1:\d+)`)
 	siteAddrRE = regexp.MustCompile(`site http://(127\.0\.0\.1:\d+)`)
 	metricsRE  = regexp.MustCompile(`metrics http://(127\.0\.0\.1:\d+)`)
+	debugRE    = regexp.MustCompile(`debug http://(127\.0\.0\.1:\d+)`)
 )
 
 // Start runs bin with args and exactly env (cred, when not nil, is the user
@@ -150,6 +155,9 @@ func Start(t testing.TB, bin string, args, env []string, cred *syscall.Credentia
 		}
 		if m := metricsRE.FindStringSubmatch(line); m != nil {
 			p.MetricsAddr = m[1]
+		}
+		if m := debugRE.FindStringSubmatch(line); m != nil {
+			p.DebugAddr = m[1]
 		}
 	case <-p.exited:
 		t.Fatalf("exited before its first line: %v", p.waitErr)
@@ -219,4 +227,23 @@ func (p *Process) PeakRSS(t testing.TB) int {
 	}
 	t.Fatalf("peak memory: no VmHWM line in /proc status")
 	return 0
+}
+
+// RunToExit runs bin with args (and the caller's environment) and waits, at
+// most 20 s, for it to exit; it returns its output, stdout and stderr
+// merged, and its exit status. For starts that must fail.
+func RunToExit(t testing.TB, bin string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	}
+	t.Fatalf("%s: %v", bin, err)
+	return "", 0
 }

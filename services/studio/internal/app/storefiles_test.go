@@ -2,9 +2,7 @@ package app
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,7 +78,7 @@ func TestStoreFilesRefused(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := tt.prepare(t)
-			out, code := runToExit(t, bins[tt.svc], "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db)
+			out, code := binproc.RunToExit(t, bins[tt.svc], "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db)
 			lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 			if code == 0 || len(lines) != 1 || !strings.Contains(out, db) || !strings.Contains(out, tt.want) {
 				t.Errorf("%s on the store: exit status %d and %d lines, want non-zero and one line naming %s and %q:\n%s", tt.svc, code, len(lines), db, tt.want, out)
@@ -91,22 +89,4 @@ func TestStoreFilesRefused(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runToExit runs bin with args and waits (at most 20 s) for it to exit; it
-// returns its output (stdout and stderr) and exit status.
-func runToExit(t *testing.T, bin string, args ...string) (string, int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return string(out), 0
-	case errors.As(err, &exit):
-		return string(out), exit.ExitCode()
-	}
-	t.Fatalf("%s: %v", bin, err)
-	return "", 0
 }
