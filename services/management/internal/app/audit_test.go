@@ -134,6 +134,12 @@ func TestAuditLog(t *testing.T) {
 	if page2, pages := in.auditLogs("?p=2"); pages != 3 || len(page2) != 10 {
 		t.Errorf("page 2: %d entries of %d pages, want 10 of 3", len(page2), pages)
 	}
+	// The address is the connection's, whatever forwarding headers a client sends.
+	in.do("PUT", "/api/apis/oas/"+api+"/categories", adminToken, `{"categories":["c"]}`,
+		"X-Forwarded-For", "6.6.6.6", "Grpc-Metadata-X-Forwarded-For", "7.7.7.7", "X-Real-Ip", "8.8.8.8")
+	if latest, _ := in.auditLogs("?p=1"); latest[0].RemoteAddr != "127.0.0.1" {
+		t.Errorf("remote_addr %q with forwarding headers, want 127.0.0.1", latest[0].RemoteAddr)
+	}
 	if m := in.do("GET", "/metrics", "", nil); !strings.Contains(string(m.body), `gatehouse_auth_failures_total{service="management"}`) {
 		t.Error("no gatehouse_auth_failures_total for management in /metrics")
 	}
