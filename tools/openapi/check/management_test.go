@@ -101,6 +101,11 @@ func TestManagementClient(t *testing.T) {
 	if len(users.Payload.Users) != 2 || users.Payload.Users[0].OrgID == "" {
 		t.Fatalf("ListUsers: %+v", users.Payload)
 	}
+	logs, err := c.ManagementServiceListAuditLogs(ms.NewManagementServiceListAuditLogsParams().WithP(str("1")).WithUserID(str("")), a)
+	ok(t, "ListAuditLogs", err)
+	if len(logs.Payload.Logs) == 0 || logs.Payload.Logs[0].Action != "POST /api/users" || logs.Payload.Logs[0].Status != 200 {
+		t.Fatalf("ListAuditLogs: %+v", logs.Payload)
+	}
 	_, err = c.ManagementServiceGetUser(ms.NewManagementServiceGetUserParams().WithUserID(uid), a)
 	ok(t, "GetUser", err)
 	_, err = c.ManagementServiceUpdateUser(ms.NewManagementServiceUpdateUserParams().WithUserID(uid).WithUser(&mm.V1UserInput{LastName: "B"}), a)

@@ -30,6 +30,11 @@ func TestPortalClient(t *testing.T) {
 	tid := id(tag.Payload.ID)
 	_, err = c.PortalServiceListTags(ps.NewPortalServiceListTagsParams(), a)
 	ok(t, "ListTags", err)
+	logs, err := c.PortalServiceListAuditLogs(ps.NewPortalServiceListAuditLogsParams(), a)
+	ok(t, "ListAuditLogs", err)
+	if len(logs.Payload) == 0 || logs.Payload[0].Action != "POST /portal-api/tags" || logs.Payload[0].Status != 201 {
+		t.Fatalf("ListAuditLogs: %+v", logs.Payload)
+	}
 	_, err = c.PortalServiceGetTag(ps.NewPortalServiceGetTagParams().WithTagID(tid), a)
 	ok(t, "GetTag", err)
 	renamed, err := c.PortalServiceUpdateTag(ps.NewPortalServiceUpdateTagParams().WithTagID(tid).WithTag(&pm.V1TagInput{Name: "starter"}), a)

@@ -36,6 +36,11 @@ func TestStudioClient(t *testing.T) {
 	ok(t, "CreateUser", err)
 	_, err = c.StudioServiceListUsers(ss.NewStudioServiceListUsersParams(), a)
 	ok(t, "ListUsers", err)
+	logs, err := c.StudioServiceListAuditLogs(ss.NewStudioServiceListAuditLogsParams(), a)
+	ok(t, "ListAuditLogs", err)
+	if len(logs.Payload.Data) == 0 || logs.Payload.Data[0].Attributes.Action != "POST /api/v1/users" || logs.Payload.Data[0].Attributes.Status != 201 {
+		t.Fatalf("ListAuditLogs: %+v", logs.Payload)
+	}
 	_, err = c.StudioServiceDeleteUser(ss.NewStudioServiceDeleteUserParams().WithID(user.Payload.Data.ID), a)
 	ok(t, "DeleteUser", err)
 }

@@ -1,0 +1,61 @@
+package app
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestAuditLog: the studio keeps the audit log of its writes: accepted
+// ones with their status, a non-admin's refusal (403, before the body),
+// none for reads or a missing key; newest first, in the studio's paging
+// style.
+func TestAuditLog(t *testing.T) {
+	s := startTemp(t)
+	r := s.do(t, "POST", "/api/v1/users", `{"data":{"type":"users","attributes":{"email":"u@x","name":"U","is_admin":false}}}`)
+	var created struct{ Data struct{ Attributes struct{ APIKey string `json:"api_key"` } } }
+	json.Unmarshal([]byte(r.body), &created)
+	user := "Bearer " + created.Data.Attributes.APIKey
+	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "create", 201, "")
+	s.do(t, "GET", "/api/v1/llm-settings/1", "").expect(t, "read", 200, "")
+	s.do(t, "DELETE", "/api/v1/llm-settings/1", "{", user).expect(t, "non-admin delete", 403, errBody(403, "admin role required"))
+	s.do(t, "DELETE", "/api/v1/llm-settings/1", "", "Bearer nope").expect(t, "anonymous", 401, "")
+	s.do(t, "DELETE", "/api/v1/llm-settings/1", "").expect(t, "delete", 204, "")
+	s.do(t, "DELETE", "/api/v1/llm-settings/1", "").expect(t, "delete again", 404, "")
+
+	list := s.do(t, "GET", "/api/v1/audit-logs?page=1&page_size=3", "")
+	list.expect(t, "list", 200, "")
+	var page struct {
+		Data []struct {
+			Type, ID   string
+			Attributes struct {
+				UserEmail string `json:"user_email"`
+				Action    string
+				ObjectID  string `json:"object_id"`
+				Status    int
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(list.body), &page); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		email, action, object string
+		status                int
+	}{
+		{"bootstrap-admin@gatehouse.invalid", "DELETE /api/v1/llm-settings/{id}", "1", 404},
+		{"bootstrap-admin@gatehouse.invalid", "DELETE /api/v1/llm-settings/{id}", "1", 204},
+		{"u@x", "DELETE /api/v1/llm-settings/{id}", "1", 403},
+	}
+	if len(page.Data) != 3 || list.header.Get("X-Total-Count") != "5" || list.header.Get("X-Total-Pages") != "2" {
+		t.Fatalf("page: %s (X-Total-Count %s, X-Total-Pages %s)", list.body, list.header.Get("X-Total-Count"), list.header.Get("X-Total-Pages"))
+	}
+	for i, w := range want {
+		g := page.Data[i]
+		if g.Type != "audit-logs" || g.ID == "" || g.Attributes.UserEmail != w.email || g.Attributes.Action != w.action ||
+			g.Attributes.ObjectID != w.object || g.Attributes.Status != w.status {
+			t.Errorf("entry %d = %+v, want %+v", i, g, w)
+		}
+	}
+	s.do(t, "GET", "/api/v1/audit-logs", "", user).expect(t, "non-admin reads", 403, errBody(403, "admin role required"))
+	s.do(t, "GET", "/api/v1/audit-logs?page=0", "").expect(t, "page 0", 400, errBody(400, "Invalid page number"))
+}
