@@ -12,7 +12,13 @@ import (
 func TestAuditLog(t *testing.T) {
 	s := startTemp(t)
 	r := s.do(t, "POST", "/api/v1/users", `{"data":{"type":"users","attributes":{"email":"u@x","name":"U","is_admin":false}}}`)
-	var created struct{ Data struct{ Attributes struct{ APIKey string `json:"api_key"` } } }
+	var created struct {
+		Data struct {
+			Attributes struct {
+				APIKey string `json:"api_key"`
+			}
+		}
+	}
 	json.Unmarshal([]byte(r.body), &created)
 	user := "Bearer " + created.Data.Attributes.APIKey
 	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "create", 201, "")
