@@ -25,9 +25,17 @@ CONTRACT_ETCD_SERVICES ?= studio management portal
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-build: ## build bin/studio, bin/management and bin/portal
+# The build the binaries report (--version, gatehouse_build_info, the first
+# log line); deploy/Dockerfile takes the same two values as build arguments.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+BUILDINFO := github.com/gatehouse/gatehouse/pkg/buildinfo
+LDFLAGS := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION)
+
+build: ## build bin/studio, bin/management and bin/portal, stamped with VERSION and REVISION (from git)
 	@mkdir -p bin
-	@for s in $(SERVICES); do echo "go build bin/$$s (the first build takes about a minute)"; go build -o bin/$$s ./services/$$s/cmd/$$s; done
+	@echo "go build bin/{$$(echo $(SERVICES) | tr ' ' ,)} $(VERSION) (a first build compiles every dependency: minutes, see README)"
+	@go build -ldflags '$(LDFLAGS)' -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
 
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
@@ -139,6 +147,6 @@ images: ## build images gatehouse/<svc>:IMAGE_TAG (default dev) from deploy/Dock
 		exit 1; \
 	fi; \
 	for s in $(SERVICES); do \
-		echo "docker build -f deploy/Dockerfile --target $$s -t gatehouse/$$s:$(or $(IMAGE_TAG),dev) ."; \
-		DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile --target $$s -t gatehouse/$$s:$(or $(IMAGE_TAG),dev) .; \
+		echo "docker build -f deploy/Dockerfile --target $$s --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t gatehouse/$$s:$(or $(IMAGE_TAG),dev) ."; \
+		DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile --target $$s --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t gatehouse/$$s:$(or $(IMAGE_TAG),dev) .; \
 	done

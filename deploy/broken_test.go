@@ -54,6 +54,7 @@ var brokenCases = []brokenCase{
 	{dir: "statefulset-deployment", wantCheck: checkStatefulSet},
 	{dir: "grace-too-short", wantCheck: checkGrace},
 	{dir: "grace-unset", wantCheck: checkGrace},
+	{dir: "grace-no-prestop", wantCheck: checkGrace},
 	{dir: "image-latest", wantCheck: checkImage},
 	{dir: "image-untagged", wantCheck: checkImage},
 	{dir: "netpol-missing", opts: checkOptions{requireNetworkPolicies: true}, wantCheck: checkNetworkPolicy},

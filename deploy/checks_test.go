@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,7 +31,7 @@ const (
 	checkServiceAccount = "service-account" // own ServiceAccount, no API token mounted
 	checkSecrets        = "secrets"         // no secret values in manifests; token via secretKeyRef
 	checkStatefulSet    = "statefulset"     // bbolt: StatefulSet, 1 replica, DB_PATH on a claim
-	checkGrace          = "grace"           // terminationGracePeriodSeconds above the 10 s drain
+	checkGrace          = "grace"           // preStop sleep, SHUTDOWN_DELAY, and a grace period above both and the 10 s drain
 	checkImage          = "image"           // image pinned by tag or digest, never latest
 	checkNetworkPolicy  = "network-policy"  // only the http, grpc and site ports are reachable
 	checkReplicated     = "replicated"      // etcd overlay: odd etcd quorum, replicas on etcd, budgets, spread, safe rollouts
@@ -279,15 +280,52 @@ func checkGoverningService(w workload, inv inventory, add addFunc) {
 	add(checkGoverning, w.String(), "governing Service %q is not in the build", w.serviceName)
 }
 
+// checkShutdown: a service container sleeps in a preStop hook (the pod
+// leaves the Service's endpoints meanwhile), then serves on for
+// SHUTDOWN_DELAY with /readyz failing, then drains for up to 10 s; the grace
+// period must cover all three, or SIGKILL cuts the drain.
+func checkShutdown(w workload, add addFunc) {
+	spec := w.template.Spec
+	id := w.String()
+	g := spec.TerminationGracePeriodSeconds
+	if g == nil {
+		add(checkGrace, id, "terminationGracePeriodSeconds not set")
+		return
+	}
+	need := int64(shutdownTimeoutSeconds)
+	for _, c := range spec.Containers {
+		if !isGatehouse(c) {
+			continue
+		}
+		if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || c.Lifecycle.PreStop.Sleep.Seconds < 1 {
+			add(checkGrace, id, "container %s has no preStop sleep: SIGTERM would come while the endpoints still send to it", c.Name)
+			continue
+		}
+		delay := time.Duration(0)
+		for _, e := range c.Env {
+			if e.Name == "SHUTDOWN_DELAY" {
+				d, err := time.ParseDuration(e.Value)
+				if err != nil {
+					add(checkGrace, id, "container %s: SHUTDOWN_DELAY %q is not a duration", c.Name, e.Value)
+				}
+				delay = d
+			}
+		}
+		if delay <= 0 {
+			add(checkGrace, id, "container %s sets no SHUTDOWN_DELAY: it would stop accepting the moment /readyz fails", c.Name)
+		}
+		need = max(need, c.Lifecycle.PreStop.Sleep.Seconds+int64(delay.Seconds()+0.999)+shutdownTimeoutSeconds)
+	}
+	if *g <= need {
+		add(checkGrace, id, "terminationGracePeriodSeconds %d is not above the %d s of preStop, shutdown delay and drain", *g, need)
+	}
+}
+
 func checkPod(w workload, add addFunc) {
 	spec := w.template.Spec
 	id := w.String()
 
-	if g := spec.TerminationGracePeriodSeconds; g == nil {
-		add(checkGrace, id, "terminationGracePeriodSeconds not set")
-	} else if *g <= shutdownTimeoutSeconds {
-		add(checkGrace, id, "terminationGracePeriodSeconds %d is not above the %d s shutdown timeout", *g, shutdownTimeoutSeconds)
-	}
+	checkShutdown(w, add)
 
 	psc := spec.SecurityContext
 	if psc == nil {

@@ -204,9 +204,17 @@ func dockerfileProblems(text string, pods map[string]*appsv1.StatefulSet) []stri
 			built = true
 			goArgs := words[i+2:]
 			for _, f := range buildFlags {
-				if !slices.Contains(goArgs, f) {
+				// The Dockerfile's -ldflags add the build stamps after ours.
+				if !slices.ContainsFunc(goArgs, func(a string) bool {
+					return a == f || strings.HasPrefix(f, "-ldflags=") && strings.HasPrefix(a, f+" ")
+				}) {
 					bad("%s: go build lacks %q (binaries_test.go builds with %v)", svc, f, buildFlags)
 				}
+			}
+			if !slices.ContainsFunc(goArgs, func(a string) bool {
+				return strings.Contains(a, "-X ${BUILDINFO}.version=${VERSION}") && strings.Contains(a, "-X ${BUILDINFO}.revision=${REVISION}")
+			}) {
+				bad("%s: go build does not stamp the version and revision (-X ${BUILDINFO}.version=${VERSION} -X ${BUILDINFO}.revision=${REVISION})", svc)
 			}
 			if !slices.Contains(goArgs, "./services/"+svc+"/cmd/"+svc) {
 				bad("%s: go build does not build ./services/%s/cmd/%s", svc, svc, svc)

@@ -94,8 +94,28 @@ Try it (paste into a shell; each block creates what it uses, so it works on any 
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT
+# watch ends when a service exits (its own failure) or on Ctrl-C.
+watch() {
+  while :; do
+    for s in studio management portal; do kill -0 "${pid_of[$s]}" 2>/dev/null || return 0; done
+    sleep 0.5
+  done
+}
 set +e
-wait -n "${pids[@]}"
+if [ -t 0 ]; then
+  # In a terminal, Ctrl-C sends SIGINT to the terminal's foreground process
+  # group: make's, which would then end with an error whatever this script
+  # does. With job control the watcher below is that group alone, so Ctrl-C
+  # ends only the watcher; the services (background jobs, groups of their
+  # own) are then stopped here with SIGTERM, and make sees exit status 0.
+  set -m
+  ( watch )
+  set +m
+else
+  watch & wait $!
+fi
 for s in studio management portal; do
-  kill -0 "${pid_of[$s]}" 2>/dev/null || { failed "$s" "stopped"; exit 1; }
+  kill -0 "${pid_of[$s]}" 2>/dev/null || { failed "$s" "exited"; exit 1; }
 done
+stop
+exit 0

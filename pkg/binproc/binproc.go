@@ -182,6 +182,14 @@ func (p *Process) Stop(t testing.TB, within time.Duration) time.Duration {
 	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	p.Wait(t, within)
+	return time.Since(begin)
+}
+
+// Wait fails the test unless the process exits with status 0 within the
+// given time (a test that sent the signal itself waits with it).
+func (p *Process) Wait(t testing.TB, within time.Duration) {
+	t.Helper()
 	select {
 	case <-p.exited:
 	case <-time.After(within):
@@ -190,7 +198,6 @@ func (p *Process) Stop(t testing.TB, within time.Duration) time.Duration {
 	if p.waitErr != nil {
 		t.Errorf("after SIGTERM: %v, want exit status 0", p.waitErr)
 	}
-	return time.Since(begin)
 }
 
 // CPUTime is the user and system CPU time the process has used so far

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -56,7 +57,24 @@ type Config struct {
 	// it (a second replica on one machine), a free port is used instead.
 	SiteAddrDefault bool
 	Audit           Audit // what the audit log keeps
+	Log             Log   // level and format of the process's log
+	// ShutdownDelay is how long the service keeps serving after SIGTERM,
+	// with /readyz and gRPC health already NOT_SERVING, so that load
+	// balancers stop sending before the listeners close (--shutdown-delay).
+	ShutdownDelay time.Duration
 }
+
+// Log is how the process logs (--log-level, --log-format).
+type Log struct {
+	Level  slog.Level // debug, info, warn or error
+	Format string     // LogText or LogJSON
+}
+
+// The formats --log-format names.
+const (
+	LogText = "text"
+	LogJSON = "json"
+)
 
 // Audit bounds the audit log (CONTRACT §2): entries older than Retention,
 // and the oldest beyond MaxEntries, are deleted. Zero fields take the
@@ -114,10 +132,17 @@ type Defaults struct {
 	// SiteAddr, when set, gives the service a public site listener
 	// (--site-addr); only the portal has one.
 	SiteAddr string
+	// Limits are the values of --max-conns and --max-inflight when neither
+	// the flag nor the environment sets them, as --help shows them (zero:
+	// the server's own defaults apply).
+	Limits Limits
 }
 
 // ErrHelp is returned when -h or --help was asked for; the usage was printed.
 var ErrHelp = flag.ErrHelp
+
+// ErrVersion is returned when --version was asked for; nothing was printed.
+var ErrVersion = errors.New("version asked for")
 
 // Parse reads args (without the program name); name is the service, which
 // also names the default etcd prefix. getenv supplies the fallbacks HTTP_ADDR,
@@ -130,9 +155,10 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 		}
 		return def
 	}
-	var c Config
+	c := Config{Limits: d.Limits}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() { usage(out, name, fs) }
 	fs.StringVar(&c.HTTPAddr, "http-addr", fallback("HTTP_ADDR", d.HTTPAddr), "REST listen address (env HTTP_ADDR)")
 	fs.StringVar(&c.GRPCAddr, "grpc-addr", fallback("GRPC_ADDR", d.GRPCAddr), "gRPC listen address (env GRPC_ADDR)")
 	fs.StringVar(&c.DBPath, "db", fallback("DB_PATH", d.DBPath), "bbolt store file (env DB_PATH)")
@@ -146,8 +172,8 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	c.Etcd.Username = getenv("ETCD_USERNAME")
 	etcdPassword := EnvSecret(getenv, "ETCD_PASSWORD")
 	fs.Var(intFlag{&c.Etcd.MaxRequestBytes}, "etcd-max-request-bytes", "the etcd cluster's --max-request-bytes; 0: etcd's default 1.5 MiB (env ETCD_MAX_REQUEST_BYTES)")
-	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most; 0: the default (env MAX_CONNS)")
-	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; 0: the default (env MAX_INFLIGHT)")
+	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most, and as many gRPC connections; one more is refused (env MAX_CONNS)")
+	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; one more is answered 503 (env MAX_INFLIGHT)")
 	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes} {
 		if v := getenv(env); v != "" {
 			n, err := strconv.Atoi(v)
@@ -179,13 +205,29 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	if d.SiteAddr != "" {
 		fs.StringVar(&c.SiteAddr, "site-addr", fallback("SITE_ADDR", d.SiteAddr), "public site listen address (env SITE_ADDR)")
 	}
+	logLevel := fs.String("log-level", fallback("LOG_LEVEL", "info"), "log lines at this level and above: debug, info, warn or error; probes, scrapes and health checks are debug (env LOG_LEVEL)")
+	fs.StringVar(&c.Log.Format, "log-format", fallback("LOG_FORMAT", LogText), "log line format: text (key=value) or json (env LOG_FORMAT)")
+	shutdownDelay := fs.String("shutdown-delay", fallback("SHUTDOWN_DELAY", "0s"), "after SIGTERM, keep serving this long with /readyz and gRPC health NOT_SERVING before the listeners close (env SHUTDOWN_DELAY)")
+	version := fs.Bool("version", false, "print the version, source revision and Go release, and exit")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
+	}
+	if *version {
+		return Config{}, ErrVersion
+	}
+	if err := c.Log.Level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return Config{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	if c.Log.Format != LogText && c.Log.Format != LogJSON {
+		return Config{}, fmt.Errorf("--log-format %q: want text or json", c.Log.Format)
+	}
+	var err error
+	if c.ShutdownDelay, err = time.ParseDuration(*shutdownDelay); err != nil || c.ShutdownDelay < 0 {
+		return Config{}, fmt.Errorf("--shutdown-delay %q: want a duration ≥ 0 such as 5s", *shutdownDelay)
 	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	var err error
 	if c.BootstrapToken, err = token.Value(); err != nil {
 		return Config{}, err
 	}

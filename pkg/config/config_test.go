@@ -38,7 +38,7 @@ func TestFlagsWinOverEnv(t *testing.T) {
 
 func bbolt(httpAddr, grpcAddr, db, token string) Config {
 	return Config{HTTPAddr: httpAddr, GRPCAddr: grpcAddr, DBPath: db, BootstrapToken: token, Store: StoreBbolt,
-		Etcd: Etcd{Prefix: "/gatehouse/svc/"}}
+		Etcd: Etcd{Prefix: "/gatehouse/svc/"}, Log: Log{Format: LogText}}
 }
 
 func TestEtcdSettings(t *testing.T) {
@@ -47,7 +47,7 @@ func TestEtcdSettings(t *testing.T) {
 		"ETCD_CERT": "c.pem", "ETCD_KEY": "k.pem", "ETCD_USERNAME": "u", "ETCD_PASSWORD": "p"}
 	got, err := Parse("svc", nil, func(k string) string { return env[k] }, d, io.Discard)
 	want := Config{HTTPAddr: "d:1", GRPCAddr: "d:2", Store: StoreEtcd, Etcd: Etcd{Endpoints: []string{"a:2379", "http://b:2379"},
-		Prefix: "/gatehouse/svc/", CACert: "ca.pem", Cert: "c.pem", Key: "k.pem", Username: "u", Password: "p"}}
+		Prefix: "/gatehouse/svc/", CACert: "ca.pem", Cert: "c.pem", Key: "k.pem", Username: "u", Password: "p"}, Log: Log{Format: LogText}}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("etcd from the environment: %+v, %v; want %+v", got, err, want)
 	}

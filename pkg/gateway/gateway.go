@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,6 +34,11 @@ const MaxBody = 16 << 20
 
 // ReadyTimeout bounds how long /readyz waits for the store to answer.
 const ReadyTimeout = 2 * time.Second
+
+// ErrShuttingDown, from Options.Ready, makes /readyz answer 503 "shutting
+// down" (the process drains after a stop signal) rather than "store
+// unavailable".
+var ErrShuttingDown = errors.New("shutting down")
 
 // Options describe one service's facade.
 type Options struct {
@@ -181,7 +187,11 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			err := f.opts.Ready(ctx)
 			cancel()
 			if err != nil {
-				f.writeError(w, r, http.StatusServiceUnavailable, []string{"store unavailable"})
+				msg := "store unavailable"
+				if errors.Is(err, ErrShuttingDown) {
+					msg = ErrShuttingDown.Error()
+				}
+				f.writeError(w, r, http.StatusServiceUnavailable, []string{msg})
 				return
 			}
 		}

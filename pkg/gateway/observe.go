@@ -26,6 +26,10 @@ const (
 	routeUndocumented = "undocumented" // routed, but absent from the description (a bug)
 )
 
+// probeRoutes are the routes of probes and scrapes: logged at DEBUG, so a
+// kubelet and a Prometheus do not fill the log at INFO.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
 // observation is what the layers below observe learn about one request.
 type observation struct{ route, method string }
 
@@ -104,7 +108,10 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		span.End()
 		metrics.ObserveHTTP(o.route, method, status, d)
 		level := slog.LevelInfo
-		if status >= 500 {
+		switch {
+		case probeRoutes[o.route]:
+			level = slog.LevelDebug
+		case status >= 500:
 			level = slog.LevelError
 		}
 		log.LogAttrs(ctx, level, "http",

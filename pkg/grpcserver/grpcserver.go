@@ -114,7 +114,10 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 		resp, err := next(ctx, req)
 		code := status.Code(err)
 		level := slog.LevelInfo
-		if code == codes.Internal || code == codes.Unknown {
+		switch {
+		case strings.HasPrefix(info.FullMethod, "/grpc.health.v1."):
+			level = slog.LevelDebug // probes: not an INFO line every few seconds
+		case code == codes.Internal || code == codes.Unknown:
 			level = slog.LevelError
 		}
 		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(), "duration", time.Since(start), "trace_id", tracing.ID(ctx))

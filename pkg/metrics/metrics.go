@@ -1,7 +1,7 @@
 // Package metrics holds a Gatehouse process's Prometheus metrics, served at
 // GET /metrics (CONTRACT §5): gRPC calls by method and code, REST requests by
 // route pattern, method and status, store transactions, migration outcomes,
-// and the Go runtime and process collectors.
+// the build (gatehouse_build_info), and the Go runtime and process collectors.
 //
 // A process runs one service, so the metrics live in one registry per process
 // (Registry); every server of the process reports into it. Label values are
@@ -18,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 )
 
 // latencyBuckets (seconds) span what the services answer in: tens of
@@ -71,8 +73,19 @@ var (
 	}, []string{"mode"})
 )
 
+// buildInfo is gatehouse_build_info{version,revision,goversion} 1: which
+// build the process runs (CONTRACT §5).
+func buildInfo() prometheus.Collector {
+	b := buildinfo.Get()
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "gatehouse_build_info",
+		Help:        "The running build: version, source revision and Go release (always 1).",
+		ConstLabels: prometheus.Labels{"version": b.Version, "revision": b.Revision, "goversion": b.GoVersion},
+	}, func() float64 { return 1 })
+}
+
 func init() {
-	Registry.MustRegister(
+	Registry.MustRegister(buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned, authFailures, auditDropped,

@@ -3,12 +3,16 @@ package server
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 )
@@ -23,6 +27,10 @@ type Listeners struct {
 	// Debug is the address of the debug listener Run serves (--debug-addr),
 	// named in the listening line; nil: none.
 	Debug net.Addr
+	// newStore is the bbolt file this start creates (absent when Listen
+	// ran): the listening line is followed by "new store created at
+	// <path>", so that a mistyped --db is seen at once.
+	newStore string
 }
 
 // Listen opens cfg's addresses (port 0 picks a free port). It logs nothing:
@@ -35,6 +43,13 @@ type Listeners struct {
 // listening line; a site address that was given and is taken is an error.
 func Listen(cfg config.Config) (*Listeners, error) {
 	l := &Listeners{}
+	if (cfg.Store == config.StoreBbolt || cfg.Store == "") && cfg.DBPath != "" {
+		if _, err := os.Stat(cfg.DBPath); errors.Is(err, fs.ErrNotExist) {
+			if l.newStore, err = filepath.Abs(cfg.DBPath); err != nil {
+				l.newStore = cfg.DBPath
+			}
+		}
+	}
 	open := func(dst *net.Listener, flag, addr string) error {
 		var err error
 		if *dst, err = net.Listen("tcp", addr); err != nil {
@@ -83,7 +98,12 @@ func (l *Listeners) logListening(log *slog.Logger) {
 		msg += fmt.Sprintf(" debug http://%s/debug/pprof/", l.Debug)
 		attrs = append(attrs, "debug_addr", l.Debug.String())
 	}
+	b := buildinfo.Get()
+	attrs = append(attrs, "version", b.Version, "revision", b.Revision, "goversion", b.GoVersion)
 	log.Info(msg, attrs...)
+	if l.newStore != "" {
+		log.Info("new store created at "+l.newStore, "path", l.newStore)
+	}
 }
 
 // Close closes every socket; Serve does it itself.

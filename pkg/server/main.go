@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
@@ -22,17 +25,21 @@ type ServeFunc func(ctx context.Context, log *slog.Logger, l *Listeners, cfg con
 // environment as fallback, a structured logger on stderr, SIGINT and SIGTERM
 // for a graceful stop, exit status 0 after it, 1 on failure, 2 on bad flags.
 func Main(name string, defaults config.Defaults, serve ServeFunc) {
+	defaults.Limits = config.Limits{MaxConns: DefaultMaxConns, MaxInFlight: gateway.DefaultMaxInFlight}
 	cfg, err := config.Parse(name, os.Args[1:], os.Getenv, defaults, os.Stderr)
-	if errors.Is(err, config.ErrHelp) {
+	switch {
+	case errors.Is(err, config.ErrHelp):
 		return
-	}
-	if err != nil {
+	case errors.Is(err, config.ErrVersion):
+		fmt.Println(buildinfo.Get().String(name))
+		return
+	case err != nil:
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(2)
 	}
 	// Nothing in the process serves a secret back (pprof's and expvar's cmdline).
 	os.Args = append(os.Args[:1:1], config.RedactArgs(os.Args[1:])...)
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("service", name)
+	log := NewLogger(os.Stderr, cfg.Log).With("service", name)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopTracing, err := tracing.Setup(ctx, name, os.Getenv)
@@ -50,6 +57,16 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 		stop()
 		os.Exit(1)
 	}
+}
+
+// NewLogger is the process's logger: text (key=value) or JSON lines at the
+// configured level and above.
+func NewLogger(w io.Writer, c config.Log) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.Level}
+	if c.Format == config.LogJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // Run listens on cfg's addresses, serves the debug listener when

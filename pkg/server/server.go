@@ -1,8 +1,10 @@
 // Package server runs a Gatehouse service: it listens, names the real
 // addresses in the first log line, serves gRPC and the REST facade, and on
-// cancellation shuts down in order — health NOT_SERVING, HTTP drained, gRPC
-// drained (both within ShutdownTimeout), then returns so the caller can
-// close its store.
+// cancellation shuts down in order — /readyz and gRPC health NOT_SERVING at
+// once, serving on for Service.ShutdownDelay so that load balancers stop
+// sending, then the listeners closed and HTTP and gRPC drained side by side,
+// each within its own budget (HTTPDrainTimeout, GRPCDrainTimeout), then
+// returns so the caller can close its store.
 package server
 
 import (
@@ -12,6 +14,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -24,8 +28,15 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 )
 
-// ShutdownTimeout bounds how long in-flight requests may finish after a stop signal.
-const ShutdownTimeout = 10 * time.Second
+// The drain budgets: how long in-flight REST requests and gRPC calls may
+// finish once the listeners are closed; past its budget a server is closed
+// and its remaining requests cut. They run side by side, so ShutdownTimeout,
+// the longer, bounds the drain (CONTRACT §0: up to 10 s).
+const (
+	HTTPDrainTimeout = 10 * time.Second
+	GRPCDrainTimeout = 10 * time.Second
+	ShutdownTimeout  = max(HTTPDrainTimeout, GRPCDrainTimeout)
+)
 
 // Service is what a service plugs into the shared server.
 type Service struct {
@@ -54,6 +65,10 @@ type Service struct {
 	// Site, when set, is the service's public site, served on l.Site with
 	// its own connection and request caps (the portal's, CONTRACT §3).
 	Site http.Handler
+	// ShutdownDelay is how long the service keeps serving after ctx ends,
+	// /readyz and gRPC health NOT_SERVING, before it closes its listeners
+	// (cfg.ShutdownDelay).
+	ShutdownDelay time.Duration
 }
 
 // The defaults of config.Limits. A 16 MiB body on a slow link (64 KiB/s)
@@ -119,7 +134,16 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	defer stopGateway()
 	gwOpts := svc.Gateway
 	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate}
-	gwOpts.Ready = svc.Ready
+	var draining atomic.Bool
+	gwOpts.Ready = func(ctx context.Context) error {
+		if draining.Load() {
+			return gateway.ErrShuttingDown
+		}
+		if svc.Ready == nil {
+			return nil
+		}
+		return svc.Ready(ctx)
+	}
 	gwOpts.NoMetrics = l.Metrics != nil
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
@@ -128,7 +152,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	if err != nil {
 		return err
 	}
-	httpSrv := newHTTPServer(log, handler, limits, limits.ReadHeaderTimeout+limits.BodyGrace+gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
+	httpSrv := newHTTPServer(log, closeWhenDraining(&draining, handler), limits, limits.ReadHeaderTimeout+limits.BodyGrace+gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
 	busy, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{"server busy: too many connections, retry later"}))
 	httpL := newCapListener(l.HTTP, limits.MaxConns, rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, busy))
 	grpcL := newCapListener(l.GRPC, limits.MaxConns, nil)
@@ -152,30 +176,64 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	var serveErr error
 	select {
 	case <-ctx.Done():
-		log.Info("shutting down")
 	case serveErr = <-failed:
 		log.Error("server failed", "err", serveErr)
 	}
 
 	stopWatch()
 	<-watched
-	health.Shutdown()
-	drain, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
-	defer cancel()
-	for _, s := range append(aux, httpServer{httpSrv, httpL}) {
-		if err := s.srv.Shutdown(drain); err != nil {
-			s.srv.Close()
+	draining.Store(true)
+	health.Shutdown() // every status NOT_SERVING, for good
+	if serveErr == nil && svc.ShutdownDelay > 0 {
+		log.Info("shutting down: /readyz and gRPC health NOT_SERVING; serving on for the shutdown delay", "shutdown_delay", svc.ShutdownDelay)
+		select {
+		case <-time.After(svc.ShutdownDelay):
+		case serveErr = <-failed:
+			log.Error("server failed", "err", serveErr)
 		}
 	}
+	log.Info("shutting down: listeners closed, draining", "http_drain", HTTPDrainTimeout, "grpc_drain", GRPCDrainTimeout)
+	drainHTTP := make(chan struct{})
+	go func() {
+		defer close(drainHTTP)
+		drain, cancel := context.WithTimeout(context.Background(), HTTPDrainTimeout)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, s := range append(aux, httpServer{httpSrv, httpL}) {
+			wg.Go(func() {
+				if err := s.srv.Shutdown(drain); err != nil {
+					log.Warn("HTTP drain budget spent: closing the remaining connections", "err", err)
+					s.srv.Close()
+				}
+			})
+		}
+		wg.Wait()
+	}()
 	stopped := make(chan struct{})
 	go func() { grpcSrv.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
-	case <-drain.Done():
+	case <-time.After(GRPCDrainTimeout):
+		log.Warn("gRPC drain budget spent: closing the remaining calls")
 		grpcSrv.Stop()
 		<-stopped
 	}
+	<-drainHTTP
 	return serveErr
+}
+
+// closeWhenDraining answers Connection: close once the service drains, so
+// that a client opens a new connection for its next request, which a
+// balancer no longer sends here. (http.Server.SetKeepAlivesEnabled(false)
+// would also close the idle connections at once, racing the requests their
+// clients are sending on them.)
+func closeWhenDraining(draining *atomic.Bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // followReadiness sets the service's gRPC health status from svc.Ready

@@ -54,8 +54,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	srv := api.New(st, log, writes, auditLog)
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
-		Name:   managementv1.ManagementService_ServiceDesc.ServiceName,
-		Limits: cfg.Limits,
+		Name:          managementv1.ManagementService_ServiceDesc.ServiceName,
+		Limits:        cfg.Limits,
+		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},

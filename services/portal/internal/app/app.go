@@ -60,8 +60,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		runtime.HTTPError(r.Context(), mux, marshaler, w, r, err)
 	}
 	return server.Serve(ctx, log, l, server.Service{
-		Name:   portalv1.PortalService_ServiceDesc.ServiceName,
-		Limits: cfg.Limits,
+		Name:          portalv1.PortalService_ServiceDesc.ServiceName,
+		Limits:        cfg.Limits,
+		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},

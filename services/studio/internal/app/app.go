@@ -48,8 +48,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	defer auditLog.Start(ctx)() // expiry ends before the engine closes
 	srv := api.New(st, log, auditLog)
 	return server.Serve(ctx, log, l, server.Service{
-		Name:   studiov1.StudioService_ServiceDesc.ServiceName,
-		Limits: cfg.Limits,
+		Name:          studiov1.StudioService_ServiceDesc.ServiceName,
+		Limits:        cfg.Limits,
+		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
 			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
 		},
