@@ -139,6 +139,14 @@ func TestBehaviourChanges(t *testing.T) {
 			d["error_overrides"] = []any{"500"}
 		}, failure: "error_overrides"},
 		{name: "no error_overrides, no block", want: map[string]any{x + "errorOverrides": "<nil>"}},
+		// use_extended_paths false: the gateway ignores extended_paths; the migrated API applies them.
+		{name: "extended_paths of a version that does not use them", mutate: func(d map[string]any) {
+			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"transform_headers": []any{
+				map[string]any{"path": "/a", "method": "GET", "add_headers": map[string]any{"X-A": "1"}}}}})
+			d["version_data"].(map[string]any)["versions"].(map[string]any)["Default"].(map[string]any)["use_extended_paths"] = false
+		}, want: map[string]any{x + "middleware.operations.aGET.transformRequestHeaders.enabled": true}, warnings: []string{
+			`version_data.versions["Default"].use_extended_paths: false: the classic gateway ignores this version's extended_paths ` +
+				`(1 entries), the migrated API applies them`}},
 		// an empty-path transform entry matches every path: the operation "/" when that keeps the gateway's choice.
 		{name: "empty path transform_headers", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"transform_headers": []any{

@@ -26,7 +26,22 @@ func (c *converter) behaviourWarnings(targets []*target) {
 	c.expiryWarnings(targets)
 	c.versionWarnings()
 	for _, t := range targets {
+		c.inertPathsWarning(t)
 		c.validateJSONWarnings(t)
+	}
+}
+
+// inertPathsWarning: a version with use_extended_paths false runs its legacy path lists and ignores
+// extended_paths (gateway/api_definition.go, the loader's RxPaths), while a Tyk OAS API runs every operation
+// the conversion makes of them. Entries that would open the API fail it instead (normalise.go).
+func (c *converter) inertPathsWarning(t *target) {
+	v := t.version
+	if v == nil || v.UseExtendedPaths {
+		return
+	}
+	if n := v.ExtendedPaths.entries(); n > 0 {
+		c.warn("%s: false: the classic gateway ignores this version's extended_paths (%d entries), the migrated API "+
+			"applies them", versionField(t.versionName, "use_extended_paths"), n)
 	}
 }
 

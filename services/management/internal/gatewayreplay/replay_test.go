@@ -117,6 +117,13 @@ var scenarios = []scenario{
 	{name: "error_overrides", classic: func(d map[string]any) {
 		d["error_overrides"] = map[string]any{"500": []any{map[string]any{"response": map[string]any{"status_code": 503, "body": "overridden"}}}}
 	}, checks: []check{{req: request{method: "GET", path: "/status/500"}}, {req: get}}},
+	{name: "extended_paths with use_extended_paths false", classic: func(d map[string]any) {
+		extended(d, map[string]any{"transform_headers": []any{map[string]any{"path": "/one", "method": "GET", "add_headers": map[string]any{"X-Echo": "one"}}}})
+		d["version_data"].(map[string]any)["versions"].(map[string]any)["Default"].(map[string]any)["use_extended_paths"] = false
+	}, checks: []check{
+		{req: request{method: "GET", path: "/one"}, differs: []string{"body"}, warning: "ignores this version's extended_paths"},
+		{req: request{method: "GET", path: "/two"}},
+	}},
 	{name: "empty-path transform_headers", classic: func(d map[string]any) {
 		extended(d, map[string]any{"transform_headers": []any{
 			map[string]any{"path": "/one", "method": "GET", "add_headers": map[string]any{"X-Echo": "one"}},
