@@ -44,7 +44,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	}
 	st, err := store.Open(ctx, audit.Engine(engine))
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 	}
 	defer auditLog.Start(ctx)() // expiry ends before the engine closes
 	srv := api.New(st, log, auditLog)
