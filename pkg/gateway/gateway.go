@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -68,7 +69,8 @@ type Options struct {
 	// Authenticate, when set, checks a routed request's credentials before
 	// the facade reads its body, so a caller without them is refused (401)
 	// before learning anything about its body. The gRPC auth hook still
-	// checks every call.
+	// checks every call. Its errors are answered as a handler's are
+	// (grpcserver.CallerError).
 	Authenticate func(r *http.Request) error
 	// Ready reports whether the service's store answers: /readyz is 200
 	// when it returns nil, else 503 in the service's error shape. When nil,
@@ -124,7 +126,11 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 		return nil, fmt.Errorf("read the OpenAPI description: %w", err)
 	}
 	limits := o.Limits.withDefaults()
-	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight)}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight), log: log.With("component", "http")}
 	jsonpb := NewJSON(o.Marshal)
 	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, validPathParams, f.readIntQuery)}
 	if o.Authenticate != nil {
@@ -147,11 +153,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	if err := o.Register(ctx, f.mux, conn); err != nil {
 		return nil, fmt.Errorf("register the REST handlers: %w", err)
 	}
-	log := o.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return observe(log.With("component", "http"), f), nil
+	return observe(f.log, f), nil
 }
 
 // metricsHandler serves GET /metrics.
@@ -171,6 +173,7 @@ type facade struct {
 	mux      *runtime.ServeMux
 	limits   Limits
 	inFlight chan struct{} // one token per request being served
+	log      *slog.Logger
 }
 
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -239,7 +242,7 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *facade) authenticate(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if err := f.opts.Authenticate(r); err != nil {
-			f.handleError(r.Context(), nil, nil, w, r, err)
+			f.handleError(r.Context(), nil, nil, w, r, grpcserver.CallerError(f.log, err))
 			return
 		}
 		next(w, r, params)

@@ -1,6 +1,6 @@
 // Package grpcserver builds the gRPC server every Gatehouse service runs:
-// metrics (pkg/metrics) and a span per call (otelgrpc), error marking for the
-// REST facade, request logging, panic recovery, the service's authentication
+// metrics (pkg/metrics) and a span per call (otelgrpc), the one map from a
+// handler's errors to its caller's statuses (CallerError), request logging, panic recovery, the service's authentication
 // hook, grpc.health.v1 and server reflection; and the in-process connection
 // (Local) through which the facade calls the same handlers and interceptors.
 package grpcserver
@@ -69,8 +69,9 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // reflection registered (on the network server only); health reports
 // SERVING until the caller changes it. auth may be nil. Health and
 // reflection calls are never authenticated. audit, when not nil, runs
-// around panic recovery and authentication (pkg/audit's interceptor, which
-// sees every answer, refusals included). opts come after the defaults,
+// around error mapping, panic recovery and authentication (pkg/audit's
+// interceptor, which sees every answer as the caller does, refusals
+// included). opts come after the defaults,
 // so they replace them (pkg/server passes its configured limits this way).
 func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, opts ...grpc.ServerOption) *Server {
 	log = log.With("component", "grpc")
@@ -79,7 +80,7 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, opt
 			return next(ctx, req)
 		}
 	}
-	unary := chain(metrics.GRPC.UnaryServerInterceptor(), markErrors, logRequests(log), audit, recoverPanics(log), authenticate(auth))
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), audit, markErrors(log), recoverPanics(log), authenticate(auth))
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),
@@ -96,13 +97,6 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, opt
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 	return &Server{GRPC: srv, Health: hs, Local: &Local{chain: unary}}
-}
-
-// markErrors gives every error the detail the REST facade reads, so that the
-// facade can tell a handler's answer from its own failures.
-func markErrors(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	resp, err := next(ctx, req)
-	return resp, rest.Mark(err)
 }
 
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {

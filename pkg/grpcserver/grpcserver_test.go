@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -34,6 +35,10 @@ var testService = grpc.ServiceDesc{
 		{MethodName: "OK", Handler: unary(func() error { return nil })},
 		{MethodName: "Plain", Handler: unary(func() error { return errors.New("plain: not a status") })},
 		{MethodName: "Canceled", Handler: unary(func() error { return fmt.Errorf("gave up: %w", context.Canceled) })},
+		{MethodName: "Deadline", Handler: unary(func() error { return fmt.Errorf("read: %w", context.DeadlineExceeded) })},
+		{MethodName: "Unavailable", Handler: unary(func() error { return fmt.Errorf("get: %w", kv.ErrUnavailable) })},
+		{MethodName: "TooLarge", Handler: unary(func() error { return fmt.Errorf("%w: etcd takes requests up to 1.5 MiB", kv.ErrTooLarge) })},
+		{MethodName: "Conflict", Handler: unary(func() error { return fmt.Errorf("update: %w", kv.ErrConflict) })},
 		{MethodName: "Echo", Handler: echo},
 	},
 }
@@ -153,8 +158,12 @@ func checkErrors(t *testing.T, conn grpc.ClientConnInterface, logs *syncBuffer) 
 		{"Panic", codes.Internal, "internal error", 500},
 		{"NotFound", codes.NotFound, "no such thing", 404},
 		{"Teapot", codes.FailedPrecondition, "short and stout", 418},
-		{"Plain", codes.Unknown, "plain: not a status", 500},
-		{"Canceled", codes.Unknown, "gave up: context canceled", 500}, // markErrors decides, before gRPC would
+		{"Plain", codes.Internal, "internal error", 500}, // logged, never its text
+		{"Canceled", codes.Canceled, "request cancelled", 499},
+		{"Deadline", codes.DeadlineExceeded, "deadline exceeded", 504},
+		{"Unavailable", codes.Unavailable, "store unavailable", 503},
+		{"TooLarge", codes.ResourceExhausted, "write too large for the store: etcd takes requests up to 1.5 MiB", 413},
+		{"Conflict", codes.Unavailable, kv.ErrConflict.Error(), 503}, // the store is busy: retry later
 	}
 	for _, tt := range tests {
 		st := status.Convert(call(conn, tt.method))
@@ -167,6 +176,9 @@ func checkErrors(t *testing.T, conn grpc.ClientConnInterface, logs *syncBuffer) 
 		t.Errorf("OK: %v", err)
 	}
 	out := logs.String()
+	if !strings.Contains(out, "plain: not a status") {
+		t.Errorf("the internal failure was not logged:\n%s", out)
+	}
 	if !strings.Contains(out, "panic in handler") || !strings.Contains(out, "goroutine") {
 		t.Errorf("the panic was not logged with its stack:\n%s", out)
 	}

@@ -6,7 +6,6 @@ package rest
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -16,8 +15,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-
-	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 const (
@@ -98,28 +95,6 @@ func Detail(st *status.Status) (httpStatus int, msgs []string, ok bool) {
 		msgs = []string{st.Message()}
 	}
 	return httpStatus, msgs, ok
-}
-
-// StoreError maps the errors every kv engine shares (CONTRACT §4): the store
-// unreachable is 503 "store unavailable" (gRPC Unavailable), a write over the
-// engine's limits 413 naming the limit (ResourceExhausted), a transaction
-// that kept conflicting 503 (Unavailable: retrying later helps), and an
-// ended request context its own code. ok is false for any other error, which
-// the service maps itself (its sentinels, then "internal error").
-func StoreError(err error) (mapped error, ok bool) {
-	switch {
-	case errors.Is(err, kv.ErrUnavailable):
-		return Error(codes.Unavailable, http.StatusServiceUnavailable, "store unavailable"), true
-	case errors.Is(err, kv.ErrTooLarge):
-		return Error(codes.ResourceExhausted, http.StatusRequestEntityTooLarge, err.Error()), true
-	case errors.Is(err, kv.ErrConflict):
-		return Error(codes.Unavailable, http.StatusServiceUnavailable, kv.ErrConflict.Error()), true
-	case errors.Is(err, context.Canceled):
-		return Error(codes.Canceled, 499, "request cancelled"), true
-	case errors.Is(err, context.DeadlineExceeded):
-		return Error(codes.DeadlineExceeded, http.StatusGatewayTimeout, "deadline exceeded"), true
-	}
-	return nil, false
 }
 
 // HTTPStatus is the usual HTTP status of a gRPC code.

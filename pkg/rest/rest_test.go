@@ -1,16 +1,12 @@
 package rest
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 func TestErrorsCarryStatusAndMessages(t *testing.T) {
@@ -40,30 +36,5 @@ func TestMark(t *testing.T) {
 	}
 	if _, _, ok := Detail(status.Convert(errors.New("plain"))); ok {
 		t.Fatal("a plain error has a detail")
-	}
-}
-
-func TestStoreError(t *testing.T) {
-	tests := []struct {
-		err    error
-		code   codes.Code
-		status int
-		msg    string
-	}{
-		{fmt.Errorf("get: %w", kv.ErrUnavailable), codes.Unavailable, 503, "store unavailable"},
-		{fmt.Errorf("%w: etcd takes requests up to 1.5 MiB", kv.ErrTooLarge), codes.ResourceExhausted, 413, "write too large for the store: etcd takes requests up to 1.5 MiB"},
-		{kv.ErrConflict, codes.Unavailable, 503, kv.ErrConflict.Error()},
-		{context.Canceled, codes.Canceled, 499, "request cancelled"},
-	}
-	for _, tt := range tests {
-		mapped, ok := StoreError(tt.err)
-		st := status.Convert(mapped)
-		code, msgs, _ := Detail(st)
-		if !ok || st.Code() != tt.code || code != tt.status || !slices.Equal(msgs, []string{tt.msg}) {
-			t.Errorf("StoreError(%v) = %v %d %q (%v), want %v %d %q", tt.err, st.Code(), code, msgs, ok, tt.code, tt.status, tt.msg)
-		}
-	}
-	if _, ok := StoreError(errors.New("other")); ok {
-		t.Error("StoreError mapped an error that is no engine's")
 	}
 }

@@ -19,7 +19,6 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
-	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -41,7 +40,6 @@ var (
 	errUserNotFound      = rest.Error(codes.NotFound, http.StatusNotFound, "User not found")
 	errBadPage           = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "p must be an integer")
 	errInternal          = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
-	errUnavailable       = rest.Error(codes.Unavailable, http.StatusServiceUnavailable, "store unavailable")
 )
 
 func badRequest(msg string) error {
@@ -76,8 +74,10 @@ func New(st *store.Store, log *slog.Logger, migrationWrites int, auditLog *audit
 // storeError is the one place where the domain's errors (the store's
 // sentinels, the migration engine's refusals) become the statuses a caller
 // sees. notFound is the call's answer for an API it cannot find, which
-// includes an API of the other kind on the OAS endpoints. Unexpected
-// failures are logged and answered without their text.
+// includes an API of the other kind on the OAS endpoints. Any other error
+// goes on as it is, to the gRPC server's one map (grpcserver.CallerError):
+// the kv engine's errors, and unexpected failures, logged and answered
+// without their text.
 func (s *Server) storeError(err error, notFound error) error {
 	var reqErr *migration.RequestError
 	var otherAPI *otherAPIError
@@ -89,12 +89,6 @@ func (s *Server) storeError(err error, notFound error) error {
 	switch {
 	case errors.Is(err, store.ErrLastAdmin):
 		return errLastAdmin
-	case errors.Is(err, kv.ErrUnavailable):
-		return errUnavailable
-	case errors.Is(err, kv.ErrTooLarge):
-		return rest.Error(codes.ResourceExhausted, http.StatusRequestEntityTooLarge, err.Error())
-	case errors.Is(err, kv.ErrConflict):
-		return rest.Error(codes.Aborted, http.StatusConflict, err.Error())
 	case errors.As(err, &reqErr):
 		return badRequest(reqErr.Msg)
 	case errors.As(err, &otherAPI):
@@ -107,13 +101,8 @@ func (s *Server) storeError(err error, notFound error) error {
 		return errSameID
 	case errors.Is(err, store.ErrConflict):
 		return errUserExists
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	s.log.Error("store failure", "err", err)
-	return errInternal
+	return err // the kv engine's errors and unexpected ones: grpcserver.CallerError
 }
 
 // incoming returns the last value of an incoming metadata key.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
@@ -72,10 +71,11 @@ func New(st *store.Store, log *slog.Logger, auditLog *audit.Log) *Server {
 	return &Server{store: st, audit: auditLog, log: log.With("component", "api"), now: time.Now}
 }
 
-// storeError maps a store error to the status a caller sees: the one place
-// where store sentinels become answers. Validation errors made inside a
-// store transaction pass through; unexpected failures are logged and
-// answered without their text.
+// storeError maps the portal store's sentinels to the status a caller sees:
+// the one place where they become answers. Validation errors made inside a
+// store transaction pass through, and so does any other error, to the gRPC
+// server's one map (grpcserver.CallerError): the kv engine's errors, and
+// unexpected failures, logged and answered without their text.
 func (s *Server) storeError(err error, notFound error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound
@@ -83,14 +83,7 @@ func (s *Server) storeError(err error, notFound error) error {
 	if taken, ok := errors.AsType[*store.PathTakenError](err); ok {
 		return invalid([]string{fmt.Sprintf("Path %s is already the path of tutorial page %d of this product", quote(taken.Path), taken.By)})
 	}
-	if mapped, ok := rest.StoreError(err); ok {
-		return mapped
-	}
-	if _, ok := status.FromError(err); ok {
-		return err
-	}
-	s.log.Error("store failure", "err", err)
-	return errInternal
+	return err // the store's own and unexpected errors: grpcserver.CallerError
 }
 
 var decimal = regexp.MustCompile(`^[0-9]+$`)

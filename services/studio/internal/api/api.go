@@ -51,10 +51,11 @@ func New(st *store.Store, log *slog.Logger, auditLog *audit.Log) *Server {
 	return &Server{store: st, audit: auditLog, log: log.With("component", "api")}
 }
 
-// status maps an error of the store, the engine or a request check to the
-// status a caller sees, in one place: notFound is the resource's 404 (nil
-// where a missing record is unexpected). Unexpected failures are logged and
-// answered without their text.
+// status maps the service's own errors (a request check, a missing record)
+// to the status a caller sees, in one place: notFound is the resource's 404
+// (nil where a missing record is unexpected). Any other error goes on as it
+// is, to the gRPC server's one map (grpcserver.CallerError): the store's
+// errors, and unexpected failures, logged and answered without their text.
 func (s *Server) status(err error, notFound error) error {
 	var inv *invalidError
 	switch {
@@ -63,11 +64,7 @@ func (s *Server) status(err error, notFound error) error {
 	case errors.Is(err, store.ErrNotFound) && notFound != nil:
 		return notFound
 	}
-	if mapped, ok := rest.StoreError(err); ok {
-		return mapped
-	}
-	s.log.Error("store failure", "err", err)
-	return errInternal
+	return err // the store's own and unexpected errors: grpcserver.CallerError
 }
 
 var decimal = regexp.MustCompile(`^[0-9]+$`)

@@ -11,13 +11,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
 
 // TestStorageFailureIs500 closes the store under the server: every {id}
-// route answers 500 "internal error", never the storage error's text.
+// route answers 500 "internal error", never the storage error's text (the
+// handlers pass it on; the gRPC server's interceptors answer for it).
 func TestStorageFailureIs500(t *testing.T) {
 	ctx := context.Background()
 	engine, err := boltkv.Open(filepath.Join(t.TempDir(), "studio.db"))
@@ -28,7 +30,10 @@ func TestStorageFailureIs500(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	gs := grpcserver.New(log, nil, nil)
+	gs.RegisterService(&studiov1.StudioService_ServiceDesc, New(st, log, nil))
+	srv := studiov1.NewStudioServiceClient(gs.Local)
 	engine.Close()
 	calls := map[string]func() error{
 		"delete": func() error {
