@@ -20,7 +20,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test test-short test-long test-gateway lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build run test redis-server test-short test-long test-gateway lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -40,8 +40,12 @@ build: ## build bin/studio, bin/management and bin/portal, stamped with VERSION 
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
 
-test: $(GOBIN)/grpcurl ## go test -race over the whole workspace
+test: $(GOBIN)/grpcurl redis-server ## go test -race over the whole workspace
 	go test -race -count=1 work
+
+redis-server: ## Debian's redis-server, which the gateway tests run (apt-get install when missing; needs root)
+	@command -v redis-server >/dev/null || { if [ "$$(id -u)" -eq 0 ]; then apt-get update && apt-get install -y redis-server; \
+		else echo 'redis-server is missing and this is not root: run apt-get install -y redis-server' >&2; exit 1; fi; }
 
 test-short: ## the inner loop: go test -short (unit and API tests; slow tests skip themselves), without the deploy module
 	go test -short -count=1 $$(go list work | grep -v '/deploy')

@@ -62,6 +62,23 @@ type Config struct {
 	// with /readyz and gRPC health already NOT_SERVING, so that load
 	// balancers stop sending before the listeners close (--shutdown-delay).
 	ShutdownDelay time.Duration
+	// Gateways: how Tyk Gateways run from the service (management only,
+	// Defaults.Gateways; CONTRACT §6).
+	Gateways Gateways
+}
+
+// Gateways are management's settings for Tyk Gateways in dashboard mode.
+type Gateways struct {
+	// NodeSecret is the gateways' node_secret (--node-secret or
+	// --node-secret-file, NODE_SECRET or NODE_SECRET_FILE); empty: the
+	// gateway routes answer 404.
+	NodeSecret string
+	// Redis is the redis:// or rediss:// URL reload notifications go to
+	// (--gateway-redis, GATEWAY_REDIS); empty: none are sent.
+	Redis string
+	// RedisPassword is from the environment only (GATEWAY_REDIS_PASSWORD or
+	// the file GATEWAY_REDIS_PASSWORD_FILE names).
+	RedisPassword string
 }
 
 // Log is how the process logs (--log-level, --log-format).
@@ -136,6 +153,8 @@ type Defaults struct {
 	// the flag nor the environment sets them, as --help shows them (zero:
 	// the server's own defaults apply).
 	Limits Limits
+	// Gateways adds the Tyk Gateway settings (Config.Gateways).
+	Gateways bool
 }
 
 // ErrHelp is returned when -h or --help was asked for; the usage was printed.
@@ -209,6 +228,7 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.StringVar(&c.Log.Format, "log-format", fallback("LOG_FORMAT", LogText), "log line format: text (key=value) or json (env LOG_FORMAT)")
 	shutdownDelay := fs.String("shutdown-delay", fallback("SHUTDOWN_DELAY", "0s"), "after SIGTERM, keep serving this long with /readyz and gRPC health NOT_SERVING before the listeners close (env SHUTDOWN_DELAY)")
 	version := fs.Bool("version", false, "print the version, source revision and Go release, and exit")
+	gateways := addGateways(fs, getenv, d.Gateways)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -232,6 +252,9 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 		return Config{}, err
 	}
 	if c.Etcd.Password, err = etcdPassword(); err != nil {
+		return Config{}, err
+	}
+	if c.Gateways, err = gateways(); err != nil {
 		return Config{}, err
 	}
 	if err := checkListeners(&c, fs, getenv); err != nil {
@@ -304,4 +327,28 @@ func IsLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// addGateways registers the Tyk Gateway settings on fs when the service has
+// them (on: management); the function returned reads them after parsing.
+func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (Gateways, error) {
+	if !on {
+		return func() (Gateways, error) { return Gateways{}, nil }
+	}
+	secret := AddSecret(fs, getenv, "node-secret", "NODE_SECRET", "Tyk Gateways' node_secret, which enables the gateway routes")
+	var g Gateways
+	fs.StringVar(&g.Redis, "gateway-redis", getenv("GATEWAY_REDIS"), "redis:// or rediss:// URL of the gateways' Redis, for reload notifications; password from env GATEWAY_REDIS_PASSWORD (env GATEWAY_REDIS)")
+	return func() (Gateways, error) {
+		var err error
+		if g.NodeSecret, err = secret.Value(); err != nil {
+			return Gateways{}, err
+		}
+		if g.RedisPassword, err = EnvSecret(getenv, "GATEWAY_REDIS_PASSWORD")(); err != nil {
+			return Gateways{}, err
+		}
+		if g.Redis != "" && g.NodeSecret == "" {
+			return Gateways{}, errors.New("--gateway-redis needs the node secret (--node-secret-file or NODE_SECRET) to sign notifications")
+		}
+		return g, nil
+	}
 }

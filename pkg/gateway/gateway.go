@@ -87,6 +87,18 @@ type Options struct {
 	// NoMetrics leaves /metrics out of the facade (it is served on a
 	// listener of its own, --metrics-addr): the path is then unknown here.
 	NoMetrics bool
+	// Plain are plain HTTP handlers on exact paths beside the gRPC API's
+	// (management's gateway routes, CONTRACT §6), served within the same
+	// in-flight limit, metrics and logs, labelled by their path; another
+	// method on such a path is answered 405 with Allow. A handler checks its
+	// own credentials before anything else and reads no body.
+	Plain []PlainRoute
+}
+
+// PlainRoute is one plain HTTP handler of Options.Plain.
+type PlainRoute struct {
+	Method, Path string
+	Handler      http.Handler
 }
 
 // Limits bound what one client can hold of the facade.
@@ -222,6 +234,9 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.writeError(w, r, http.StatusServiceUnavailable, []string{"server busy: too many requests in flight, retry later"})
 		return
 	}
+	if f.servePlain(w, r) {
+		return
+	}
 	if r.ContentLength > MaxBody {
 		f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{"request body too large"})
 		return
@@ -234,6 +249,32 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Method = http.MethodGet
 	}
 	f.mux.ServeHTTP(w, r)
+}
+
+// servePlain serves r when its path is one of Options.Plain: with the
+// route's handler, or 405 with Allow for another method. It reports whether
+// it answered.
+func (f *facade) servePlain(w http.ResponseWriter, r *http.Request) bool {
+	var allow []string
+	for _, rt := range f.opts.Plain {
+		if rt.Path != r.URL.Path {
+			continue
+		}
+		if rt.Method == r.Method {
+			setRoute(r, rt.Path)
+			closeUnread(r.Context(), w) // the handler reads no body
+			rt.Handler.ServeHTTP(w, r)
+			return true
+		}
+		allow = append(allow, rt.Method)
+	}
+	if len(allow) == 0 {
+		return false
+	}
+	setRoute(r, r.URL.Path)
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	f.writeError(w, r, http.StatusMethodNotAllowed, []string{http.StatusText(http.StatusMethodNotAllowed)})
+	return true
 }
 
 // authenticate runs Options.Authenticate first of the middlewares. The

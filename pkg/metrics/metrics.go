@@ -12,6 +12,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
@@ -71,6 +72,22 @@ var (
 		Help: "Migrated APIs whose report entry carries warnings (behaviour that changes in a gateway), by mode; " +
 			"each is also counted in gatehouse_migrate_apis_total{outcome=\"success\"}.",
 	}, []string{"mode"})
+
+	gatewayNotifications = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gatehouse_gateway_notifications_total",
+		Help: "Reload notifications for Tyk Gateways by outcome: published, failed (Redis refused or did not answer; kept for a retry), retried (an attempt after a failure).",
+	}, []string{"outcome"})
+
+	gatewayNodes     atomic.Pointer[func() float64]
+	gatewayNodeGauge = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_gateway_nodes",
+		Help: "Tyk Gateway nodes registered with the service and seen in the last minute (management with --node-secret).",
+	}, func() float64 {
+		if fn := gatewayNodes.Load(); fn != nil {
+			return (*fn)()
+		}
+		return 0
+	})
 )
 
 // buildInfo is gatehouse_build_info{version,revision,goversion} 1: which
@@ -88,7 +105,7 @@ func init() {
 	Registry.MustRegister(buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned, authFailures, auditDropped,
+		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned, authFailures, auditDropped, gatewayNotifications, gatewayNodeGauge,
 	)
 }
 
@@ -145,6 +162,29 @@ func CountMigratedWithWarnings(mode string, n int) {
 	if n > 0 {
 		migrateWarned.WithLabelValues(mode).Add(float64(n))
 	}
+}
+
+// Notification outcomes of gatehouse_gateway_notifications_total.
+const (
+	Published = "published"
+	Failed    = "failed"
+	Retried   = "retried"
+)
+
+// CountNotification counts one reload notification attempt by outcome
+// (Published, Failed, Retried).
+func CountNotification(outcome string) {
+	gatewayNotifications.WithLabelValues(outcome).Inc()
+}
+
+// GatewayNodes makes gatehouse_gateway_nodes report what count answers at
+// each scrape (the last service to call it wins; nil reports 0).
+func GatewayNodes(count func() float64) {
+	if count == nil {
+		gatewayNodes.Store(nil)
+		return
+	}
+	gatewayNodes.Store(&count)
 }
 
 // HTTPMethod maps a request method onto a closed set: anything that is not

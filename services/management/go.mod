@@ -8,6 +8,7 @@ require (
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/goccy/go-json v0.12.0
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.32.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.etcd.io/bbolt v1.5.0
 	go.opentelemetry.io/otel v1.47.0
@@ -62,6 +63,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect

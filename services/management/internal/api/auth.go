@@ -17,8 +17,11 @@ import (
 
 // Areas of the Tyk Dashboard permission model.
 const (
-	areaAPIs  = "apis"
-	areaUsers = "users"
+	areaAPIs     = "apis"
+	areaUsers    = "users"
+	areaPolicies = "policy"
+	areaAssets   = "assets"
+	areaSystem   = "system"
 )
 
 // rule is what one RPC needs: an area, read or write access, and the REST
@@ -52,6 +55,17 @@ var rules = map[string]rule{
 	"UpdateAPICategories": {areaAPIs, true, "/api/apis/oas/{api_id}/categories"},
 	"ExportOASAPI":        {areaAPIs, false, "/api/apis/oas/{api_id}/export"},
 	"Migrate":             {areaAPIs, true, "/api/apis/migrate"},
+	"CreatePolicy":        {areaPolicies, true, "/api/portal/policies"},
+	"ListPolicies":        {areaPolicies, false, "/api/portal/policies"},
+	"GetPolicy":           {areaPolicies, false, "/api/portal/policies/{policy_id}"},
+	"UpdatePolicy":        {areaPolicies, true, "/api/portal/policies/{policy_id}"},
+	"DeletePolicy":        {areaPolicies, true, "/api/portal/policies/{policy_id}"},
+	"CreateAsset":         {areaAssets, true, "/api/assets"},
+	"ListAssets":          {areaAssets, false, "/api/assets"},
+	"GetAsset":            {areaAssets, false, "/api/assets/{asset_id}"},
+	"UpdateAsset":         {areaAssets, true, "/api/assets/{asset_id}"},
+	"DeleteAsset":         {areaAssets, true, "/api/assets/{asset_id}"},
+	"ListNodes":           {areaSystem, false, "/api/system/nodes"},
 }
 
 type callerKey struct{}
@@ -191,6 +205,12 @@ func requestPath(ctx context.Context, template string, req any) string {
 	}
 	if r, ok := req.(interface{ GetUserId() string }); ok {
 		template = strings.ReplaceAll(template, "{user_id}", url.PathEscape(r.GetUserId()))
+	}
+	if r, ok := req.(interface{ GetPolicyId() string }); ok {
+		template = strings.ReplaceAll(template, "{policy_id}", url.PathEscape(r.GetPolicyId()))
+	}
+	if r, ok := req.(interface{ GetAssetId() string }); ok {
+		template = strings.ReplaceAll(template, "{asset_id}", url.PathEscape(r.GetAssetId()))
 	}
 	return template
 }

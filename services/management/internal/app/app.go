@@ -25,7 +25,7 @@ import (
 )
 
 // Defaults are the management service's built-in addresses and store file (CONTRACT §0).
-var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3000", GRPCAddr: "127.0.0.1:9000", DBPath: "data/management.db"}
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3000", GRPCAddr: "127.0.0.1:9000", DBPath: "data/management.db", Gateways: true}
 
 // Serve opens the store, ensures the bootstrap admin and serves on l until
 // ctx ends; the store is closed after both servers have stopped.
@@ -51,6 +51,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if cfg.Store == config.StoreBbolt {
 		writes = migration.GroupCommitWrites // many writes share one fsync
 	}
+	routes, stopGateways, err := serveGateways(ctx, log, st, cfg.Gateways)
+	if err != nil {
+		return err
+	}
+	defer stopGateways()
 	srv := api.New(st, log, writes, auditLog)
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
@@ -74,6 +79,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			QueryInt:     api.QueryInt,
 			RequestError: requestError,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
+			Plain:        routes,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),

@@ -290,8 +290,14 @@ func (t *Tx) checkNamespace(a API) error {
 
 // putRecord replaces the record and its index entries.
 func (t *Tx) putRecord(a API) error {
-	if err := t.unindex(a.ID); err != nil {
+	found, err := t.unindexFound(a.ID)
+	if err != nil {
 		return err
+	}
+	if found {
+		t.changed |= APIUpdated
+	} else {
+		t.changed |= APIAdded
 	}
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
@@ -309,6 +315,7 @@ func (t *Tx) DeleteAPI(id string) error {
 	if !found {
 		return ErrNotFound
 	}
+	t.changed |= APIRemoved
 	return t.del(key(apiPrefix, id))
 }
 
@@ -557,6 +564,11 @@ func checkIndexes(t *Tx) error {
 	if err := checkUsers(t, want); err != nil {
 		return err
 	}
+	for _, c := range []Collection{Policies, Assets} {
+		if err := checkDocs(t, c); err != nil {
+			return err
+		}
+	}
 	for _, p := range [][]byte{dbIDPrefix, categoryPrefix, stagedPrefix, childPrefix, userKeyPrefix, userEmailPrefix} {
 		got, err := t.r.Count(p)
 		if err != nil {
@@ -567,4 +579,18 @@ func checkIndexes(t *Tx) error {
 		}
 	}
 	return nil
+}
+
+// EachAPI calls fn with every API in ID order. a.Doc is a view of the
+// stored bytes, valid only during the call: what is streamed from it (the
+// gateways' /system/apis) is never copied whole.
+func (t *Tx) EachAPI(fn func(a API) error) error {
+	return t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
+		a, doc, err := decodeHeader(string(k[len(apiPrefix):]), v)
+		if err != nil {
+			return err
+		}
+		a.Doc = doc
+		return fn(a)
+	})
 }

@@ -20,6 +20,11 @@ import (
 //	userkey/<SHA-256 of the access key>     → user id
 //	useremail/<lower-cased email>           → user id
 //	settings/org_id                         the installation's organisation id (24 hex)
+//	policy/<_id>                            security policy (encodeDoc: its id, exact bytes)
+//	policyid/<id>                           → _id
+//	asset/<_id>                             asset (encodeDoc)
+//	assetid/<id>                            → _id
+//	node/<node id>                          registered gateway node (encodeNode)
 //
 // Category counts are not stored: GET /api/apis/categories scans apicat/,
 // so no single key is written by every API change.
@@ -33,6 +38,11 @@ var (
 	userKeyPrefix   = []byte("userkey/")
 	userEmailPrefix = []byte("useremail/")
 	orgIDKey        = []byte("settings/org_id")
+	policyPrefix    = []byte("policy/")
+	policyIDPrefix  = []byte("policyid/")
+	assetPrefix     = []byte("asset/")
+	assetIDPrefix   = []byte("assetid/")
+	nodePrefix      = []byte("node/")
 )
 
 // key joins a prefix and one name.

@@ -61,9 +61,27 @@ var (
 
 // Store is the management service's domain store over a kv engine.
 type Store struct {
-	e     kv.Engine
-	orgID string
+	e        kv.Engine
+	orgID    string
+	onCommit func(Change)
 }
+
+// Change says what a committed transaction changed that gateways load.
+type Change uint8
+
+// The changes a transaction records (Tx.Changed).
+const (
+	APIAdded Change = 1 << iota
+	APIUpdated
+	APIRemoved
+	PolicyChanged
+)
+
+// OnCommit makes fn run after every committed Update that changed APIs or
+// policies, in the committing process, with what changed (how the gateways'
+// reload notifications learn of every write, whichever path made it). Call
+// it before the store is used; fn must not block.
+func (s *Store) OnCommit(fn func(Change)) { s.onCommit = fn }
 
 // Open brings e's key space to this layout (converting a file of the
 // earlier bbolt layout, in one transaction) and returns the store, which
@@ -112,14 +130,24 @@ func (s *Store) Ready(ctx context.Context) error { return s.e.Ready(ctx) }
 // It is valid only inside the function given to Update or View; values it
 // returns are copies and stay valid after.
 type Tx struct {
-	r kv.ReadTx
-	w kv.WriteTx // nil in View
+	r       kv.ReadTx
+	w       kv.WriteTx // nil in View
+	changed Change     // what this run of the transaction changed
 }
 
 // Update runs fn in one serializable read-write transaction, committed when
 // fn returns nil. fn may run more than once.
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
-	return s.e.Update(ctx, func(w kv.WriteTx) error { return fn(&Tx{r: w, w: w}) })
+	var last *Tx // the run that committed
+	err := s.e.Update(ctx, func(w kv.WriteTx) error {
+		tx := &Tx{r: w, w: w}
+		last = tx
+		return fn(tx)
+	})
+	if err == nil && last != nil && last.changed != 0 && s.onCommit != nil {
+		s.onCommit(last.changed)
+	}
+	return err
 }
 
 // View runs fn in one read-only transaction: one consistent snapshot.

@@ -2917,6 +2917,1199 @@ func (*RawBody) Descriptor() ([]byte, []int) {
 	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
 }
 
+// CreatePolicyRequest carries a policy: one JSON object, stored verbatim.
+type CreatePolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the policy's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePolicyRequest) Reset() {
+	*x = CreatePolicyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePolicyRequest) ProtoMessage() {}
+
+func (x *CreatePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePolicyRequest.ProtoReflect.Descriptor instead.
+func (*CreatePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *CreatePolicyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// CreatePolicyResponse is `{"Status":"OK","Message":"<_id>","Meta":null}`.
+type CreatePolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "OK".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is the new policy's `_id`.
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePolicyResponse) Reset() {
+	*x = CreatePolicyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePolicyResponse) ProtoMessage() {}
+
+func (x *CreatePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePolicyResponse.ProtoReflect.Descriptor instead.
+func (*CreatePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *CreatePolicyResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CreatePolicyResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CreatePolicyResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// ListPoliciesRequest asks for a page of policies.
+type ListPoliciesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P             *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPoliciesRequest) Reset() {
+	*x = ListPoliciesRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPoliciesRequest) ProtoMessage() {}
+
+func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPoliciesRequest.ProtoReflect.Descriptor instead.
+func (*ListPoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ListPoliciesRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+// ListPoliciesResponse is `{"Data":[..],"Pages":n}` as raw JSON.
+type ListPoliciesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON list.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPoliciesResponse) Reset() {
+	*x = ListPoliciesResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPoliciesResponse) ProtoMessage() {}
+
+func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPoliciesResponse.ProtoReflect.Descriptor instead.
+func (*ListPoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ListPoliciesResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// GetPolicyRequest names a policy.
+type GetPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy_id is the policy's `_id` or `id`.
+	PolicyId      string `protobuf:"bytes,1,opt,name=policy_id,proto3" json:"policy_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyRequest) Reset() {
+	*x = GetPolicyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyRequest) ProtoMessage() {}
+
+func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
+func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *GetPolicyRequest) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
+// GetPolicyResponse is the policy as stored.
+type GetPolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the policy's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPolicyResponse) Reset() {
+	*x = GetPolicyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPolicyResponse) ProtoMessage() {}
+
+func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
+func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *GetPolicyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// UpdatePolicyRequest replaces a policy.
+type UpdatePolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy_id is the policy's `_id` or `id`.
+	PolicyId string `protobuf:"bytes,1,opt,name=policy_id,proto3" json:"policy_id,omitempty"`
+	// body is the new JSON of the policy.
+	Body          *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePolicyRequest) Reset() {
+	*x = UpdatePolicyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePolicyRequest) ProtoMessage() {}
+
+func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePolicyRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *UpdatePolicyRequest) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
+func (x *UpdatePolicyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// UpdatePolicyResponse is `{"Status":"OK","Message":"Data updated","Meta":null}`.
+type UpdatePolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "OK".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "Data updated".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePolicyResponse) Reset() {
+	*x = UpdatePolicyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePolicyResponse) ProtoMessage() {}
+
+func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePolicyResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *UpdatePolicyResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *UpdatePolicyResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *UpdatePolicyResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// DeletePolicyRequest names a policy.
+type DeletePolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// policy_id is the policy's `_id` or `id`.
+	PolicyId      string `protobuf:"bytes,1,opt,name=policy_id,proto3" json:"policy_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePolicyRequest) Reset() {
+	*x = DeletePolicyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePolicyRequest) ProtoMessage() {}
+
+func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePolicyRequest.ProtoReflect.Descriptor instead.
+func (*DeletePolicyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *DeletePolicyRequest) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
+// DeletePolicyResponse is `{"Status":"OK","Message":"Data deleted","Meta":null}`.
+type DeletePolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "OK".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "Data deleted".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePolicyResponse) Reset() {
+	*x = DeletePolicyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePolicyResponse) ProtoMessage() {}
+
+func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePolicyResponse.ProtoReflect.Descriptor instead.
+func (*DeletePolicyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *DeletePolicyResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DeletePolicyResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DeletePolicyResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// CreateAssetRequest carries an asset: one JSON object, stored verbatim.
+type CreateAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the asset's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAssetRequest) Reset() {
+	*x = CreateAssetRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAssetRequest) ProtoMessage() {}
+
+func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAssetRequest.ProtoReflect.Descriptor instead.
+func (*CreateAssetRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *CreateAssetRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// CreateAssetResponse is `{"Status":"success","Message":"asset created","Meta":"<_id>"}`.
+type CreateAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "success".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "asset created".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is the new asset's `_id`.
+	Meta          string `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateAssetResponse) Reset() {
+	*x = CreateAssetResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateAssetResponse) ProtoMessage() {}
+
+func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateAssetResponse.ProtoReflect.Descriptor instead.
+func (*CreateAssetResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *CreateAssetResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CreateAssetResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CreateAssetResponse) GetMeta() string {
+	if x != nil {
+		return x.Meta
+	}
+	return ""
+}
+
+// ListAssetsRequest asks for every asset.
+type ListAssetsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAssetsRequest) Reset() {
+	*x = ListAssetsRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAssetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAssetsRequest) ProtoMessage() {}
+
+func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAssetsRequest.ProtoReflect.Descriptor instead.
+func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
+}
+
+// ListAssetsResponse is a bare JSON array of assets.
+type ListAssetsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON array.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAssetsResponse) Reset() {
+	*x = ListAssetsResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAssetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAssetsResponse) ProtoMessage() {}
+
+func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAssetsResponse.ProtoReflect.Descriptor instead.
+func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ListAssetsResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// GetAssetRequest names an asset.
+type GetAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// asset_id is the asset's `_id` or `id`.
+	AssetId       string `protobuf:"bytes,1,opt,name=asset_id,proto3" json:"asset_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAssetRequest) Reset() {
+	*x = GetAssetRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAssetRequest) ProtoMessage() {}
+
+func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAssetRequest.ProtoReflect.Descriptor instead.
+func (*GetAssetRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetAssetRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
+}
+
+// GetAssetResponse is the asset as stored.
+type GetAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the asset's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAssetResponse) Reset() {
+	*x = GetAssetResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAssetResponse) ProtoMessage() {}
+
+func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAssetResponse.ProtoReflect.Descriptor instead.
+func (*GetAssetResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetAssetResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// UpdateAssetRequest replaces an asset.
+type UpdateAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// asset_id is the asset's `_id` or `id`.
+	AssetId string `protobuf:"bytes,1,opt,name=asset_id,proto3" json:"asset_id,omitempty"`
+	// body is the new JSON of the asset.
+	Body          *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAssetRequest) Reset() {
+	*x = UpdateAssetRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAssetRequest) ProtoMessage() {}
+
+func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAssetRequest.ProtoReflect.Descriptor instead.
+func (*UpdateAssetRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *UpdateAssetRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
+}
+
+func (x *UpdateAssetRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// UpdateAssetResponse is `{"Status":"success","Message":"asset updated","Meta":"<_id>"}`.
+type UpdateAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "success".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "asset updated".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is the asset's `_id`.
+	Meta          string `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAssetResponse) Reset() {
+	*x = UpdateAssetResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAssetResponse) ProtoMessage() {}
+
+func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAssetResponse.ProtoReflect.Descriptor instead.
+func (*UpdateAssetResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UpdateAssetResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *UpdateAssetResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *UpdateAssetResponse) GetMeta() string {
+	if x != nil {
+		return x.Meta
+	}
+	return ""
+}
+
+// DeleteAssetRequest names an asset.
+type DeleteAssetRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// asset_id is the asset's `_id` or `id`.
+	AssetId       string `protobuf:"bytes,1,opt,name=asset_id,proto3" json:"asset_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAssetRequest) Reset() {
+	*x = DeleteAssetRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAssetRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAssetRequest) ProtoMessage() {}
+
+func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAssetRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAssetRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *DeleteAssetRequest) GetAssetId() string {
+	if x != nil {
+		return x.AssetId
+	}
+	return ""
+}
+
+// DeleteAssetResponse is `{"Status":"success","Message":"asset deleted","Meta":"<_id>"}`.
+type DeleteAssetResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "success".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "asset deleted".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is the removed asset's `_id`.
+	Meta          string `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAssetResponse) Reset() {
+	*x = DeleteAssetResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAssetResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAssetResponse) ProtoMessage() {}
+
+func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAssetResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAssetResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *DeleteAssetResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DeleteAssetResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DeleteAssetResponse) GetMeta() string {
+	if x != nil {
+		return x.Meta
+	}
+	return ""
+}
+
+// ListNodesRequest asks for the registered gateway nodes.
+type ListNodesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNodesRequest) Reset() {
+	*x = ListNodesRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNodesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNodesRequest) ProtoMessage() {}
+
+func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
+func (*ListNodesRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
+}
+
+// Node is a Tyk Gateway registered with the service.
+type Node struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the node ID the gateway was given at registration.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// hostname is what the gateway sent as x-tyk-hostname.
+	Hostname string `protobuf:"bytes,2,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	// registered is when it first registered (RFC 3339).
+	Registered string `protobuf:"bytes,3,opt,name=registered,proto3" json:"registered,omitempty"`
+	// last_heartbeat is when it was last heard from (RFC 3339, to about 10 s).
+	LastHeartbeat string `protobuf:"bytes,4,opt,name=last_heartbeat,proto3" json:"last_heartbeat,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Node) Reset() {
+	*x = Node{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Node) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Node) ProtoMessage() {}
+
+func (x *Node) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Node.ProtoReflect.Descriptor instead.
+func (*Node) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *Node) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Node) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *Node) GetRegistered() string {
+	if x != nil {
+		return x.Registered
+	}
+	return ""
+}
+
+func (x *Node) GetLastHeartbeat() string {
+	if x != nil {
+		return x.LastHeartbeat
+	}
+	return ""
+}
+
+// ListNodesResponse lists the registered nodes.
+type ListNodesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nodes in node ID order.
+	Nodes         []*Node `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListNodesResponse) Reset() {
+	*x = ListNodesResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListNodesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListNodesResponse) ProtoMessage() {}
+
+func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
+func (*ListNodesResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ListNodesResponse) GetNodes() []*Node {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
 var File_gatehouse_management_v1_management_proto protoreflect.FileDescriptor
 
 const file_gatehouse_management_v1_management_proto_rawDesc = "" +
@@ -3113,7 +4306,71 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06Status\"\xce\x02\n" +
 	"\aRawBody:\xc2\x02\x92A\xbe\x02\n" +
-	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.2\x9eM\n" +
+	"\xbb\x022\xb8\x02The HTTP body itself, read and stored byte for byte (key order, unicode and numbers are kept): a JSON document, or YAML where the operation consumes application/x-yaml. Its shape is the operation's: `{\"api_definition\":{..}}` for classic APIs, a Tyk OAS document (OpenAPI 3.0 with x-tyk-api-gateway) for OAS APIs.\"?\n" +
+	"\x13CreatePolicyRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"t\n" +
+	"\x14CreatePolicyResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\".\n" +
+	"\x13ListPoliciesRequest\x12\x11\n" +
+	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_p\"@\n" +
+	"\x14ListPoliciesResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"0\n" +
+	"\x10GetPolicyRequest\x12\x1c\n" +
+	"\tpolicy_id\x18\x01 \x01(\tR\tpolicy_id\"=\n" +
+	"\x11GetPolicyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"]\n" +
+	"\x13UpdatePolicyRequest\x12\x1c\n" +
+	"\tpolicy_id\x18\x01 \x01(\tR\tpolicy_id\x12(\n" +
+	"\x04body\x18\x02 \x01(\v2\x14.google.api.HttpBodyR\x04body\"t\n" +
+	"\x14UpdatePolicyResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"3\n" +
+	"\x13DeletePolicyRequest\x12\x1c\n" +
+	"\tpolicy_id\x18\x01 \x01(\tR\tpolicy_id\"t\n" +
+	"\x14DeletePolicyResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\">\n" +
+	"\x12CreateAssetRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"[\n" +
+	"\x13CreateAssetResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
+	"\x04meta\x18\x03 \x01(\tR\x04Meta\"\x13\n" +
+	"\x11ListAssetsRequest\">\n" +
+	"\x12ListAssetsResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"-\n" +
+	"\x0fGetAssetRequest\x12\x1a\n" +
+	"\basset_id\x18\x01 \x01(\tR\basset_id\"<\n" +
+	"\x10GetAssetResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"Z\n" +
+	"\x12UpdateAssetRequest\x12\x1a\n" +
+	"\basset_id\x18\x01 \x01(\tR\basset_id\x12(\n" +
+	"\x04body\x18\x02 \x01(\v2\x14.google.api.HttpBodyR\x04body\"[\n" +
+	"\x13UpdateAssetResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
+	"\x04meta\x18\x03 \x01(\tR\x04Meta\"0\n" +
+	"\x12DeleteAssetRequest\x12\x1a\n" +
+	"\basset_id\x18\x01 \x01(\tR\basset_id\"[\n" +
+	"\x13DeleteAssetResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
+	"\x04meta\x18\x03 \x01(\tR\x04Meta\"\x12\n" +
+	"\x10ListNodesRequest\"z\n" +
+	"\x04Node\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1a\n" +
+	"\bhostname\x18\x02 \x01(\tR\bhostname\x12\x1e\n" +
+	"\n" +
+	"registered\x18\x03 \x01(\tR\n" +
+	"registered\x12&\n" +
+	"\x0elast_heartbeat\x18\x04 \x01(\tR\x0elast_heartbeat\"H\n" +
+	"\x11ListNodesResponse\x123\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x1d.gatehouse.management.v1.NodeR\x05nodes2\x93p\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -3295,7 +4552,97 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"/\x1a-.gatehouse.management.v1.MigrateErrorResponseJL\n" +
 	"\x03500\x12E\n" +
 	"\x10Storage failure.\x121\n" +
-	"/\x1a-.gatehouse.management.v1.MigrateErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x01*b\x06report\"\x11/api/apis/migrateB\xaf\t\x92A\xdf\b\x12\x8c\x04\n" +
+	"/\x1a-.gatehouse.management.v1.MigrateErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x01*b\x06report\"\x11/api/apis/migrate\x12\xfc\x03\n" +
+	"\fCreatePolicy\x12,.gatehouse.management.v1.CreatePolicyRequest\x1a-.gatehouse.management.v1.CreatePolicyResponse\"\x8e\x03\x92A\xe8\x02J^\n" +
+	"\x03200\x12W\n" +
+	"\"Message is the new policy's `_id`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.CreatePolicyResponseJ\x80\x01\n" +
+	"\x03400\x12y\n" +
+	"KNot a JSON object, or `_id`/`id` of the wrong form: the Message says which.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x82\x01\n" +
+	"\x03409\x12{\n" +
+	"MA policy has the same `id` or `_id`: Message `Found policy with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1c:\x04body\"\x14/api/portal/policies\x12\x82\x03\n" +
+	"\fListPolicies\x12,.gatehouse.management.v1.ListPoliciesRequest\x1a-.gatehouse.management.v1.ListPoliciesResponse\"\x94\x02\x92A\xee\x01J\x7f\n" +
+	"\x03200\x12x\n" +
+	"5One page of 10 policies in `_id` order (p <= 0: all).\x12?\n" +
+	"=27`{\"Data\":[policy..],\"Pages\":n}`, each policy as stored.\x9a\x02\x01\x06Jk\n" +
+	"\x03400\x12d\n" +
+	"6`p` is not an integer: Message `p must be an integer`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1cb\x04body\x12\x14/api/portal/policies\x12\xd0\x02\n" +
+	"\tGetPolicy\x12).gatehouse.management.v1.GetPolicyRequest\x1a*.gatehouse.management.v1.GetPolicyResponse\"\xeb\x01\x92A\xb9\x01JU\n" +
+	"\x03200\x12N\n" +
+	"\x15The policy as stored.\x125\n" +
+	"32-A Tyk security policy, every member as given.\x9a\x02\x01\x06J`\n" +
+	"\x03404\x12Y\n" +
+	"+No such policy: Message `Policy not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(b\x04body\x12 /api/portal/policies/{policy_id}\x12\xd1\x04\n" +
+	"\fUpdatePolicy\x12,.gatehouse.management.v1.UpdatePolicyRequest\x1a-.gatehouse.management.v1.UpdatePolicyResponse\"\xe3\x03\x92A\xb1\x03JS\n" +
+	"\x03200\x12L\n" +
+	"\x17Message `Data updated`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.UpdatePolicyResponseJw\n" +
+	"\x03400\x12p\n" +
+	"BNot a JSON object, or an `_id` that is not the addressed policy's.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ`\n" +
+	"\x03404\x12Y\n" +
+	"+No such policy: Message `Policy not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x7f\n" +
+	"\x03409\x12x\n" +
+	"JThe new `id` is another policy's: Message `Found policy with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(:\x04body\x1a /api/portal/policies/{policy_id}\x12\xd1\x02\n" +
+	"\fDeletePolicy\x12,.gatehouse.management.v1.DeletePolicyRequest\x1a-.gatehouse.management.v1.DeletePolicyResponse\"\xe3\x01\x92A\xb7\x01JS\n" +
+	"\x03200\x12L\n" +
+	"\x17Message `Data deleted`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.DeletePolicyResponseJ`\n" +
+	"\x03404\x12Y\n" +
+	"+No such policy: Message `Policy not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\"* /api/portal/policies/{policy_id}\x12\x8a\x04\n" +
+	"\vCreateAsset\x12+.gatehouse.management.v1.CreateAssetRequest\x1a,.gatehouse.management.v1.CreateAssetResponse\"\x9f\x03\x92A\x82\x03Jy\n" +
+	"\x03201\x12r\n" +
+	">Status `success`, Message `asset created`, Meta the new `_id`.\x120\n" +
+	".\x1a,.gatehouse.management.v1.CreateAssetResponseJ\x80\x01\n" +
+	"\x03400\x12y\n" +
+	"KNot a JSON object, or `_id`/`id` of the wrong form: the Message says which.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x81\x01\n" +
+	"\x03409\x12z\n" +
+	"LAn asset has the same `id` or `_id`: Message `Found asset with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x13:\x04body\"\v/api/assets\x12\xdf\x01\n" +
+	"\n" +
+	"ListAssets\x12*.gatehouse.management.v1.ListAssetsRequest\x1a+.gatehouse.management.v1.ListAssetsResponse\"x\x92A\\JZ\n" +
+	"\x03200\x12S\n" +
+	"+Every asset in `_id` order; `[]` when none.\x12$\n" +
+	"\"2\x1c`[asset..]`, each as stored.\x9a\x02\x01\x01\x82\xd3\xe4\x93\x02\x13b\x04body\x12\v/api/assets\x12\xe8\x02\n" +
+	"\bGetAsset\x12(.gatehouse.management.v1.GetAssetRequest\x1a).gatehouse.management.v1.GetAssetResponse\"\x86\x02\x92A\xde\x01J|\n" +
+	"\x03200\x12u\n" +
+	"\x14The asset as stored.\x12]\n" +
+	"[2UAn asset: `_id`, `id`, `name`, `kind`, `data`, `last_updated`, every member as given.\x9a\x02\x01\x06J^\n" +
+	"\x03404\x12W\n" +
+	")No such asset: Message `Asset not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1eb\x04body\x12\x16/api/assets/{asset_id}\x12\xd1\x04\n" +
+	"\vUpdateAsset\x12+.gatehouse.management.v1.UpdateAssetRequest\x1a,.gatehouse.management.v1.UpdateAssetResponse\"\xe6\x03\x92A\xbe\x03Je\n" +
+	"\x03200\x12^\n" +
+	"*Status `success`, Message `asset updated`.\x120\n" +
+	".\x1a,.gatehouse.management.v1.UpdateAssetResponseJv\n" +
+	"\x03400\x12o\n" +
+	"ANot a JSON object, or an `_id` that is not the addressed asset's.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ^\n" +
+	"\x03404\x12W\n" +
+	")No such asset: Message `Asset not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ}\n" +
+	"\x03409\x12v\n" +
+	"HThe new `id` is another asset's: Message `Found asset with the same ID`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x04body\x1a\x16/api/assets/{asset_id}\x12\xd4\x02\n" +
+	"\vDeleteAsset\x12+.gatehouse.management.v1.DeleteAssetRequest\x1a,.gatehouse.management.v1.DeleteAssetResponse\"\xe9\x01\x92A\xc7\x01Je\n" +
+	"\x03200\x12^\n" +
+	"*Status `success`, Message `asset deleted`.\x120\n" +
+	".\x1a,.gatehouse.management.v1.DeleteAssetResponseJ^\n" +
+	"\x03404\x12W\n" +
+	")No such asset: Message `Asset not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x18*\x16/api/assets/{asset_id}\x12\xee\x01\n" +
+	"\tListNodes\x12).gatehouse.management.v1.ListNodesRequest\x1a*.gatehouse.management.v1.ListNodesResponse\"\x89\x01\x92AmJk\n" +
+	"\x03200\x12d\n" +
+	"2`{\"nodes\":[..]}` in node ID order; `[]` when none.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.ListNodesResponse\x82\xd3\xe4\x93\x02\x13\x12\x11/api/system/nodesB\xaf\t\x92A\xdf\b\x12\x8c\x04\n" +
 	"\x18Gatehouse management API\x12\xeb\x03The Tyk Dashboard style management interface: users and their permissions, classic and Tyk OAS API definitions, API categories, OAS export and the classic to OAS migration. Permissions follow the Tyk Dashboard: `/api/apis...` routes need the `apis` area, `/api/users...` routes the `users` area; GET needs read, every other method write. Error bodies are `{\"Status\":\"Error\",\"Message\":<text>,\"Meta\":null}` (`POST /api/apis/migrate`: `{\"ID\":\"\",\"Message\":<text>,\"Meta\":null,\"Status\":\"Error\"}`).2\x02v12\x10application/json:\x10application/jsonR\x8a\x01\n" +
 	"\x03401\x12\x82\x01\n" +
 	"TThe Authorization header is missing or the key is unknown: Message `Not authorised`.\x12*\n" +
@@ -3325,7 +4672,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -3376,86 +4723,143 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*ErrorResponse)(nil),               // 46: gatehouse.management.v1.ErrorResponse
 	(*MigrateErrorResponse)(nil),        // 47: gatehouse.management.v1.MigrateErrorResponse
 	(*RawBody)(nil),                     // 48: gatehouse.management.v1.RawBody
-	nil,                                 // 49: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 50: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 51: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 52: google.api.HttpBody
+	(*CreatePolicyRequest)(nil),         // 49: gatehouse.management.v1.CreatePolicyRequest
+	(*CreatePolicyResponse)(nil),        // 50: gatehouse.management.v1.CreatePolicyResponse
+	(*ListPoliciesRequest)(nil),         // 51: gatehouse.management.v1.ListPoliciesRequest
+	(*ListPoliciesResponse)(nil),        // 52: gatehouse.management.v1.ListPoliciesResponse
+	(*GetPolicyRequest)(nil),            // 53: gatehouse.management.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),           // 54: gatehouse.management.v1.GetPolicyResponse
+	(*UpdatePolicyRequest)(nil),         // 55: gatehouse.management.v1.UpdatePolicyRequest
+	(*UpdatePolicyResponse)(nil),        // 56: gatehouse.management.v1.UpdatePolicyResponse
+	(*DeletePolicyRequest)(nil),         // 57: gatehouse.management.v1.DeletePolicyRequest
+	(*DeletePolicyResponse)(nil),        // 58: gatehouse.management.v1.DeletePolicyResponse
+	(*CreateAssetRequest)(nil),          // 59: gatehouse.management.v1.CreateAssetRequest
+	(*CreateAssetResponse)(nil),         // 60: gatehouse.management.v1.CreateAssetResponse
+	(*ListAssetsRequest)(nil),           // 61: gatehouse.management.v1.ListAssetsRequest
+	(*ListAssetsResponse)(nil),          // 62: gatehouse.management.v1.ListAssetsResponse
+	(*GetAssetRequest)(nil),             // 63: gatehouse.management.v1.GetAssetRequest
+	(*GetAssetResponse)(nil),            // 64: gatehouse.management.v1.GetAssetResponse
+	(*UpdateAssetRequest)(nil),          // 65: gatehouse.management.v1.UpdateAssetRequest
+	(*UpdateAssetResponse)(nil),         // 66: gatehouse.management.v1.UpdateAssetResponse
+	(*DeleteAssetRequest)(nil),          // 67: gatehouse.management.v1.DeleteAssetRequest
+	(*DeleteAssetResponse)(nil),         // 68: gatehouse.management.v1.DeleteAssetResponse
+	(*ListNodesRequest)(nil),            // 69: gatehouse.management.v1.ListNodesRequest
+	(*Node)(nil),                        // 70: gatehouse.management.v1.Node
+	(*ListNodesResponse)(nil),           // 71: gatehouse.management.v1.ListNodesResponse
+	nil,                                 // 72: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 73: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 74: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 75: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	50, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	49, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	73, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	72, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,  // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,  // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,  // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,  // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	51, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	51, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	51, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	74, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	74, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	74, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
 	15, // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	52, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	52, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	52, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	52, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	51, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	51, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	52, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	52, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	52, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	51, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	51, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	75, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	75, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	75, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	75, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	74, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	74, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	75, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	75, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	75, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	74, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	74, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
 	36, // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	51, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	52, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	52, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	51, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	51, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	2,  // 27: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,  // 28: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,  // 29: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,  // 30: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10, // 31: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12, // 32: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14, // 33: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17, // 34: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19, // 35: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21, // 36: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23, // 37: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25, // 38: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27, // 39: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	29, // 40: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31, // 41: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	33, // 42: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35, // 43: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38, // 44: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	40, // 45: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	42, // 46: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	44, // 47: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	3,  // 48: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,  // 49: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,  // 50: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,  // 51: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11, // 52: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13, // 53: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16, // 54: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18, // 55: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20, // 56: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22, // 57: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24, // 58: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26, // 59: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28, // 60: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	30, // 61: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32, // 62: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	34, // 63: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37, // 64: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39, // 65: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	41, // 66: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	43, // 67: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	45, // 68: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	48, // [48:69] is the sub-list for method output_type
-	27, // [27:48] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	74, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	75, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	75, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	74, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	74, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	75, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	74, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	75, // 29: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	75, // 30: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	75, // 31: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	74, // 32: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	74, // 33: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	75, // 34: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	75, // 35: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	75, // 36: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	75, // 37: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	70, // 38: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
+	2,  // 39: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,  // 40: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,  // 41: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,  // 42: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10, // 43: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12, // 44: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14, // 45: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17, // 46: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19, // 47: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21, // 48: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23, // 49: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25, // 50: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27, // 51: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	29, // 52: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31, // 53: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	33, // 54: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35, // 55: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38, // 56: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	40, // 57: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	42, // 58: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	44, // 59: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	49, // 60: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	51, // 61: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	53, // 62: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	55, // 63: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	57, // 64: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	59, // 65: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	61, // 66: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	63, // 67: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	65, // 68: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	67, // 69: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	69, // 70: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	3,  // 71: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,  // 72: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,  // 73: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,  // 74: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11, // 75: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13, // 76: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16, // 77: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18, // 78: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20, // 79: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22, // 80: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24, // 81: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26, // 82: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28, // 83: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	30, // 84: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32, // 85: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	34, // 86: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37, // 87: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39, // 88: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	41, // 89: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	43, // 90: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	45, // 91: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	50, // 92: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	52, // 93: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	54, // 94: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	56, // 95: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	58, // 96: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	60, // 97: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	62, // 98: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	64, // 99: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	66, // 100: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	68, // 101: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	71, // 102: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	71, // [71:103] is the sub-list for method output_type
+	39, // [39:71] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -3467,13 +4871,14 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[4].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[51].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,240 @@
+// Package gateways lets real Tyk Gateways (v5, dashboard mode) run from the
+// management service as they run from a Tyk Dashboard (CONTRACT §6): the
+// routes they call with the node secret — register, heartbeat, de-register,
+// /system/apis and /system/policies — and the reload notifications
+// published on their Redis after every committed change to APIs or
+// policies (notify.go).
+//
+// The routes speak the gateway's protocol, not the management API's: they
+// are plain HTTP handlers (gateway.Route) beside the REST facade, each
+// checking the secret before it looks at anything else and reading no
+// body. Two rules of the gateway's client shape every answer: a 403 whose
+// body holds "nonce" or "No node ID Found" sends a gateway into a recovery
+// path that can stop its reloads for good, so no answer holds them; and one
+// malformed `_id` or `id` fails a gateway's whole list, so every policy and
+// API definition sent carries a 24-hex db id (the store's rule).
+package gateways
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// Timing of node records: a heartbeat is written to the store at most every
+// HeartbeatWrite per node and replica (gateways beat every 2 s), a node
+// counts as live for a minute, and a node not heard from for PruneAfter is
+// removed when another registers.
+const (
+	HeartbeatWrite = 10 * time.Second
+	LiveFor        = time.Minute
+	PruneAfter     = 24 * time.Hour
+)
+
+// Derive turns a Tyk OAS document into the classic definition a gateway
+// loads for it (what Tyk's OAS.ExtractTo yields).
+type Derive func(oasDoc []byte) ([]byte, error)
+
+// Options configure the gateway routes.
+type Options struct {
+	Secret string       // the node secret; gateways send it as authorization
+	Store  *store.Store // APIs, policies and node records
+	// Derive is the OAS → classic derivation; while it is nil, Tyk OAS APIs
+	// are left out of /system/apis (a gateway cannot load them without it).
+	Derive Derive
+	Log    *slog.Logger
+}
+
+// Server serves the gateway routes.
+type Server struct {
+	secret [sha256.Size]byte
+	store  *store.Store
+	derive Derive
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	written map[string]time.Time // node → last heartbeat this replica wrote
+}
+
+// New returns the routes' server and makes gatehouse_gateway_nodes count
+// its store's live nodes.
+func New(o Options) *Server {
+	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
+	metrics.GatewayNodes(s.liveNodes)
+	return s
+}
+
+// Paths are the gateway routes' paths (the route label of their metrics).
+var Paths = []string{"/register/node", "/register/ping", "/system/node", "/system/apis", "/system/policies"}
+
+// Routes are the gateway routes for the REST facade (gateway.Options.Plain).
+func (s *Server) Routes() []gateway.PlainRoute {
+	return []gateway.PlainRoute{
+		{Method: http.MethodGet, Path: Paths[0], Handler: s.guard(s.register)},
+		{Method: http.MethodGet, Path: Paths[1], Handler: s.guard(s.ping)},
+		{Method: http.MethodDelete, Path: Paths[2], Handler: s.guard(s.deregister)},
+		{Method: http.MethodGet, Path: Paths[3], Handler: s.guard(s.apis)},
+		{Method: http.MethodGet, Path: Paths[4], Handler: s.guard(s.policies)},
+	}
+}
+
+// denied is the answer to a wrong secret. It must never contain "nonce" or
+// "No node ID Found" (see the package comment).
+const denied = `{"Status":"Error","Message":"Authorization failed: the node secret does not match","Meta":null}`
+
+// guard checks the node secret (constant time, over hashes so that its
+// length leaks nothing) before the handler runs.
+func (s *Server) guard(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vals := r.Header.Values("Authorization")
+		var given [sha256.Size]byte
+		if len(vals) == 1 {
+			given = sha256.Sum256([]byte(vals[0]))
+		}
+		if len(vals) != 1 || subtle.ConstantTimeCompare(given[:], s.secret[:]) != 1 {
+			writeJSON(w, http.StatusForbidden, []byte(denied))
+			return
+		}
+		h(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// nonce is a fresh random nonce; every answer carries one. Nonces are not
+// enforced: a gateway's heartbeats, liveness pings and reload fetches share
+// one value concurrently, so strict single use would race.
+func nonce() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// header reads a header a gateway sends, bounded and valid UTF-8 ("" otherwise).
+func header(r *http.Request, name string) string {
+	v := r.Header.Get(name)
+	if len(v) > 255 || !utf8.ValidString(v) {
+		return ""
+	}
+	return v
+}
+
+// nodeID is the ID a gateway process gets: derived from its session id (one
+// random UUID per gateway process), so that a re-registration of the same
+// process keeps its ID, on any replica.
+func nodeID(session string) string {
+	if session == "" {
+		session = nonce()
+	}
+	sum := sha256.Sum256([]byte("gatehouse-node\x00" + session))
+	return hex.EncodeToString(sum[:12])
+}
+
+// validNodeID tells IDs this service hands out from anything else a
+// gateway may send (such as its "solo-<uuid>" before registration).
+func validNodeID(id string) bool {
+	if len(id) != 24 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+func nodeAnswer(msg string) []byte {
+	return []byte(`{"Status":"ok","Message":` + msg + `,"Nonce":"` + nonce() + `"}`)
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	id := nodeID(header(r, "X-Tyk-Session-Id"))
+	now := time.Now()
+	n := store.Node{ID: id, Hostname: header(r, "X-Tyk-Hostname"), LastSeen: now}
+	if err := s.store.SeenNode(r.Context(), n, now.Add(-PruneAfter)); err != nil {
+		// A gateway retries registration every 5 s; a 503 is what it should see.
+		s.log.Warn("gateway registration not stored", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"Status":"Error","Message":"store unavailable","Meta":null}`))
+		return
+	}
+	s.wrote(id, now)
+	writeJSON(w, http.StatusOK, nodeAnswer(`{"NodeID":"`+id+`"}`))
+}
+
+// ping answers a heartbeat. It is written to the store at most every
+// HeartbeatWrite per node; a store that does not answer costs the gateway
+// nothing (it keeps serving what it has either way).
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
+	id := header(r, "X-Tyk-Nodeid")
+	now := time.Now()
+	if validNodeID(id) && s.due(id, now) {
+		n := store.Node{ID: id, Hostname: header(r, "X-Tyk-Hostname"), LastSeen: now}
+		if err := s.store.SeenNode(r.Context(), n, now.Add(-PruneAfter)); err != nil {
+			s.log.Warn("gateway heartbeat not stored", "err", err)
+		} else {
+			s.wrote(id, now)
+		}
+	}
+	writeJSON(w, http.StatusOK, nodeAnswer(`{}`))
+}
+
+func (s *Server) deregister(w http.ResponseWriter, r *http.Request) {
+	id := header(r, "X-Tyk-Nodeid")
+	if validNodeID(id) {
+		if err := s.store.DeleteNode(r.Context(), id); err != nil {
+			s.log.Warn("gateway de-registration not stored", "err", err)
+		}
+		s.mu.Lock()
+		delete(s.written, id)
+		s.mu.Unlock()
+	}
+	writeJSON(w, http.StatusOK, nodeAnswer(`{}`))
+}
+
+// due reports whether a heartbeat of node id should be written now.
+func (s *Server) due(id string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	last, ok := s.written[id]
+	return !ok || now.Sub(last) >= HeartbeatWrite
+}
+
+// wrote remembers a heartbeat written; the memory is bounded (a full map
+// is cleared, which costs one more write per node).
+func (s *Server) wrote(id string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.written) >= 10000 {
+		clear(s.written)
+	}
+	s.written[id] = now
+}
+
+// liveNodes counts the nodes seen in the last minute, for the gauge.
+func (s *Server) liveNodes() float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	nodes, err := s.store.Nodes(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, node := range nodes {
+		if time.Since(node.LastSeen) <= LiveFor {
+			n++
+		}
+	}
+	return float64(n)
+}

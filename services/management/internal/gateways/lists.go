@@ -1,0 +1,123 @@
+package gateways
+
+import (
+	"bufio"
+	"net/http"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// streamBuffer is how much of a list is gathered before it goes out: the
+// first bytes leave after this much, and a store failure before them is
+// still answered 503.
+const streamBuffer = 64 << 10
+
+// countingWriter tells whether anything reached the client yet.
+type countingWriter struct {
+	w http.ResponseWriter
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if c.n == 0 {
+		c.w.Header().Set("Content-Type", "application/json")
+	}
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// stream answers `{"Status":"OK","Message":[item,..],"Nonce":".."}`, the
+// items written by each from one store snapshot. A store failure before
+// anything was sent is a 503; after, the answer ends early (a complete HTTP
+// response holding incomplete JSON): the gateway fails to decode it and
+// keeps what it loaded, whereas a dropped connection would send it into a
+// re-registration that can stop its reloads (see the package comment).
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, what string, each func(tx *store.Tx, item func([]byte) error) error) {
+	cw := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(cw, streamBuffer)
+	bw.WriteString(`{"Status":"OK","Message":[`)
+	first := true
+	err := s.store.View(r.Context(), func(tx *store.Tx) error {
+		return each(tx, func(item []byte) error {
+			if !first {
+				bw.WriteByte(',')
+			}
+			first = false
+			_, err := bw.Write(item)
+			return err
+		})
+	})
+	if err != nil {
+		s.log.Warn("gateway list failed", "list", what, "err", err)
+		if cw.n == 0 {
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"Status":"Error","Message":"store unavailable","Meta":null}`))
+			return
+		}
+		bw.Flush()
+		return
+	}
+	bw.WriteString(`],"Nonce":"` + nonce() + `"}`)
+	bw.Flush()
+}
+
+// apis serves GET /system/apis: every classic API as stored with
+// "oas":null, and every Tyk OAS API (staged copies and versions included)
+// as the classic definition derived from its document, with is_oas true,
+// beside the document.
+func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
+	var item []byte
+	s.stream(w, r, "apis", func(tx *store.Tx, emit func([]byte) error) error {
+		return tx.EachAPI(func(a store.API) error {
+			item = item[:0]
+			item = append(item, `{"api_definition":`...)
+			if a.Kind == store.Classic {
+				item = append(item, a.Doc...)
+				item = append(item, `,"oas":null}`...)
+				return emit(item)
+			}
+			def, ok := s.derived(a)
+			if !ok {
+				return nil
+			}
+			item = append(item, def...)
+			item = append(item, `,"oas":`...)
+			item = append(item, a.Doc...)
+			item = append(item, '}')
+			return emit(item)
+		})
+	})
+}
+
+// derived is the classic definition a gateway loads for an OAS API, with
+// the API's IDs and is_oas true. An API whose document does not derive is
+// left out (the gateway would skip it as invalid) and logged.
+func (s *Server) derived(a store.API) ([]byte, bool) {
+	if s.derive == nil {
+		return nil, false
+	}
+	def, err := s.derive(a.Doc)
+	if err == nil {
+		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
+	}
+	if err == nil {
+		def, err = rawjson.Set(def, rawjson.Quote(a.DBID), "id")
+	}
+	if err == nil {
+		def, err = rawjson.Set(def, []byte("true"), "is_oas")
+	}
+	if err != nil {
+		s.log.Warn("OAS API left out of /system/apis: no classic definition derives from it", "api_id", a.ID, "err", err)
+		return nil, false
+	}
+	return def, true
+}
+
+// policies serves GET /system/policies: every policy as stored (each has
+// a 24-hex _id and a non-empty id, the store's rule).
+func (s *Server) policies(w http.ResponseWriter, r *http.Request) {
+	s.stream(w, r, "policies", func(tx *store.Tx, emit func([]byte) error) error {
+		return tx.EachDoc(store.Policies, func(d store.Document) error { return emit(d.Doc) })
+	})
+}
