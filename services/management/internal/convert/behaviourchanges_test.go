@@ -96,9 +96,17 @@ func TestBehaviourChanges(t *testing.T) {
 			`version_data.versions["v1"].expires: "2002-01-01 00:00": once the version has expired, its requests are refused with ` +
 				`403 "API has expired, please check documentation or contact administrator" instead of 403 "Api Version has ` +
 				`expired, please check documentation or contact administrator"`,
-			wExpiredV2,
 			`expiration: "2002-01-01 00:00": the X-Tyk-Api-Expires response header of version "v2" carries the version's ` +
-				`expires ("2001-01-01 00:00") instead of the API's expiration`}},
+				`expires ("2001-01-01 00:00") instead of the API's expiration`,
+			wExpiredV2}},
+		{name: "versioned: the API-level expiration refuses nothing in classic, so it is not carried over", mutate: func(d map[string]any) {
+			versioned(d, "v1", true, map[string]any{})
+			d["expiration"] = "2001-01-01 00:00"
+		}, want: map[string]any{x + "info.expiration": "<nil>"}, warnings: []string{
+			`expiration: "2001-01-01 00:00": the X-Tyk-Api-Expires response header is no longer sent for version "v1" (classic ` +
+				`sends the API's expiration, which never refuses requests of a versioned API)`,
+			`expiration: "2001-01-01 00:00": the X-Tyk-Api-Expires response header is no longer sent for version "v2" (classic ` +
+				`sends the API's expiration, which never refuses requests of a versioned API)`}},
 		// classes 4 and 5: validate_json runs as validateRequest, with a required body.
 		{name: "class 4, 5: validate_json", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"validate_json": []any{map[string]any{

@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 )
 
 // The versioning split (Tyk's APIDefinition.MigrateVersioning): a classic API with several versions becomes a
@@ -85,8 +84,10 @@ func (c *converter) splitVersions(opts Options) []*target {
 		base.targetURL = baseV.OverrideTarget
 	}
 	if enabled {
+		// The API-level expiration of a versioned classic API expires nothing: the gateway checks it only for
+		// not-versioned APIs (APISpec.RequestValid) and otherwise only sends it as X-Tyk-Api-Expires, so it is
+		// not carried over (warnings.go announces the header).
 		base.expiration = baseV.Expires
-		c.keepAPIExpiration(vd.Versions)
 	}
 
 	targets := []*target{base}
@@ -172,35 +173,3 @@ func (c *converter) splitVersions(opts Options) []*target {
 
 // expirationLayout is the format of classic expiration and expires dates.
 const expirationLayout = "2006-01-02 15:04"
-
-// keepAPIExpiration fails a versioned API whose API-level expiration would be lost: Tyk OAS gives the base
-// and each child the expiry of its own version, so the API-level date survives only where a version already
-// expires at or before it.
-func (c *converter) keepAPIExpiration(versions map[string]*versionInfo) {
-	exp := c.api.Expiration
-	if exp == "" || exp == "-1" {
-		return
-	}
-	for _, k := range sortedKeys(versions) {
-		v := versions[k]
-		if v == nil || !expiresBy(v.Expires, exp) {
-			c.fail("expiration: %q: a versioned Tyk OAS API expires per version (version_data.versions[].expires), and version %q "+
-				"expires later or never, so the API-level expiration would be lost; copy it into that version's expires", exp, k)
-			return
-		}
-	}
-}
-
-// expiresBy reports whether a version that expires at v (classic format; "" or "-1" is never) expires no
-// later than exp.
-func expiresBy(v, exp string) bool {
-	if v == exp {
-		return true
-	}
-	if v == "" || v == "-1" {
-		return false
-	}
-	tv, err1 := time.Parse(expirationLayout, v)
-	te, err2 := time.Parse(expirationLayout, exp)
-	return err1 == nil && err2 == nil && !tv.After(te)
-}

@@ -62,7 +62,9 @@ func versionField(key, name string) string {
 // A versioned classic API refuses an expired version with 403 VersionExpired; the migrated base and children
 // carry their version's expires as info.expiration and, being Tyk OAS APIs (never "versioned" inside), answer
 // 403 APIExpired. The classic header comes from the API-level expiration when it parses, else from the
-// version; the migrated documents send their version's date.
+// version; the migrated documents send their version's date. The API-level expiration itself never refuses
+// a request of a versioned classic API (RequestValid checks it only for not-versioned ones), so it is not
+// carried over and only its header is announced.
 func (c *converter) expiryWarnings(targets []*target) {
 	api := c.api
 	_, apiExpErr := time.Parse(expirationLayout, api.Expiration)
@@ -80,14 +82,22 @@ func (c *converter) expiryWarnings(targets []*target) {
 		return
 	}
 	for _, t := range targets {
-		if t.version == nil || t.version.Expires == "" || t.version.Expires == "-1" {
+		if t.version == nil {
 			continue
 		}
-		c.warn("%s: %q: once the version has expired, its requests are refused with 403 %q instead of 403 %q",
-			versionField(t.versionName, "expires"), t.version.Expires, msgAPIExpired, msgVersionExpired)
-		if apiExpErr == nil && t.version.Expires != api.Expiration {
-			c.warn("expiration: %q: the X-Tyk-Api-Expires response header of version %q carries the version's expires (%q) "+
-				"instead of the API's expiration", api.Expiration, t.versionName, t.version.Expires)
+		expires := t.version.Expires
+		if apiExpErr == nil && expires != api.Expiration {
+			if expires == "" || expires == "-1" {
+				c.warn("expiration: %q: the X-Tyk-Api-Expires response header is no longer sent for version %q (classic sends "+
+					"the API's expiration, which never refuses requests of a versioned API)", api.Expiration, t.versionName)
+			} else {
+				c.warn("expiration: %q: the X-Tyk-Api-Expires response header of version %q carries the version's expires (%q) "+
+					"instead of the API's expiration", api.Expiration, t.versionName, expires)
+			}
+		}
+		if expires != "" && expires != "-1" {
+			c.warn("%s: %q: once the version has expired, its requests are refused with 403 %q instead of 403 %q",
+				versionField(t.versionName, "expires"), expires, msgAPIExpired, msgVersionExpired)
 		}
 	}
 }

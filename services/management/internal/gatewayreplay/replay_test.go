@@ -92,6 +92,15 @@ var scenarios = []scenario{
 			warning: "answered 404 instead of 403"},
 		{req: request{method: "GET", path: "/a", header: map[string]string{"x-api-version": "v2"}}},
 	}},
+	{name: "versioned API-level expiration (past): refuses nothing, only the header", classic: func(d map[string]any) {
+		versioned(d, map[string]any{})
+		d["expiration"] = "2001-01-01 00:00"
+	}, checks: []check{
+		{req: request{method: "GET", path: "/a", header: map[string]string{"x-api-version": "v2"}}, differs: []string{"header:X-Tyk-Api-Expires"},
+			warning: `the X-Tyk-Api-Expires response header is no longer sent for version "v2"`},
+		{req: request{method: "GET", path: "/a"}, differs: []string{"header:X-Tyk-Api-Expires"},
+			warning: `the X-Tyk-Api-Expires response header is no longer sent for version "v1"`},
+	}},
 	{name: "class 3 expired version", classic: func(d map[string]any) { versioned(d, map[string]any{"expires": "2001-01-01 00:00"}) }, checks: []check{
 		{req: request{method: "GET", path: "/a", header: map[string]string{"x-api-version": "v2"}}, differs: []string{"body"},
 			warning: "once the version has expired"},
