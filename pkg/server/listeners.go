@@ -50,19 +50,28 @@ func Listen(cfg config.Config) (*Listeners, error) {
 			}
 		}
 	}
+	if err := l.open(cfg); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// open opens cfg's addresses into l; the caller closes what was opened
+// when it fails.
+func (l *Listeners) open(cfg config.Config) error {
 	open := func(dst *net.Listener, flag, addr string) error {
 		var err error
 		if *dst, err = net.Listen("tcp", addr); err != nil {
-			l.Close()
 			return fmt.Errorf("listen on --%s %s: %w", flag, addr, err)
 		}
 		return nil
 	}
 	if err := open(&l.HTTP, "http-addr", cfg.HTTPAddr); err != nil {
-		return nil, err
+		return err
 	}
 	if err := open(&l.GRPC, "grpc-addr", cfg.GRPCAddr); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.SiteAddr != "" {
 		err := open(&l.Site, "site-addr", cfg.SiteAddr)
@@ -70,15 +79,13 @@ func Listen(cfg config.Config) (*Listeners, error) {
 			err = open(&l.Site, "site-addr", "127.0.0.1:0")
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if cfg.MetricsAddr != "" {
-		if err := open(&l.Metrics, "metrics-addr", cfg.MetricsAddr); err != nil {
-			return nil, err
-		}
+		return open(&l.Metrics, "metrics-addr", cfg.MetricsAddr)
 	}
-	return l, nil
+	return nil
 }
 
 // logListening writes the listening line: the real HTTP and gRPC

@@ -66,6 +66,18 @@ func TestDefaultSiteAddrTaken(t *testing.T) {
 	if l.Site.Addr().String() == held.Addr().String() {
 		t.Errorf("site listener on %s, the held address", l.Site.Addr())
 	}
+	for _, s := range []net.Listener{l.HTTP, l.GRPC, l.Site} { // all still open
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatalf("%s after the fallback: %v", s.Addr(), err)
+		}
+		c.Close()
+		if c, err := s.Accept(); err != nil {
+			t.Errorf("%s after the fallback: %v", s.Addr(), err)
+		} else {
+			c.Close()
+		}
+	}
 }
 
 // TestServeStopsGracefully starts a service with no routes of its own: the
