@@ -89,7 +89,11 @@ func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		a, ok := l.actions[rpcName(info.FullMethod)]
 		if !ok || a.method == http.MethodGet {
-			return next(ctx, req)
+			resp, err := next(ctx, req)
+			if status.Code(err) == codes.Unauthenticated {
+				metrics.CountAuthFailure(l.opts.Service)
+			}
+			return resp, err
 		}
 		if m, p, ok := gateway.Route(ctx); ok {
 			a.method, a.pattern = m, p // the REST binding actually called

@@ -87,9 +87,9 @@ func TestAuditLog(t *testing.T) {
 		{"admin", "PUT /api/users/{user_id}/actions/key/reset", mgrID, 200},
 		{mgrID, "POST /api/users", "", 403},
 		{mgrID, "DELETE /api/apis/oas/{api_id}", api, 403},
-		{"admin", "POST /api/apis/oas", "", 409},
-		{"admin", "POST /api/apis/oas", "", 200},
-		{"admin", "POST /api/users", "", 200},
+		{"admin", "POST /api/apis/oas", "", 409},  // refused: no object created
+		{"admin", "POST /api/apis/oas", api, 200}, // a create names what it created
+		{"admin", "POST /api/users", mgrID, 200},
 	}
 	if len(got) != len(want) || pages != 1 {
 		t.Fatalf("%d entries, %d pages; want %d, 1: %+v", len(got), pages, len(want), got)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/gatehouse/gatehouse/pkg/audit"
 )
 
 // The API operations of the REST and gRPC handlers, each one transaction,
@@ -40,6 +42,7 @@ func (s *Store) CreateAPI(ctx context.Context, a API, doc func(id, dbID string) 
 		if n.Doc, err = doc(n.ID, n.DBID); err != nil {
 			return err
 		}
+		audit.SetObject(ctx, n.ID) // the request's audit entry names the new API
 		if err := tx.PutAPI(n); err != nil {
 			return err
 		}
