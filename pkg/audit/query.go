@@ -88,6 +88,20 @@ func (l *Log) List(ctx context.Context, q Query) ([]Entry, int, error) {
 	return out, matches, nil
 }
 
+// NewQuery is the Query of a list request's filters (from and to as
+// ParseTime reads them); its error names the field, for a 400.
+func NewQuery(page, size int, userID, action, from, to string) (Query, error) {
+	q := Query{Page: page, PageSize: size, UserID: userID, Action: action}
+	var err error
+	if q.From, err = ParseTime(from); err != nil {
+		return Query{}, fmt.Errorf("from: %w", err)
+	}
+	if q.To, err = ParseTime(to); err != nil {
+		return Query{}, fmt.Errorf("to: %w", err)
+	}
+	return q, nil
+}
+
 // ParseTime reads a from or to filter: RFC 3339 or Unix seconds; "" is
 // the zero time (no bound).
 func ParseTime(s string) (time.Time, error) {

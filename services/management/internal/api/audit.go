@@ -13,15 +13,13 @@ func (s *Server) ListAuditLogs(ctx context.Context, req *managementv1.ListAuditL
 	if err != nil {
 		return nil, err
 	}
-	q := audit.Query{UserID: req.GetUserId(), Action: req.GetAction(), PageSize: pageSize}
+	page := 0 // every entry
 	if limit > 0 {
-		q.Page = offset/pageSize + 1
+		page = offset/pageSize + 1
 	}
-	if q.From, err = audit.ParseTime(req.GetFrom()); err != nil {
-		return nil, badRequest("from: " + err.Error())
-	}
-	if q.To, err = audit.ParseTime(req.GetTo()); err != nil {
-		return nil, badRequest("to: " + err.Error())
+	q, err := audit.NewQuery(page, pageSize, req.GetUserId(), req.GetAction(), req.GetFrom(), req.GetTo())
+	if err != nil {
+		return nil, badRequest(err.Error())
 	}
 	entries, total, err := s.audit.List(ctx, q)
 	if err != nil {

@@ -18,12 +18,9 @@ func (s *Server) ListAuditLogs(ctx context.Context, req *portalv1.ListAuditLogsR
 	if err != nil {
 		return nil, err
 	}
-	q := audit.Query{Page: offset/limit + 1, PageSize: limit, UserID: req.GetUserId(), Action: req.GetAction()}
-	if q.From, err = audit.ParseTime(req.GetFrom()); err != nil {
-		return nil, rest.Error(codes.InvalidArgument, http.StatusBadRequest, "from: "+err.Error())
-	}
-	if q.To, err = audit.ParseTime(req.GetTo()); err != nil {
-		return nil, rest.Error(codes.InvalidArgument, http.StatusBadRequest, "to: "+err.Error())
+	q, err := audit.NewQuery(offset/limit+1, limit, req.GetUserId(), req.GetAction(), req.GetFrom(), req.GetTo())
+	if err != nil {
+		return nil, rest.Error(codes.InvalidArgument, http.StatusBadRequest, err.Error())
 	}
 	entries, _, err := s.audit.List(ctx, q)
 	if err != nil {
