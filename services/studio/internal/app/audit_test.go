@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 )
 
@@ -64,4 +65,22 @@ func TestAuditLog(t *testing.T) {
 	}
 	s.do(t, "GET", "/api/v1/audit-logs", "", user).expect(t, "non-admin reads", 403, errBody(403, "admin role required"))
 	s.do(t, "GET", "/api/v1/audit-logs?page=0", "").expect(t, "page 0", 400, errBody(400, "Invalid page number"))
+}
+
+// TestBootstrapSurvivesDeletion: the studio's bootstrap user deleted (the
+// one change the studio's API can make to it) is an admin again after a
+// restart, and the restart does not fail.
+func TestBootstrapSurvivesDeletion(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "studio.db")
+	s := start(t, db)
+	var users struct{ Data []struct{ ID string } }
+	json.Unmarshal([]byte(s.do(t, "GET", "/api/v1/users", "").body), &users)
+	if len(users.Data) != 1 {
+		t.Fatalf("users: %+v", users)
+	}
+	s.do(t, "DELETE", "/api/v1/users/"+users.Data[0].ID, "").expect(t, "delete the bootstrap user", 204, "")
+	s.do(t, "GET", "/api/v1/users", "").expect(t, "the token is gone", 401, "")
+	s.stop()
+	s = start(t, db)
+	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "the token is an admin again", 201, "")
 }
