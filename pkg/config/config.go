@@ -126,11 +126,17 @@ type Etcd struct {
 }
 
 // Limits bound what clients can hold of a service. Zero fields take the
-// defaults of pkg/server and pkg/gateway; only MaxConns and MaxInFlight are
-// flags, the timeouts and the gRPC fields are for tests.
+// defaults of pkg/server and pkg/gateway; only the Max fields are flags, the
+// timeouts and the gRPC fields are for tests.
 type Limits struct {
 	MaxConns    int // open HTTP connections, and gRPC connections apart; one more is answered 503 (gRPC: closed) (--max-conns, MAX_CONNS)
 	MaxInFlight int // REST requests served at once; one more is answered 503 (--max-inflight, MAX_INFLIGHT)
+	// MaxConnsPerIP bounds the connections of one remote address, on each
+	// listener apart (--max-conns-per-ip, MAX_CONNS_PER_IP).
+	MaxConnsPerIP int
+	// MaxInFlightBytes is the budget of request bytes in flight, REST and
+	// gRPC together (--max-inflight-bytes, MAX_INFLIGHT_BYTES).
+	MaxInFlightBytes int
 
 	ReadHeaderTimeout time.Duration // request line and headers
 	IdleTimeout       time.Duration // keep-alive connection without a request
@@ -138,8 +144,9 @@ type Limits struct {
 	BodyGrace         time.Duration // a body's read deadline: BodyGrace + length at MinBodyRate
 	MinBodyRate       int           // bytes per second
 
-	GRPCMaxStreams  int           // calls one gRPC connection has open at once
-	GRPCPingMinTime time.Duration // a gRPC client pinging more often is disconnected
+	GRPCMaxStreams     int           // calls one gRPC connection has open at once
+	GRPCPingMinTime    time.Duration // a gRPC client pinging more often is disconnected
+	GRPCMessageTimeout time.Duration // a call whose message is not complete this long after it started is reset
 }
 
 // Defaults are a service's built-in values, used when neither a flag nor the
@@ -193,7 +200,10 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.Var(intFlag{&c.Etcd.MaxRequestBytes}, "etcd-max-request-bytes", "the etcd cluster's --max-request-bytes; 0: etcd's default 1.5 MiB (env ETCD_MAX_REQUEST_BYTES)")
 	fs.Var(intFlag{&c.Limits.MaxConns}, "max-conns", "open HTTP connections at most, and as many gRPC connections; one more is refused (env MAX_CONNS)")
 	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; one more is answered 503 (env MAX_INFLIGHT)")
-	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes} {
+	fs.Var(intFlag{&c.Limits.MaxConnsPerIP}, "max-conns-per-ip", "open connections of one remote address at most, on each listener; more are refused (HTTP 503, gRPC closed) while other addresses are served (env MAX_CONNS_PER_IP)")
+	fs.Var(intFlag{&c.Limits.MaxInFlightBytes}, "max-inflight-bytes", "request bytes in flight at most, REST and gRPC together; a request that does not fit waits up to 5 s, then 503 with Retry-After (gRPC Unavailable) (env MAX_INFLIGHT_BYTES)")
+	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "MAX_CONNS_PER_IP": &c.Limits.MaxConnsPerIP,
+		"MAX_INFLIGHT_BYTES": &c.Limits.MaxInFlightBytes, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes} {
 		if v := getenv(env); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 0 {

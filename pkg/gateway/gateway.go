@@ -25,7 +25,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -111,6 +113,14 @@ type Limits struct {
 	// DefaultBodyGrace and DefaultMinBodyRate.
 	BodyGrace   time.Duration
 	MinBodyRate int
+	// Bodies give each operation its largest body; over it, 413 before the
+	// body is read.
+	Bodies bodylimit.Table
+	// Budget, when set, admits each body's length (an unknown length as
+	// its operation's limit) before the body is read, after the caller's
+	// credentials are checked; a body that finds no room within its wait
+	// gets 503 with Retry-After.
+	Budget *inflight.Budget
 }
 
 // DefaultMaxInFlight is the default of Limits.MaxInFlight: with bodies of
@@ -148,6 +158,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}
+	own = append(own, runtime.WithMiddlewares(f.admitBody))
 	muxOpts := append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: jsonpb}),
 		runtime.WithErrorHandler(f.handleError),

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 )
 
 // A body is read against a deadline sized for it: BodyGrace plus its length
@@ -53,14 +56,52 @@ func (f *facade) watchBody(w http.ResponseWriter, r *http.Request) *http.Request
 		size = MaxBody
 	}
 	rc.SetReadDeadline(time.Now().Add(f.limits.BodyGrace + time.Duration(size)*time.Second/time.Duration(f.limits.MinBodyRate)))
-	r.Body = &watchedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), state: state, rc: rc}
+	r.Body = &watchedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), body: r.Body, w: w, state: state, rc: rc}
 	return r
 }
 
 type watchedBody struct {
 	io.ReadCloser
+	body  io.ReadCloser // the request's own, under the cap
+	w     http.ResponseWriter
 	state *bodyState
 	rc    *http.ResponseController
+}
+
+// admitBody runs after authentication: a body over its operation's limit
+// is refused (413) before it is read, one of unknown length is capped at
+// that limit; then the body's bytes are admitted against the in-flight
+// budget, held until the request ends.
+func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		wb, ok := r.Body.(*watchedBody)
+		if !ok || bodyOf(r.Context()).done {
+			next(w, r, params)
+			return
+		}
+		limit := f.limits.Bodies.Of(f.routes.operation(r.Method, r.URL.Path))
+		if r.ContentLength > limit {
+			f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{bodylimit.Message})
+			return
+		}
+		wb.ReadCloser = http.MaxBytesReader(wb.w, wb.body, limit)
+		size := r.ContentLength
+		if size < 0 {
+			size = limit
+		}
+		if f.limits.Budget != nil {
+			hold, err := f.limits.Budget.Acquire(r.Context(), size)
+			if err != nil {
+				if errors.Is(err, inflight.ErrBusy) {
+					w.Header().Set("Retry-After", inflight.RetryAfter)
+				}
+				f.handleError(r.Context(), nil, nil, w, r, err)
+				return
+			}
+			defer hold.Release()
+		}
+		next(w, r, params)
+	}
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {

@@ -18,12 +18,16 @@ type route struct {
 	literals int // segments that are not "{...}": the more, the more specific
 	// ints names, by method, the query parameters that are integer fields.
 	ints map[string][]string
+	// ops names, by method, the gRPC method serving it (the operationId's
+	// part after "Service_").
+	ops map[string]string
 }
 
 func parseRoutes(openapi []byte) (routes, error) {
 	var doc struct {
 		Paths map[string]map[string]struct {
-			Parameters []struct {
+			OperationID string `json:"operationId"`
+			Parameters  []struct {
 				Name   string `json:"name"`
 				In     string `json:"in"`
 				Type   string `json:"type"`
@@ -36,10 +40,11 @@ func parseRoutes(openapi []byte) (routes, error) {
 	}
 	var rs routes
 	for path, ops := range doc.Paths {
-		r := route{pattern: path, segments: strings.Split(strings.Trim(path, "/"), "/")}
+		r := route{pattern: path, segments: strings.Split(strings.Trim(path, "/"), "/"), ops: map[string]string{}}
 		for m, op := range ops {
 			m = strings.ToUpper(m)
 			r.methods = append(r.methods, m)
+			_, r.ops[m], _ = strings.Cut(op.OperationID, "_")
 			for _, p := range op.Parameters {
 				if p.In == "query" && (p.Type == "integer" || p.Format == "int64" || p.Format == "uint64") {
 					if r.ints == nil {
@@ -95,6 +100,15 @@ func (rs routes) intQuery(method, path string) []string {
 		return rs[i].ints[method]
 	}
 	return nil
+}
+
+// operation names the gRPC method of the route that serves method at path
+// (such as CreateAPI), or "".
+func (rs routes) operation(method, path string) string {
+	if i := rs.find(method, path); i >= 0 {
+		return rs[i].ops[method]
+	}
+	return ""
 }
 
 // find returns the index of the most specific route serving method at path,

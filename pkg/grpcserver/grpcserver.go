@@ -22,20 +22,30 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
-// MaxRecvMsgSize admits the REST facade's largest body (16 MiB) with room for framing.
-const MaxRecvMsgSize = 17 << 20
+// MaxRecvMsgSize admits the largest message (bodylimit.Large) with room
+// for framing; each method's own limit is checked by the codec (guard.go).
+const MaxRecvMsgSize = bodylimit.Large + 64<<10
 
-// MaxConcurrentStreams bounds the calls one connection has open at once;
-// it is above the REST facade's in-flight cap, whose calls share one
-// connection. A client that pings more often than every 10 s is
+// MaxConcurrentStreams bounds the calls one connection has open at once
+// (CONTRACT §0). A client that pings more often than every 10 s is
 // disconnected (keepalive enforcement); an idle connection is closed after
 // 5 minutes, a dead one noticed within 80 s.
-const MaxConcurrentStreams = 1024
+const MaxConcurrentStreams = 100
+
+// A stream's receive window is fixed (no BDP growth), so that what a
+// connection's streams buffer before their calls are admitted stays small
+// (MaxConcurrentStreams × StreamWindow); headers are bounded as REST's are.
+const (
+	StreamWindow      = 64 << 10
+	ConnWindow        = 1 << 20
+	MaxHeaderListSize = 64 << 10
+)
 
 // PingMinTime is the keepalive enforcement's shortest interval between a
 // client's pings; three pings closer together get the connection closed
@@ -56,12 +66,15 @@ type Server struct {
 	GRPC   *grpc.Server
 	Health *health.Server
 	Local  *Local
+
+	guards Guards
+	codec  *limitCodec
 }
 
 // RegisterService registers a service implementation on the gRPC server and
 // on Local alike.
 func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
-	s.GRPC.RegisterService(desc, impl)
+	s.GRPC.RegisterService(s.guard(desc), impl)
 	s.Local.RegisterService(desc, impl)
 }
 
@@ -71,32 +84,42 @@ func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
 // reflection calls are never authenticated. audit, when not nil, runs
 // around error mapping, panic recovery and authentication (pkg/audit's
 // interceptor, which sees every answer as the caller does, refusals
-// included). opts come after the defaults,
-// so they replace them (pkg/server passes its configured limits this way).
-func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, opts ...grpc.ServerOption) *Server {
+// included). guards bound the network server's calls (guard.go,
+// frontdoor.go). opts come after the defaults, so they replace them
+// (pkg/server passes its configured limits this way).
+func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, guards Guards, opts ...grpc.ServerOption) *Server {
 	log = log.With("component", "grpc")
 	if audit == nil {
 		audit = func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 			return next(ctx, req)
 		}
 	}
-	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), audit, markErrors(log), recoverPanics(log), authenticate(auth))
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), audit, markErrors(log), recoverPanics(log), authenticate(auth, guards.Door))
+	codec := newLimitCodec()
+	own := []grpc.ServerOption{grpc.ForceServerCodecV2(codec)}
+	if guards.Door != nil {
+		guards.Door.init()
+		own = append(own, grpc.InTapHandle(guards.Door.tap))
+	}
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.InitialWindowSize(StreamWindow),
+		grpc.InitialConnWindowSize(ConnWindow),
+		grpc.MaxHeaderListSize(MaxHeaderListSize),
 		grpc.ConnectionTimeout(10 * time.Second),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: PingMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.UnaryInterceptor(unary),
 		grpc.ChainStreamInterceptor(metrics.GRPC.StreamServerInterceptor(), recoverStreamPanics(log)),
-	}, opts...)
+	}, append(own, opts...)...)
 	srv := grpc.NewServer(opts...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
-	return &Server{GRPC: srv, Health: hs, Local: &Local{chain: unary}}
+	return &Server{GRPC: srv, Health: hs, Local: &Local{chain: unary}, guards: guards, codec: codec}
 }
 
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
@@ -146,15 +169,21 @@ func recoverStreamPanics(log *slog.Logger) grpc.StreamServerInterceptor {
 	}
 }
 
-func authenticate(auth AuthFunc) grpc.UnaryServerInterceptor {
+// authenticate runs the service's AuthFunc; a key it refuses as
+// unauthenticated is dropped from the front door's set.
+func authenticate(auth AuthFunc, door *FrontDoor) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-		if auth == nil || strings.HasPrefix(info.FullMethod, "/grpc.") {
+		if auth == nil || openMethod(info.FullMethod) {
 			return next(ctx, req)
 		}
-		ctx, err := auth(ctx, info.FullMethod, req)
+		authCtx, err := auth(ctx, info.FullMethod, req)
 		if err != nil {
+			if door != nil && status.Code(err) == codes.Unauthenticated {
+				door.forget(ctx)
+			}
 			return nil, err
 		}
+		ctx = authCtx
 		return next(ctx, req)
 	}
 }

@@ -119,7 +119,7 @@ func serve(t *testing.T, auth AuthFunc) (*grpc.ClientConn, *syncBuffer) {
 func newServer(t *testing.T, auth AuthFunc) (*Server, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
-	s := New(slog.New(slog.NewTextHandler(logs, nil)), auth, nil)
+	s := New(slog.New(slog.NewTextHandler(logs, nil)), auth, nil, Guards{})
 	s.RegisterService(&testService, struct{}{})
 	return s, logs
 }

@@ -72,8 +72,12 @@ func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts
 		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", name)))
 	defer span.End()
 
+	// The caller's metadata becomes the handler's incoming metadata and
+	// nothing else: a handler's own outgoing calls (its store's etcd
+	// requests) must not carry the caller's authorization or other headers.
 	md, _ := metadata.FromOutgoingContext(ctx)
 	stream := &localStream{method: method}
+	ctx = metadata.NewOutgoingContext(ctx, metadata.MD{})
 	ctx = context.WithValue(metadata.NewIncomingContext(ctx, md), localKey{}, true)
 	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
 	decode := func(in any) error {

@@ -11,16 +11,23 @@ import (
 	"time"
 )
 
-// capListener lets at most max connections be open at once. A connection
-// over the cap is answered (when refuse is set) with a ready-made response
-// — for HTTP a 503 in the service's error shape — and closed, by at most
-// maxRefusers goroutines at a time; beyond those it is closed at once.
+// capListener lets at most max connections be open at once, and at most
+// perIP of one remote address. A connection over a cap is answered (when
+// its refusal is set) with a ready-made response — for HTTP a 503 in the
+// service's error shape — and closed, by at most maxRefusers goroutines at
+// a time; beyond those it is closed at once. Other addresses keep being
+// served while one is at its cap.
 type capListener struct {
 	net.Listener
 	max      int64
 	open     atomic.Int64
 	refuse   []byte
 	refusing chan struct{}
+
+	perIP      int
+	refuseIP   []byte
+	mu         sync.Mutex
+	openFromIP map[string]int
 }
 
 const (
@@ -30,8 +37,9 @@ const (
 	refuseLinger = time.Second
 )
 
-func newCapListener(l net.Listener, max int, refuse []byte) *capListener {
-	return &capListener{Listener: l, max: int64(max), refuse: refuse, refusing: make(chan struct{}, maxRefusers)}
+func newCapListener(l net.Listener, max, perIP int, refuse, refuseIP []byte) *capListener {
+	return &capListener{Listener: l, max: int64(max), refuse: refuse, refusing: make(chan struct{}, maxRefusers),
+		perIP: perIP, refuseIP: refuseIP, openFromIP: map[string]int{}}
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -40,16 +48,49 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		ip := remoteIP(c)
+		if !l.takeIP(ip) {
+			l.refuseConn(c, l.refuseIP)
+			continue
+		}
 		if l.open.Add(1) <= l.max {
-			return &cappedConn{Conn: c, l: l}, nil
+			return &cappedConn{Conn: c, l: l, ip: ip}, nil
 		}
 		l.open.Add(-1)
-		l.refuseConn(c)
+		l.dropIP(ip)
+		l.refuseConn(c, l.refuse)
 	}
 }
 
-func (l *capListener) refuseConn(c net.Conn) {
-	if l.refuse == nil {
+func remoteIP(c net.Conn) string {
+	addr := c.RemoteAddr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
+// takeIP counts one more connection of ip unless it is at its cap.
+func (l *capListener) takeIP(ip string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.openFromIP[ip] >= l.perIP {
+		return false
+	}
+	l.openFromIP[ip]++
+	return true
+}
+
+func (l *capListener) dropIP(ip string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.openFromIP[ip]--; l.openFromIP[ip] <= 0 {
+		delete(l.openFromIP, ip)
+	}
+}
+
+func (l *capListener) refuseConn(c net.Conn, refuse []byte) {
+	if refuse == nil {
 		c.Close()
 		return
 	}
@@ -63,7 +104,7 @@ func (l *capListener) refuseConn(c net.Conn) {
 		defer func() { <-l.refusing }()
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(refuseLinger))
-		if _, err := c.Write(l.refuse); err != nil {
+		if _, err := c.Write(refuse); err != nil {
 			return
 		}
 		if tc, ok := c.(*net.TCPConn); ok {
@@ -76,12 +117,16 @@ func (l *capListener) refuseConn(c net.Conn) {
 type cappedConn struct {
 	net.Conn
 	l    *capListener
+	ip   string
 	once sync.Once
 }
 
 func (c *cappedConn) Close() error {
 	err := c.Conn.Close()
-	c.once.Do(func() { c.l.open.Add(-1) })
+	c.once.Do(func() {
+		c.l.open.Add(-1)
+		c.l.dropIP(c.ip)
+	})
 	return err
 }
 

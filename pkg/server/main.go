@@ -11,11 +11,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
+
+// MemLimitRatio is the share of the container's memory limit that
+// GOMEMLIMIT gets when the environment does not set it.
+const MemLimitRatio = 0.9
 
 // ServeFunc opens what a service owns (its store, its bootstrap credential)
 // and serves on l until ctx ends.
@@ -79,6 +85,12 @@ func Run(ctx context.Context, log *slog.Logger, cfg config.Config, serve ServeFu
 		return err
 	}
 	defer l.Close()
+	// GOMEMLIMIT, when the environment does not set it, is 90% of the
+	// cgroup's memory limit (none: no limit), so the collector works
+	// harder before the kernel's OOM killer acts.
+	if _, err := memlimit.Set(memlimit.WithRatio(MemLimitRatio)); err != nil {
+		log.Warn("GOMEMLIMIT left unset: the cgroup memory limit could not be read", "err", err)
+	}
 	if cfg.DebugAddr != "" {
 		debug, stopDebug, err := serveDebug(log, cfg.DebugAddr)
 		if err != nil {

@@ -23,9 +23,11 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 )
 
 // The drain budgets: how long in-flight REST requests and gRPC calls may
@@ -69,6 +71,13 @@ type Service struct {
 	// /readyz and gRPC health NOT_SERVING, before it closes its listeners
 	// (cfg.ShutdownDelay).
 	ShutdownDelay time.Duration
+	// Door authenticates gRPC streams before their message is read
+	// (grpcserver.FrontDoor); nil leaves it to Auth alone.
+	Door *grpcserver.FrontDoor
+	// LargeBodies names the methods whose requests may take
+	// bodylimit.Large (API definitions, OAS documents, migration requests,
+	// page content); every other takes bodylimit.Small, on REST and gRPC.
+	LargeBodies []string
 }
 
 // The defaults of config.Limits. A 16 MiB body on a slow link (64 KiB/s)
@@ -78,6 +87,7 @@ type Service struct {
 // handler and the answer as long again.
 const (
 	DefaultMaxConns          = 4096
+	DefaultMaxConnsPerIP     = 64
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultWriteTimeout      = 10 * time.Minute
@@ -91,6 +101,9 @@ func withDefaults(l config.Limits) config.Limits {
 	}
 	if l.MaxConns <= 0 {
 		l.MaxConns = DefaultMaxConns
+	}
+	if l.MaxConnsPerIP <= 0 {
+		l.MaxConnsPerIP = DefaultMaxConnsPerIP
 	}
 	set(&l.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	set(&l.IdleTimeout, DefaultIdleTimeout)
@@ -123,7 +136,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		}
 	}
 	limits := withDefaults(svc.Limits)
+	budget := inflight.New(int64(limits.MaxInFlightBytes), 0)
+	bodies := bodylimit.New(svc.LargeBodies...)
 	srv := grpcserver.New(log, svc.Auth, svc.Audit,
+		grpcserver.Guards{Door: svc.Door, Budget: budget, Limits: bodies, MessageTimeout: limits.GRPCMessageTimeout},
 		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true}))
 	grpcSrv, health := srv.GRPC, srv.Health
@@ -133,7 +149,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	gwCtx, stopGateway := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopGateway()
 	gwOpts := svc.Gateway
-	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate}
+	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate,
+		Budget: budget, Bodies: bodies}
 	var draining atomic.Bool
 	gwOpts.Ready = func(ctx context.Context) error {
 		if draining.Load() {
@@ -153,9 +170,13 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		return err
 	}
 	httpSrv := newHTTPServer(log, closeWhenDraining(&draining, handler), limits, limits.ReadHeaderTimeout+limits.BodyGrace+gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
-	busy, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{"server busy: too many connections, retry later"}))
-	httpL := newCapListener(l.HTTP, limits.MaxConns, rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, busy))
-	grpcL := newCapListener(l.GRPC, limits.MaxConns, nil)
+	refusal := func(msg string) []byte {
+		body, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{msg}))
+		return rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, body)
+	}
+	httpL := newCapListener(l.HTTP, limits.MaxConns, limits.MaxConnsPerIP,
+		refusal("server busy: too many connections, retry later"), refusal("server busy: too many connections from your address, retry later"))
+	grpcL := newCapListener(l.GRPC, limits.MaxConns, limits.MaxConnsPerIP, nil, nil)
 	aux := auxServers(log, l, svc, limits)
 
 	watchCtx, stopWatch := context.WithCancel(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -134,14 +135,8 @@ var dummyHash = credential.Hash("gatehouse: no such key")
 // `Bearer <key>`; 401 otherwise. A key that exists and one that does not
 // take the same steps (a lookup by hash, then a constant-time comparison).
 func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) {
-	if len(vals) != 1 {
-		return store.User{}, errUnauthorized
-	}
-	key := strings.TrimSpace(vals[0])
-	if scheme, rest, ok := strings.Cut(key, " "); ok && strings.EqualFold(scheme, "Bearer") {
-		key = strings.TrimSpace(rest)
-	}
-	if key == "" {
+	key, ok := keyOf(vals)
+	if !ok {
 		return store.User{}, errUnauthorized
 	}
 	hash := credential.Hash(key)
@@ -157,6 +152,19 @@ func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) 
 	}
 	audit.SetCaller(ctx, u.ID, u.Email)
 	return u, nil
+}
+
+// keyOf reads the key of an Authorization value: the bare key or
+// `Bearer <key>`.
+func keyOf(vals []string) (string, bool) {
+	if len(vals) != 1 {
+		return "", false
+	}
+	key := strings.TrimSpace(vals[0])
+	if scheme, rest, ok := strings.Cut(key, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		key = strings.TrimSpace(rest)
+	}
+	return key, key != ""
 }
 
 // authorize decides whether the caller may make this call, before the
@@ -213,4 +221,27 @@ func requestPath(ctx context.Context, template string, req any) string {
 		template = strings.ReplaceAll(template, "{asset_id}", url.PathEscape(r.GetAssetId()))
 	}
 	return template
+}
+
+// FrontDoor is the gRPC front door's view of the same keys: the hash of
+// the key caller reads, live when a user holds it (authorization is still
+// decided per call above).
+func (s *Server) FrontDoor() *grpcserver.FrontDoor {
+	return &grpcserver.FrontDoor{
+		KeyHash: func(authorization []string) ([]byte, bool) {
+			key, ok := keyOf(authorization)
+			if !ok {
+				return nil, false
+			}
+			return credential.Hash(key), true
+		},
+		Known: func(ctx context.Context, hash []byte) (bool, error) {
+			_, err := s.store.UserByKeyHash(ctx, hash)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		},
+		Refusal: errUnauthorized,
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
@@ -84,14 +85,14 @@ func TestHostileRequests(t *testing.T) {
 	}
 	h.Send(servertest.Request{Name: "key with invalid UTF-8", Method: "GET", Path: "/api/apis", Header: http.Header{"Authorization": {"\xff\xfe"}}, Want: http.StatusUnauthorized})
 
-	// The 16 MiB boundary, padding in an unknown member of a categories update.
+	// The 1 MiB boundary (an operation without a document), padding in an unknown member of a categories update.
 	pad := func(total int) []byte {
 		head, tail := `{"zz_pad":"`, `","categories":["a","b"]}`
 		return []byte(head + strings.Repeat("p", total-len(head)-len(tail)) + tail)
 	}
 	path := "/api/apis/oas/" + oasID + "/categories"
-	h.Send(servertest.Request{Name: "body of exactly 16 MiB", Method: "PUT", Path: path, Body: pad(gateway.MaxBody), Want: http.StatusOK})
-	h.Send(servertest.Request{Name: "body of 16 MiB + 1", Method: "PUT", Path: path, Body: pad(gateway.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
+	h.Send(servertest.Request{Name: "body of exactly 1 MiB", Method: "PUT", Path: path, Body: pad(bodylimit.Small), Want: http.StatusOK})
+	h.Send(servertest.Request{Name: "body of 1 MiB + 1", Method: "PUT", Path: path, Body: pad(bodylimit.Small + 1), Want: http.StatusRequestEntityTooLarge})
 	h.Send(servertest.Request{Name: "definition of 16 MiB + 1", Method: "PUT", Path: "/api/apis/" + classicID, Body: pad(gateway.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
 	t.Logf("%d hostile requests, %d refused", h.Sent, h.Refused)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -69,5 +70,22 @@ func (s *Server) Precheck(fail func(w http.ResponseWriter, r *http.Request, err 
 			}
 			next(w, r, params)
 		}
+	}
+}
+
+// FrontDoor is the gRPC front door's view of the same keys: the whole
+// `authorization` value, live when KeyValid says so.
+func (s *Server) FrontDoor() *grpcserver.FrontDoor {
+	return &grpcserver.FrontDoor{
+		KeyHash: func(authorization []string) ([]byte, bool) {
+			if len(authorization) != 1 || authorization[0] == "" {
+				return nil, false
+			}
+			return credential.Hash(authorization[0]), true
+		},
+		Known: func(ctx context.Context, hash []byte) (bool, error) {
+			return s.store.KeyValid(ctx, hash)
+		},
+		Refusal: errUnauthorized,
 	}
 }

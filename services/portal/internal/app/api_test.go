@@ -460,10 +460,10 @@ func TestFacadeErrors(t *testing.T) {
 	if allow := r.header.Get("Allow"); allow != "GET, HEAD, POST" {
 		t.Errorf("Allow %q", allow)
 	}
-	big := `{"Name":"` + strings.Repeat("a", 16<<20) + `"}`
-	p.errorsOf(p.do("POST", "/portal-api/products", big), http.StatusRequestEntityTooLarge, "16 MiB body")
-	// Just under the limit is read, and refused for its length only.
-	fits := `{"Name":"` + strings.Repeat("a", 16<<20-20) + `"}`
+	big := `{"Name":"` + strings.Repeat("a", 1<<20) + `"}`
+	p.errorsOf(p.do("POST", "/portal-api/products", big), http.StatusRequestEntityTooLarge, "1 MiB body")
+	// Just under the limit (1 MiB for a product) is read, and refused for its length only.
+	fits := `{"Name":"` + strings.Repeat("a", 1<<20-20) + `"}`
 	if msgs := p.errorsOf(p.do("POST", "/portal-api/products", fits), 422, "big body"); !slices.Equal(msgs, []string{"Name must be at most 255 characters"}) {
 		t.Errorf("big body: %q", msgs)
 	}

@@ -71,6 +71,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Ready:    st.Ready,
 		Site:     pages,
 		Register: func(g grpc.ServiceRegistrar) { portalv1.RegisterPortalServiceServer(g, srv) },
+		Door:     srv.FrontDoor(),
+		// the operations that carry API definitions, OAS documents, migration requests or page content
+		LargeBodies: []string{"CreateTutorialPage", "UpdateTutorialPage"},
 		Gateway: gateway.Options{
 			Register: func(ctx context.Context, m *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				mux = m

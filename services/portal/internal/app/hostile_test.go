@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -80,7 +80,7 @@ func TestHostileRequests(t *testing.T) {
 		head, tail := `{"zz_pad":"`, `","Name":"p"}`
 		return []byte(head + strings.Repeat("p", total-len(head)-len(tail)) + tail)
 	}
-	h.Send(servertest.Request{Name: "body of exactly 16 MiB", Method: "PUT", Path: "/portal-api/products/1", Body: pad(gateway.MaxBody), Want: http.StatusOK})
-	h.Send(servertest.Request{Name: "body of 16 MiB + 1", Method: "PUT", Path: "/portal-api/products/1", Body: pad(gateway.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
+	h.Send(servertest.Request{Name: "body of exactly 1 MiB", Method: "PUT", Path: "/portal-api/products/1", Body: pad(bodylimit.Small), Want: http.StatusOK})
+	h.Send(servertest.Request{Name: "body of 1 MiB + 1", Method: "PUT", Path: "/portal-api/products/1", Body: pad(bodylimit.Small + 1), Want: http.StatusRequestEntityTooLarge})
 	t.Logf("%d hostile requests, %d refused", h.Sent, h.Refused)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
@@ -69,4 +70,27 @@ func bearerKey(values []string) (string, bool) {
 		return "", false
 	}
 	return key, true
+}
+
+// FrontDoor is the gRPC front door's view of the same keys: the hash of
+// a well-formed `Bearer <key>`, live when a user holds it (the full check
+// above still decides on admin).
+func (s *Server) FrontDoor() *grpcserver.FrontDoor {
+	return &grpcserver.FrontDoor{
+		KeyHash: func(authorization []string) ([]byte, bool) {
+			key, ok := bearerKey(authorization)
+			if !ok {
+				return nil, false
+			}
+			return credential.Hash(key), true
+		},
+		Known: func(ctx context.Context, hash []byte) (bool, error) {
+			_, err := s.store.UserByKeyHash(ctx, hash)
+			if errors.Is(err, store.ErrNotFound) {
+				return false, nil
+			}
+			return err == nil, err
+		},
+		Refusal: errUnauthorized,
+	}
 }

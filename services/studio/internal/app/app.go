@@ -56,6 +56,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		},
 		Auth:     srv.Authenticate,
 		Audit:    auditLog.Interceptor(),
+		Door:     srv.FrontDoor(),
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { studiov1.RegisterStudioServiceServer(g, srv) },
 		Gateway: gateway.Options{

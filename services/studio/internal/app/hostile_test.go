@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -69,16 +69,16 @@ func TestHostileRequests(t *testing.T) {
 	}
 	h.Send(servertest.Request{Name: "bad key with invalid UTF-8", Method: "GET", Path: "/api/v1/llm-settings", Header: http.Header{"Authorization": {"Bearer \xff\xfe"}}, Want: http.StatusUnauthorized})
 
-	// The 16 MiB boundary: padding in an unknown member.
+	// The 1 MiB boundary (an operation without a document): padding in an unknown member.
 	pad := func(total int) []byte {
 		head := `{"zz_pad":"`
 		tail := `",` + setting[1:]
 		return []byte(head + strings.Repeat("p", total-len(head)-len(tail)) + tail)
 	}
-	if b := pad(gateway.MaxBody); len(b) != gateway.MaxBody || !bytes.HasSuffix(b, []byte("}}}")) {
+	if b := pad(bodylimit.Small); len(b) != bodylimit.Small || !bytes.HasSuffix(b, []byte("}}}")) {
 		t.Fatalf("padding is %d bytes", len(b))
 	}
-	h.Send(servertest.Request{Name: "body of exactly 16 MiB", Method: "PATCH", Path: "/api/v1/llm-settings/1", Body: pad(gateway.MaxBody), Want: http.StatusOK})
-	h.Send(servertest.Request{Name: "body of 16 MiB + 1", Method: "PATCH", Path: "/api/v1/llm-settings/1", Body: pad(gateway.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
+	h.Send(servertest.Request{Name: "body of exactly 1 MiB", Method: "PATCH", Path: "/api/v1/llm-settings/1", Body: pad(bodylimit.Small), Want: http.StatusOK})
+	h.Send(servertest.Request{Name: "body of 1 MiB + 1", Method: "PATCH", Path: "/api/v1/llm-settings/1", Body: pad(bodylimit.Small + 1), Want: http.StatusRequestEntityTooLarge})
 	t.Logf("%d hostile requests, %d refused", h.Sent, h.Refused)
 }

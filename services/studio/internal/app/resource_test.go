@@ -57,7 +57,7 @@ func TestSlowClientsDoNotHoldTheService(t *testing.T) {
 	if testing.Short() {
 		t.Skip("holds thousands of sockets")
 	}
-	addr := startLimited(t, config.Limits{MaxConns: 3000, MaxInFlight: 64, ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second,
+	addr := startLimited(t, config.Limits{MaxConns: 3000, MaxConnsPerIP: 3000, MaxInFlight: 64, ReadHeaderTimeout: time.Second, IdleTimeout: 2 * time.Second,
 		BodyGrace: time.Second, MinBodyRate: 1 << 20})
 	client := &http.Client{Timeout: 10 * time.Second}
 	get := func() (int, time.Duration) {

@@ -1,0 +1,163 @@
+package grpcserver
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
+)
+
+// Guards bound what a call over the network can make the server hold
+// (CONTRACT §0 "Resource bounds"); the in-process calls of the REST facade
+// are bounded by the facade itself.
+type Guards struct {
+	// Door, when set, authenticates every stream before it exists.
+	Door *FrontDoor
+	// Budget, when set, admits each call's message before it is read:
+	// MaxRecvMsgSize is held while it is read (grpc-go reads a message up
+	// to the length its sender declares, within MaxRecvMsgSize, before the
+	// codec can check the method's own limit), then only its size until
+	// the call ends.
+	Budget *inflight.Budget
+	// Limits give each method its largest message (decompressed).
+	Limits bodylimit.Table
+	// MessageTimeout: a call whose message is not complete this long after
+	// its handler started is reset. Default MessageTimeout.
+	MessageTimeout time.Duration
+}
+
+// MessageTimeout is the default of Guards.MessageTimeout.
+const MessageTimeout = 30 * time.Second
+
+var errIncomplete = status.Error(codes.DeadlineExceeded, "request message not complete in time")
+
+func errTooLarge() error { return status.Error(codes.ResourceExhausted, bodylimit.Message) }
+
+// guard wraps the unary handlers of desc: budget, then the message read
+// within the timeout. The codec checks the limit of each message type.
+func (s *Server) guard(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
+	out := *desc
+	out.Methods = make([]grpc.MethodDesc, len(desc.Methods))
+	sd, _ := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(desc.ServiceName))
+	for i, m := range desc.Methods {
+		full := "/" + desc.ServiceName + "/" + m.MethodName
+		limit := s.guards.Limits.Of(full)
+		if sd, ok := sd.(protoreflect.ServiceDescriptor); ok {
+			if md := sd.Methods().ByName(protoreflect.Name(m.MethodName)); md != nil {
+				s.codec.setLimit(md.Input().FullName(), limit)
+			}
+		}
+		out.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName, Handler: s.guardHandler(m.Handler)}
+	}
+	return &out
+}
+
+func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
+	timeout := s.guards.MessageTimeout
+	if timeout <= 0 {
+		timeout = MessageTimeout
+	}
+	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+		deadline := time.Now().Add(timeout)
+		var hold *inflight.Hold
+		if s.guards.Budget != nil {
+			var err error
+			if hold, err = s.guards.Budget.Acquire(ctx, MaxRecvMsgSize); err != nil {
+				return nil, err
+			}
+			defer hold.Release()
+		}
+		read := func(v any) error {
+			if err := recvBy(dec, v, deadline, func() { s.codec.refusal(v) }); err != nil {
+				return err
+			}
+			if err := s.codec.refusal(v); err != nil {
+				return err
+			}
+			if hold != nil {
+				if m, ok := v.(proto.Message); ok {
+					hold.Shrink(int64(proto.Size(m)))
+				}
+			}
+			return nil
+		}
+		return h(srv, ctx, read, ic)
+	}
+}
+
+// recvBy reads the call's message, giving up at deadline: the handler then
+// returns, which resets the stream, and the read in progress ends with it
+// (then abandoned runs).
+func recvBy(dec func(any) error, v any, deadline time.Time, abandoned func()) error {
+	done := make(chan error, 1)
+	go func() { done <- dec(v) }()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		go func() { <-done; abandoned() }()
+		return errIncomplete
+	}
+}
+
+// limitCodec is the proto codec with a size limit per request message type
+// of the guarded methods, checked on the decompressed message before it is
+// decoded. gRPC turns a codec's error into Internal, so a refused message
+// is left undecoded and its refusal kept for the guarded handler's read to
+// return (refusal), keyed by the message the read decodes into.
+type limitCodec struct {
+	base    encoding.CodecV2
+	mu      sync.RWMutex
+	limits  map[protoreflect.FullName]int64
+	refused sync.Map // message (pointer) → error
+}
+
+func newLimitCodec() *limitCodec {
+	return &limitCodec{base: encoding.GetCodecV2("proto"), limits: map[protoreflect.FullName]int64{}}
+}
+
+func (c *limitCodec) setLimit(name protoreflect.FullName, limit int64) {
+	c.mu.Lock()
+	c.limits[name] = limit
+	c.mu.Unlock()
+}
+
+func (c *limitCodec) Name() string { return c.base.Name() }
+
+func (c *limitCodec) Marshal(v any) (mem.BufferSlice, error) { return c.base.Marshal(v) }
+
+func (c *limitCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return c.base.Unmarshal(data, v)
+	}
+	c.mu.RLock()
+	limit, guarded := c.limits[m.ProtoReflect().Descriptor().FullName()]
+	c.mu.RUnlock()
+	if guarded && int64(data.Len()) > limit {
+		c.refused.Store(v, errTooLarge())
+		return nil
+	}
+	return c.base.Unmarshal(data, v)
+}
+
+// refusal returns (and forgets) why the codec refused v's message.
+func (c *limitCodec) refusal(v any) error {
+	if err, ok := c.refused.LoadAndDelete(v); ok {
+		return err.(error)
+	}
+	return nil
+}
