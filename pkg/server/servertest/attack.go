@@ -1,0 +1,292 @@
+package servertest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/encoding/gzip" // the attacks send compressed messages
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Attack drives hostile clients at one running service binary, as an
+// attacker on loopback would, and measures what the process holds (VmHWM
+// and VmRSS of /proc/<pid>/status, the peak reset before each attack) and
+// how fast it answers. The services' TestHostileBinary and
+// TestHostileLong run it (issue 18; CONTRACT §0 "Resource bounds").
+type Attack struct {
+	T        testing.TB
+	PID      int
+	HTTPAddr string // host:port of the REST facade
+	GRPCAddr string // host:port of the gRPC server
+	// Auth is a valid admin authorization value, as REST and gRPC take it.
+	Auth string
+	// Method is a gRPC method (full name) whose request holds a free-form
+	// field, reached by the field numbers of Nest from the request down.
+	Method string
+	Nest   []protowire.Number
+}
+
+// Memory is a process's resident memory now and at its peak since the last
+// ResetPeak, in KiB.
+func (a *Attack) Memory() (rss, peak int) {
+	a.T.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.PID))
+	if err != nil {
+		a.T.Fatalf("memory: %v", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		k, v, _ := strings.Cut(line, ":")
+		n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+		switch k {
+		case "VmRSS":
+			rss = n
+		case "VmHWM":
+			peak = n
+		}
+	}
+	return rss, peak
+}
+
+// ResetPeak sets the process's VmHWM to its current RSS (Linux clear_refs
+// 5) and returns that RSS in KiB.
+func (a *Attack) ResetPeak() int {
+	a.T.Helper()
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", a.PID), []byte("5"), 0); err != nil {
+		a.T.Fatalf("reset peak memory: %v", err)
+	}
+	rss, _ := a.Memory()
+	return rss
+}
+
+// Grown is how much the peak rose above base (KiB), in MiB.
+func (a *Attack) Grown(base int) float64 {
+	_, peak := a.Memory()
+	return float64(peak-base) / 1024
+}
+
+// EmptyValues is the wire form of a google.protobuf.Struct whose one member
+// "k" is a list of n empty Values: 2 bytes each on the wire, a few dozen
+// once decoded.
+func EmptyValues(n int) []byte {
+	list := bytes.Repeat([]byte{0x0a, 0x00}, n) // ListValue.values = 1
+	value := protowire.AppendBytes(protowire.AppendTag(nil, 6, protowire.BytesType), list)
+	entry := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte("k"))
+	entry = protowire.AppendBytes(protowire.AppendTag(entry, 2, protowire.BytesType), value)
+	return protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), entry)
+}
+
+// Request wraps the free-form field's wire bytes in the messages of Nest.
+func (a *Attack) Request(field []byte) []byte {
+	for i := len(a.Nest) - 1; i >= 0; i-- {
+		field = protowire.AppendBytes(protowire.AppendTag(nil, a.Nest[i], protowire.BytesType), field)
+	}
+	return field
+}
+
+// rawCodec sends and receives messages as they are on the wire.
+type rawCodec struct{}
+
+func (rawCodec) Name() string { return "proto" }
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+// Dial connects a gRPC client to the service from the local address from
+// (127.0.0.1 when empty).
+func (a *Attack) Dial(from string) *grpc.ClientConn {
+	a.T.Helper()
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(64 << 20))}
+	if from != "" {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", addr)
+		}))
+	}
+	conn, err := grpc.NewClient("passthrough:///"+a.GRPCAddr, opts...)
+	if err != nil {
+		a.T.Fatal(err)
+	}
+	a.T.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// Call sends req (wire bytes) to the attack's method with auth (none when
+// empty), gzip-compressed when compress is set, and returns the status and
+// how long the answer took.
+func (a *Attack) Call(conn *grpc.ClientConn, req []byte, auth string, compress bool) (*status.Status, time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if auth != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", auth)
+	}
+	opts := []grpc.CallOption{grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true)}
+	if compress {
+		opts = append(opts, grpc.UseCompressor("gzip"))
+	}
+	var out []byte
+	begin := time.Now()
+	err := conn.Invoke(ctx, a.Method, &req, &out, opts...)
+	return status.Convert(err), time.Since(begin)
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// Unauthenticated (rows 1 and 2 of issue 18): messages of 8M empty Values,
+// 16 MiB decoded from a few KB of gzip and 16 MiB sent plain, without a key,
+// with a malformed one and with an unknown one, four in a row and three at
+// once: each is refused Unauthenticated within 1 s, and the process's peak
+// memory grows by less than maxGrowthMiB in all (each call may cost at most
+// 64 KiB; the rest is noise). Health, which needs no key, still answers.
+func (a *Attack) Unauthenticated(maxGrowthMiB float64) {
+	t := a.T
+	t.Helper()
+	huge := a.Request(EmptyValues((16<<20 - 64) / 2))
+	bomb := len(gzipped(huge)) // what the gRPC client's gzip sends, about
+	conn := a.Dial("")
+	if _, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Fatalf("health check without a key: %v", err)
+	}
+	base := a.ResetPeak()
+	check := func(name string, st *status.Status, took time.Duration) {
+		if st.Code() != codes.Unauthenticated || took > time.Second {
+			t.Errorf("%s: %v after %v, want Unauthenticated within 1 s", name, st.Err(), took.Round(time.Millisecond))
+		}
+	}
+	for i, auth := range []string{"", "Bearer", "Bearer unknown-key-" + strconv.Itoa(os.Getpid()), "unknown-key"} {
+		st, took := a.Call(conn, huge, auth, true)
+		check(fmt.Sprintf("gzip message of about %d bytes (%d decompressed), call %d", bomb, len(huge), i+1), st, took)
+	}
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			st, took := a.Call(a.Dial(""), huge, "", false)
+			check(fmt.Sprintf("plain message of %d bytes, parallel call %d", len(huge), i+1), st, took)
+		})
+	}
+	wg.Wait()
+	if g := a.Grown(base); g > maxGrowthMiB {
+		t.Errorf("peak memory grew by %.1f MiB for 7 refused calls, want at most %.0f MiB", g, maxGrowthMiB)
+	} else {
+		t.Logf("7 unauthenticated calls of 16 MiB (4 as about %d bytes of gzip): peak memory +%.1f MiB", bomb, g)
+	}
+}
+
+// MessageLimit: with a valid key, a message one byte over the method's
+// limit (plain, then gzip-compressed) is refused ResourceExhausted.
+func (a *Attack) MessageLimit(limit int) {
+	t := a.T
+	t.Helper()
+	conn := a.Dial("")
+	over := a.Request(EmptyValues(limit / 2))
+	for _, compress := range []bool{false, true} {
+		if st, _ := a.Call(conn, over, a.Auth, compress); st.Code() != codes.ResourceExhausted {
+			t.Errorf("a message of %d bytes (limit %d), compressed %v: %v, want ResourceExhausted", len(over), limit, compress, st.Err())
+		}
+	}
+}
+
+// ConnsPerIP (row 6): perIP idle keep-alive connections from 127.0.0.1
+// that made one anonymous request each, and as many bare HTTP/2 prefaces on
+// the gRPC port, are all the address gets: one more HTTP connection is
+// answered 503, one more gRPC connection is closed, while a client from
+// 127.0.0.2 is served on both. adminPath is a GET the admin key may make.
+func (a *Attack) ConnsPerIP(perIP int, adminPath string) {
+	t := a.T
+	t.Helper()
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for i := range perIP {
+		c := rawDial(t, "", a.HTTPAddr)
+		held = append(held, c)
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		if res, err := http.ReadResponse(bufio.NewReader(c), nil); err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("held HTTP connection %d: %v %v", i, res, err)
+		}
+		g := rawDial(t, "", a.GRPCAddr)
+		held = append(held, g)
+		io.WriteString(g, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	}
+	time.Sleep(200 * time.Millisecond) // the server accepts the prefaces
+	extra := rawDial(t, "", a.HTTPAddr)
+	defer extra.Close()
+	fmt.Fprintf(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(extra), nil)
+	if err != nil || res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("HTTP connection %d from one address: %v %v, want 503", perIP+1, res, err)
+	} else if res.Header.Get("Retry-After") == "" {
+		t.Errorf("HTTP connection %d from one address: 503 without Retry-After", perIP+1)
+	}
+	g := rawDial(t, "", a.GRPCAddr)
+	defer g.Close()
+	io.WriteString(g, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	g.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := io.Copy(io.Discard, g); errors.Is(err, os.ErrDeadlineExceeded) { // closed or reset: refused
+		t.Errorf("gRPC connection %d from one address: still open after %d bytes, want it closed", perIP+1, n)
+	}
+
+	// Another address is served meanwhile, on both ports.
+	other := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	req, _ := http.NewRequest(http.MethodGet, "http://"+a.HTTPAddr+adminPath, nil)
+	req.Header.Set("Authorization", a.Auth)
+	if res, err := other.Do(req); err != nil || res.StatusCode != http.StatusOK {
+		t.Errorf("REST from 127.0.0.2 while 127.0.0.1 is at its cap: %v %v, want 200", res, err)
+	} else {
+		res.Body.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := healthpb.NewHealthClient(a.Dial("127.0.0.2")).Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true)); err != nil {
+		t.Errorf("gRPC from 127.0.0.2 while 127.0.0.1 is at its cap: %v", err)
+	}
+}
+
+func rawDial(t testing.TB, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{Timeout: 5 * time.Second}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

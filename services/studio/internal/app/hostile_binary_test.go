@@ -1,0 +1,57 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
+)
+
+// startAttacked builds and runs the studio binary on a fresh store and
+// returns the attack harness aimed at it: CreateLlmSettings, whose
+// data.attributes.metadata (fields 1, 2, 11) is a free-form Struct.
+func startAttacked(t *testing.T, args ...string) *servertest.Attack {
+	t.Helper()
+	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"studio"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := binproc.Start(t, bins["studio"], append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "studio.db"), "--bootstrap-token", token}, args...), os.Environ(), nil, "")
+	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: "Bearer " + token,
+		Method: "/gatehouse.studio.v1.StudioService/CreateLlmSettings", Nest: []protowire.Number{1, 2, 11}}
+}
+
+// TestHostileBinary reproduces issue 18's rows against the real binary,
+// in seconds: 16 MiB gRPC messages (gzip-compressed and plain) without
+// credentials cost no memory and are refused within 1 s; a message over
+// its method's limit is ResourceExhausted; an address at its connection cap
+// is refused while another is served.
+func TestHostileBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and attacks the binary")
+	}
+	a := startAttacked(t)
+	t.Run("unauthenticated gRPC", func(t *testing.T) { a.T = t; a.Unauthenticated(16) })
+	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
+	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/api/v1/llm-settings") })
+}
+
+// TestHostileLong is make test-hostile's part for the studio: 1,000 held
+// streams, and 32 clients sending 1 MiB settings at once.
+func TestHostileLong(t *testing.T) {
+	servertest.Long(t)
+	a := startAttacked(t)
+	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+	body := `{"data":{"type":"llm-settings","attributes":{"model_name":"m","system_prompt":"` + strings.Repeat("p", bodylimit.Small-200) + `"}}}`
+	t.Run("32 bodies of 1 MiB at once", func(t *testing.T) {
+		a.T = t
+		a.ConcurrentBodies(32, "POST", "/api/v1/llm-settings", []byte(body), 256)
+	})
+}
