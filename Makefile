@@ -20,7 +20,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test redis-server test-short test-long test-gateway lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build run test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,6 +61,9 @@ test-gateway: ## replay classic APIs and their migrations through a real Tyk Gat
 	fi; \
 	command -v redis-server >/dev/null || { echo 'test-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)'; exit 1; }; \
 	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run TestReplayThroughGateway ./services/management/internal/gatewayreplay/
+
+test-hostile: $(GOBIN)/etcd ## the long hostile-client runs against the binaries (held streams, 1,000 streams, 32 × 15 MiB, etcd with auth); a few minutes
+	GATEHOUSE_HOSTILE_LONG=1 GATEHOUSE_ETCD=$(GOBIN)/etcd go test -count=1 -p 1 -run 'TestHostile' ./services/studio/internal/app/ ./services/management/internal/app/ ./services/portal/internal/app/
 
 MODULES := $(shell sed -n 's|^\t\./||p' go.work)
 

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
+)
+
+// startAttacked builds and runs the portal binary on a fresh store and
+// returns the attack harness aimed at it: ReorderTutorialPages, whose
+// order.doc_ids (fields 2, 1) is a repeated string, 2 bytes on the wire
+// and 16 decoded for an empty one.
+func startAttacked(t *testing.T, args ...string) *servertest.Attack {
+	t.Helper()
+	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"portal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := binproc.Start(t, bins["portal"], append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "portal.db"), "--bootstrap-token", token}, args...), os.Environ(), nil, "")
+	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: token,
+		Method: "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", Nest: []protowire.Number{2},
+		Amplify: func(n int) []byte { return bytes.Repeat([]byte{0x0a, 0x00}, n/2) }}
+}
+
+// TestHostileBinary reproduces issue 18's rows against the real binary,
+// in seconds (see the studio's for what each part checks).
+func TestHostileBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and attacks the binary")
+	}
+	a := startAttacked(t)
+	t.Run("unauthenticated gRPC", func(t *testing.T) { a.T = t; a.Unauthenticated(16) })
+	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
+	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/portal-api/products") })
+}
+
+// TestHostileLong is make test-hostile's part for the portal: 1,000 held
+// streams, and 32 clients posting 15 MiB pages at once.
+func TestHostileLong(t *testing.T) {
+	servertest.Long(t)
+	a := startAttacked(t)
+	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+	req, _ := http.NewRequest("POST", "http://"+a.HTTPAddr+"/portal-api/products", strings.NewReader(`{"Name":"big"}`))
+	req.Header.Set("Authorization", token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("create product: %v %v", res, err)
+	}
+	res.Body.Close()
+	page := `{"Title":"big","Content":"` + strings.Repeat("c", 15<<20) + `"}`
+	t.Run("32 pages of 15 MiB at once", func(t *testing.T) {
+		a.T = t
+		a.ConcurrentBodies(32, "POST", "/portal-api/products/1/docs", []byte(page), 512)
+	})
+}
