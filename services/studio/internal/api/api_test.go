@@ -31,7 +31,7 @@ func TestStorageFailureIs500(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	gs := grpcserver.New(log, nil, nil)
+	gs := grpcserver.New(log, nil, nil, grpcserver.Guards{})
 	gs.RegisterService(&studiov1.StudioService_ServiceDesc, New(st, log, nil))
 	srv := studiov1.NewStudioServiceClient(gs.Local)
 	engine.Close()
