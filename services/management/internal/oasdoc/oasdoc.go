@@ -1,7 +1,9 @@
 // Package oasdoc handles Tyk OAS API documents as bytes: intake (JSON or
-// YAML), validation (OpenAPI 3.0 rules with kin-openapi, and the required
-// parts of x-tyk-api-gateway), the edits the service makes (info.id,
-// info.dbId) and export (indented JSON or YAML, whole or public).
+// YAML), validation (Check: the project's one rule set for Tyk OAS API
+// definitions, the OpenAPI 3.0 rules with kin-openapi and the
+// x-tyk-api-gateway schema's constraints restated in extrules.go), the edits
+// the service makes (info.id, info.dbId) and export (indented JSON or YAML,
+// whole or public).
 package oasdoc
 
 import (
@@ -102,24 +104,65 @@ func SetDBID(doc []byte, dbID string) ([]byte, error) {
 	return rawjson.Set(doc, rawjson.Quote(dbID), Extension, "info", "dbId")
 }
 
-// Validate checks a JSON document as a Tyk OAS API definition: the
-// extension first, then its required parts, then the OpenAPI 3.0 rules.
-// Problems are *Invalid (or ErrNoExtension) naming the first one found.
+// Validate is the intake check of a document (POST and PUT of a Tyk OAS
+// API): the rules of Check but the restated schema constraints, which are
+// stricter than Tyk's own schema where it admits several shapes (security
+// schemes, event handlers) and so would refuse documents Tyk accepts. It
+// returns the first problem: *Invalid (or ErrNoExtension), nil when there is
+// none.
 func Validate(ctx context.Context, doc []byte) error {
+	if errs := check(ctx, doc, false); len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
+
+// Check checks a JSON document against the project's one rule set for Tyk
+// OAS API definitions, in this order: the x-tyk-api-gateway extension and
+// its required parts, the OpenAPI version, the OpenAPI 3.0 rules
+// (kin-openapi, which stops at its first problem), then the
+// x-tyk-api-gateway schema's constraints (extrules.go). It returns every
+// problem found, each naming the field; none when the document is valid.
+// Every document the service produces (the converter's) meets it.
+func Check(ctx context.Context, doc []byte) []string {
+	var out []string
+	for _, err := range check(ctx, doc, true) {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
+// check runs the rules in order. Without all it stops at the first problem
+// and leaves out the restated schema constraints (Validate). A document
+// without its extension or required parts stops there.
+func check(ctx context.Context, doc []byte, all bool) []error {
 	// The root's members are found once: the document is large, its
 	// x-tyk-api-gateway too.
 	root, err := rawjson.Members(doc)
 	if err != nil {
-		return invalid("the document is not a JSON object")
+		return []error{invalid("the document is not a JSON object")}
 	}
 	if err := checkTyk(doc, root); err != nil {
-		return err
+		return []error{err}
 	}
-	d, err := decodeOpenAPI(doc, root)
-	if err != nil {
-		return invalid("invalid OpenAPI document: %s", err)
+	var errs []error
+	if d, err := decodeOpenAPI(doc, root); err != nil {
+		errs = append(errs, invalid("invalid OpenAPI document: %s", err))
+	} else if err := checkOpenAPI(ctx, d); err != nil {
+		errs = append(errs, err)
 	}
-	return checkOpenAPI(ctx, d)
+	if !all {
+		return errs
+	}
+	m, _ := lastMember(root, Extension)
+	var x any
+	if err := json.Unmarshal(doc[m.ValueStart:m.ValueEnd], &x); err != nil {
+		return append(errs, invalid("%s: %v", Extension, err))
+	}
+	for _, p := range checkExtensionRules(x) {
+		errs = append(errs, &Invalid{Msg: p})
+	}
+	return errs
 }
 
 // checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.
@@ -189,18 +232,66 @@ func checkVersion(doc []byte, root []rawjson.Member) error {
 type field struct {
 	path []string
 	kind string // "object", "string" (non-empty), "bool", "path" (non-empty, starting with /)
+	// emptyIf, for a string, admits "" when it reports true: the upstream URL
+	// of an API whose targets come from load balancing or service discovery
+	// (the gateway proxies to those; the converter writes "" there).
+	emptyIf func(lookup func(path ...string) ([]byte, bool, error)) bool
+}
+
+// targetsElsewhere reports whether load balancing or service discovery is
+// enabled in the upstream.
+func targetsElsewhere(lookup func(path ...string) ([]byte, bool, error)) bool {
+	for _, part := range []string{"loadBalancing", "serviceDiscovery"} {
+		if raw, ok, _ := lookup("upstream", part, "enabled"); ok && string(raw) == "true" {
+			return true
+		}
+	}
+	return false
 }
 
 var requiredParts = []field{
-	{[]string{"info"}, "object"},
-	{[]string{"info", "name"}, "string"},
-	{[]string{"info", "state"}, "object"},
-	{[]string{"info", "state", "active"}, "bool"},
-	{[]string{"upstream"}, "object"},
-	{[]string{"upstream", "url"}, "string"},
-	{[]string{"server"}, "object"},
-	{[]string{"server", "listenPath"}, "object"},
-	{[]string{"server", "listenPath", "value"}, "path"},
+	{[]string{"info"}, "object", nil},
+	{[]string{"info", "name"}, "string", nil},
+	{[]string{"info", "state"}, "object", nil},
+	{[]string{"info", "state", "active"}, "bool", nil},
+	{[]string{"upstream"}, "object", nil},
+	{[]string{"upstream", "url"}, "string", targetsElsewhere},
+	{[]string{"server"}, "object", nil},
+	{[]string{"server", "listenPath"}, "object", nil},
+	{[]string{"server", "listenPath", "value"}, "path", nil},
+}
+
+// check checks the value raw of the part, named name in messages.
+func (f field) check(name string, raw []byte, lookup func(path ...string) ([]byte, bool, error)) error {
+	s, isString := rawjson.String(raw)
+	switch f.kind {
+	case "object":
+		if raw[0] != '{' {
+			return invalid("%s: must be an object", name)
+		}
+	case "bool":
+		if t := string(raw); t != "true" && t != "false" {
+			return invalid("%s: must be a boolean", name)
+		}
+	case "string":
+		if !isString {
+			return invalid("%s: must be a string", name)
+		}
+		if strings.TrimSpace(s) == "" && !(f.emptyIf != nil && f.emptyIf(lookup)) {
+			return invalid("%s: must not be empty", name)
+		}
+	case "path":
+		if !isString {
+			return invalid("%s: must be a string", name)
+		}
+		if s == "" {
+			return invalid("%s: must not be empty", name)
+		}
+		if !strings.HasPrefix(s, "/") {
+			return invalid("%s: must start with /", name)
+		}
+	}
+	return nil
 }
 
 // checkExtension checks the extension ext, whose members are parts.
@@ -223,33 +314,8 @@ func checkExtension(ext []byte, parts []rawjson.Member) error {
 		if !ok {
 			return invalid("%s: required", name)
 		}
-		s, isString := rawjson.String(raw)
-		switch f.kind {
-		case "object":
-			if raw[0] != '{' {
-				return invalid("%s: must be an object", name)
-			}
-		case "bool":
-			if t := string(raw); t != "true" && t != "false" {
-				return invalid("%s: must be a boolean", name)
-			}
-		case "string":
-			if !isString {
-				return invalid("%s: must be a string", name)
-			}
-			if strings.TrimSpace(s) == "" {
-				return invalid("%s: must not be empty", name)
-			}
-		case "path":
-			if !isString {
-				return invalid("%s: must be a string", name)
-			}
-			if s == "" {
-				return invalid("%s: must not be empty", name)
-			}
-			if !strings.HasPrefix(s, "/") {
-				return invalid("%s: must start with /", name)
-			}
+		if err := f.check(name, raw, lookup); err != nil {
+			return err
 		}
 	}
 	if raw, ok, _ := lookup("info", "id"); ok {

@@ -1,4 +1,4 @@
-package convert
+package oasdoc
 
 import (
 	"fmt"
@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// The constraints of the x-tyk-api-gateway JSON schema (draft-04, Tyk's apidef/oas/schema) that apply to what
-// the converter writes, restated as the project's own tables so that every test checks them in a plain clone.
-// The schema has no additionalProperties: false, so it constrains required members, types, enums, patterns
-// and ranges; that is what is restated here. When the shared reference folder is present the tests also
-// validate against the schema file itself (helpers_test.go), which keeps these tables honest.
+// The constraints of the x-tyk-api-gateway JSON schema (draft-04, Tyk's apidef/oas/schema), restated as the
+// project's own tables: the members each object requires, the type, enum, pattern or range of each value, and
+// the schema's conditional rules (extcheck.go). The schema has no additionalProperties: false, so that is all it
+// constrains. testdata/x-tyk-api-gateway.schema.json states the same facts as a JSON schema, and the package's
+// tests hold Check to it.
 
-// extRequired lists, for each object the converter can write (a location under x-tyk-api-gateway, "*" for
-// any key or index), the members the schema requires of it.
+// extRequired lists, for each object of the parts restated (those the converter writes; a location under
+// x-tyk-api-gateway, "*" for any key or index, a leading "**" for any depth), the members the schema requires.
 var extRequired = []struct {
 	at      string
 	members []string
@@ -118,7 +118,14 @@ var extRequired = []struct {
 // extValue is a constraint on the values at a location.
 type extValue struct {
 	at    string
-	check func(v any) string // "" when the value is acceptable, else what is wrong
+	check valueCheck
+}
+
+// valueCheck is one constraint on a value: the check, and the same constraint as a JSON schema (draft-04),
+// from which the package's tests write testdata/x-tyk-api-gateway.schema.json.
+type valueCheck struct {
+	check  func(v any) string // "" when the value is acceptable, else what is wrong
+	schema map[string]any
 }
 
 var (
@@ -127,62 +134,62 @@ var (
 	timeoutDuration = regexp.MustCompile(`^(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?(\d+(?:\.\d+)?ms)?$`)
 )
 
-func isBool(v any) string {
+var isBool = valueCheck{func(v any) string {
 	if _, ok := v.(bool); !ok {
 		return "must be a boolean"
 	}
 	return ""
-}
+}, map[string]any{"type": "boolean"}}
 
-func isString(v any) string {
+var isString = valueCheck{func(v any) string {
 	if _, ok := v.(string); !ok {
 		return "must be a string"
 	}
 	return ""
-}
+}, map[string]any{"type": "string"}}
 
 // nonBlankString is the schema's "pattern": "\S+".
-func nonBlankString(v any) string {
+var nonBlankString = valueCheck{func(v any) string {
 	if s, ok := v.(string); !ok || strings.TrimSpace(s) == "" {
 		return "must be a string with a non-space character"
 	}
 	return ""
-}
+}, map[string]any{"type": "string", "pattern": `\S+`}}
 
-func matches(re *regexp.Regexp) func(any) string {
-	return func(v any) string {
+func matches(re *regexp.Regexp) valueCheck {
+	return valueCheck{func(v any) string {
 		if s, ok := v.(string); !ok || !re.MatchString(s) {
 			return "must match " + re.String()
 		}
 		return ""
-	}
+	}, map[string]any{"type": "string", "pattern": re.String()}}
 }
 
-func oneOf(values ...string) func(any) string {
-	return func(v any) string {
+func oneOf(values ...string) valueCheck {
+	return valueCheck{func(v any) string {
 		if s, ok := v.(string); !ok || !slices.Contains(values, s) {
 			return fmt.Sprintf("must be one of %q", values)
 		}
 		return ""
-	}
+	}, map[string]any{"type": "string", "enum": values}}
 }
 
 // numberIn checks a JSON number, optionally an integer, against inclusive bounds.
-func numberIn(integer bool, lo, hi float64) func(any) string {
-	return func(v any) string {
-		f, ok := jsonNumber(v)
+func numberIn(integer bool, lo, hi float64) valueCheck {
+	kind := "number"
+	if integer {
+		kind = "integer"
+	}
+	return valueCheck{func(v any) string {
+		f, ok := numberValue(v)
 		if !ok || (integer && f != float64(int64(f))) || f < lo || f > hi {
-			kind := "number"
-			if integer {
-				kind = "integer"
-			}
 			return fmt.Sprintf("must be a %s in [%v, %v]", kind, lo, hi)
 		}
 		return ""
-	}
+	}, map[string]any{"type": kind, "minimum": lo, "maximum": hi}}
 }
 
-func jsonNumber(v any) (float64, bool) {
+func numberValue(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
@@ -193,31 +200,31 @@ func jsonNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-func isArrayOf(item func(any) string) func(any) string {
-	return func(v any) string {
+func isArrayOf(item valueCheck) valueCheck {
+	return valueCheck{func(v any) string {
 		list, ok := v.([]any)
 		if !ok {
 			return "must be an array"
 		}
 		for i, e := range list {
-			if p := item(e); p != "" {
+			if p := item.check(e); p != "" {
 				return fmt.Sprintf("item %d %s", i, p)
 			}
 		}
 		return ""
-	}
+	}, map[string]any{"type": "array", "items": item.schema}}
 }
 
-func orNull(check func(any) string) func(any) string {
-	return func(v any) string {
+func orNull(c valueCheck) valueCheck {
+	return valueCheck{func(v any) string {
 		if v == nil {
 			return ""
 		}
-		return check(v)
-	}
+		return c.check(v)
+	}, map[string]any{"anyOf": []any{map[string]any{"type": "null"}, c.schema}}}
 }
 
-func uniqueStrings(v any) string {
+var uniqueStrings = valueCheck{func(v any) string {
 	list, ok := v.([]any)
 	if !ok {
 		return "must be an array"
@@ -228,7 +235,7 @@ func uniqueStrings(v any) string {
 		}
 	}
 	return ""
-}
+}, map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "uniqueItems": true}}
 
 const maxFloat = 1e308
 
@@ -345,148 +352,96 @@ var extValues = []extValue{
 	{"middleware.operations.*.rateLimit.per", matches(hmsDuration)},
 }
 
-// locationMatches reports whether a location pattern matches a path of keys: "*" matches one key, a leading
-// "**" any number of them.
-func locationMatches(pattern string, path []string) bool {
-	var parts []string
-	if pattern != "" {
-		parts = strings.Split(pattern, ".")
-	}
-	if len(parts) > 0 && parts[0] == "**" {
-		rest := parts[1:]
-		return len(path) >= len(rest) && segmentsMatch(rest, path[len(path)-len(rest):])
-	}
-	return len(parts) == len(path) && segmentsMatch(parts, path)
-}
-
-func segmentsMatch(parts, path []string) bool {
-	for i, p := range parts {
-		if p != "*" && p != path[i] {
-			return false
+// extConditional are the schema's conditional rules (its anyOf and not), each at the objects of a location:
+// the check, and the same rule as a JSON schema.
+var extConditional = []struct {
+	at     string
+	check  func(obj map[string]any) string
+	schema map[string]any
+}{
+	{"upstream", func(o map[string]any) string {
+		if !has(o, "url") && !has(o, "loadBalancing") {
+			return "needs url or loadBalancing"
 		}
-	}
-	return true
-}
-
-// extensionProblems checks a decoded x-tyk-api-gateway object against the restated schema constraints.
-func extensionProblems(x any) []string {
-	var out []string
-	var walk func(path []string, v any)
-	walk = func(path []string, v any) {
-		where := strings.Join(path, ".")
-		for _, r := range extValues {
-			if locationMatches(r.at, path) {
-				if p := r.check(v); p != "" {
-					out = append(out, fmt.Sprintf("x-tyk-api-gateway.%s: %s (got %v)", where, p, v))
-				}
-			}
+		return ""
+	}, anyOf(required("url"), required("loadBalancing"))},
+	{"upstream.loadBalancing", func(o map[string]any) string {
+		if t, _ := o["targets"].([]any); o["enabled"] == true && len(t) == 0 {
+			return "enabled needs at least one target"
 		}
-		switch x := v.(type) {
-		case map[string]any:
-			for _, r := range extRequired {
-				if !locationMatches(r.at, path) {
-					continue
-				}
-				for _, m := range r.members {
-					if _, ok := x[m]; !ok {
-						out = append(out, fmt.Sprintf("x-tyk-api-gateway.%s: missing required member %q", where, m))
-					}
-				}
-			}
-			for _, k := range sortedKeys(x) {
-				walk(append(slices.Clone(path), k), x[k])
-			}
-		case []any:
-			for i, e := range x {
-				walk(append(slices.Clone(path), fmt.Sprint(i)), e)
-			}
-		}
-	}
-	obj, ok := x.(map[string]any)
-	if !ok {
-		return []string{"x-tyk-api-gateway must be an object"}
-	}
-	walk(nil, obj)
-	out = append(out, extensionAnyOf(obj)...)
-	return out
-}
-
-// extensionAnyOf restates the schema's conditional rules.
-func extensionAnyOf(x map[string]any) []string {
-	var out []string
-	up, _ := x["upstream"].(map[string]any)
-	if _, url := up["url"]; !url {
-		if _, lb := up["loadBalancing"]; !lb {
-			out = append(out, "x-tyk-api-gateway.upstream: needs url or loadBalancing")
-		}
-	}
-	if lb, ok := up["loadBalancing"].(map[string]any); ok && lb["enabled"] == true {
-		if t, _ := lb["targets"].([]any); len(t) == 0 {
-			out = append(out, "x-tyk-api-gateway.upstream.loadBalancing: enabled needs at least one target")
-		}
-	}
-	info, _ := x["info"].(map[string]any)
-	if vs, ok := info["versioning"].(map[string]any); ok {
-		switch vs["location"] {
+		return ""
+	}, anyOf(not(is("enabled", true)), map[string]any{"required": []any{"targets"}, "properties": map[string]any{"targets": map[string]any{"type": "array", "minItems": 1}}})},
+	{"info.versioning", func(o map[string]any) string {
+		switch o["location"] {
 		case "header", "url-param":
-			if _, ok := vs["key"]; !ok {
-				out = append(out, "x-tyk-api-gateway.info.versioning: location header or url-param needs a key")
+			if !has(o, "key") {
+				return "location header or url-param needs a key"
 			}
 		case "url":
 		default:
-			out = append(out, fmt.Sprintf("x-tyk-api-gateway.info.versioning.location: %v is not header, url-param or url", vs["location"]))
+			return fmt.Sprintf("location %v is not header, url-param or url", o["location"])
 		}
-	}
-	mw, _ := x["middleware"].(map[string]any)
-	ops, _ := mw["operations"].(map[string]any)
-	for _, id := range sortedKeys(ops) {
-		op, _ := ops[id].(map[string]any)
-		for _, f := range []string{"transformRequestBody", "transformResponseBody"} {
-			if tb, ok := op[f].(map[string]any); ok {
-				_, body := tb["body"]
-				_, path := tb["path"]
-				if !body && !path {
-					out = append(out, fmt.Sprintf("x-tyk-api-gateway.middleware.operations.%s.%s: needs body or path", id, f))
-				}
+		return ""
+	}, anyOf(is("location", "url"), allOf(is("location", "header", "url-param"), required("key")))},
+	{"middleware.operations.*.transformRequestBody", needsBodyOrPath, anyOf(required("body"), required("path"))},
+	{"middleware.operations.*.transformResponseBody", needsBodyOrPath, anyOf(required("body"), required("path"))},
+	{"middleware.operations.*.urlRewrite.triggers.*.rules.*", func(o map[string]any) string {
+		if o["in"] != "requestBody" && !has(o, "name") {
+			return "a rule on anything but the request body needs a name"
+		}
+		return ""
+	}, anyOf(is("in", "requestBody"), required("name"))},
+	{"server.eventHandlers.*", func(o map[string]any) string {
+		for _, m := range eventHandlerNeeds(o) {
+			if !has(o, m) {
+				return fmt.Sprintf("a %v handler needs %q", o["type"], m)
 			}
 		}
-		if uw, ok := op["urlRewrite"].(map[string]any); ok {
-			trig, _ := uw["triggers"].([]any)
-			for i, t := range trig {
-				rules, _ := t.(map[string]any)["rules"].([]any)
-				for j, r := range rules {
-					rule, _ := r.(map[string]any)
-					if _, named := rule["name"]; rule["in"] != "requestBody" && !named {
-						out = append(out, fmt.Sprintf("x-tyk-api-gateway.middleware.operations.%s.urlRewrite.triggers.%d.rules.%d: needs a name", id, i, j))
-					}
-				}
-			}
-		}
-	}
-	for i, h := range asList(lookupPath(x, "server", "eventHandlers")) {
-		e, _ := h.(map[string]any)
-		var need []string
-		switch e["type"] {
-		case "webhook":
-			need = []string{"enabled", "trigger", "cooldownPeriod"}
-			if _, id := e["id"]; !id {
-				need = append(need, "url", "method", "bodyTemplate")
-			}
-		case "custom":
-			need = []string{"enabled", "trigger", "name", "functionName", "path"}
-		case "log":
-			need = []string{"enabled", "trigger", "name", "logPrefix"}
-		}
-		for _, m := range need {
-			if _, ok := e[m]; !ok {
-				out = append(out, fmt.Sprintf("x-tyk-api-gateway.server.eventHandlers.%d: a %v handler needs %q", i, e["type"], m))
-			}
-		}
-	}
-	return out
+		return ""
+	}, anyOf(not(is("type", "webhook", "custom", "log")),
+		allOf(is("type", "webhook"), required("enabled", "trigger", "cooldownPeriod", "id")),
+		allOf(is("type", "webhook"), required("enabled", "trigger", "cooldownPeriod", "url", "method", "bodyTemplate")),
+		allOf(is("type", "custom"), required("enabled", "trigger", "name", "functionName", "path")),
+		allOf(is("type", "log"), required("enabled", "trigger", "name", "logPrefix")))},
 }
 
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
+func has(o map[string]any, k string) bool {
+	_, ok := o[k]
+	return ok
+}
+
+func needsBodyOrPath(o map[string]any) string {
+	if !has(o, "body") && !has(o, "path") {
+		return "needs body or path"
+	}
+	return ""
+}
+
+// eventHandlerNeeds are the members an event handler of its type needs.
+func eventHandlerNeeds(o map[string]any) []string {
+	switch o["type"] {
+	case "webhook":
+		if has(o, "id") {
+			return []string{"enabled", "trigger", "cooldownPeriod"}
+		}
+		return []string{"enabled", "trigger", "cooldownPeriod", "url", "method", "bodyTemplate"}
+	case "custom":
+		return []string{"enabled", "trigger", "name", "functionName", "path"}
+	case "log":
+		return []string{"enabled", "trigger", "name", "logPrefix"}
+	}
+	return nil
+}
+
+// JSON schema builders for extConditional.
+
+func anyOf(s ...map[string]any) map[string]any { return map[string]any{"anyOf": s} }
+func allOf(s ...map[string]any) map[string]any { return map[string]any{"allOf": s} }
+func not(s map[string]any) map[string]any      { return map[string]any{"not": s} }
+
+func required(members ...string) map[string]any { return map[string]any{"required": members} }
+
+// is: the member is present and one of the values.
+func is(member string, values ...any) map[string]any {
+	return map[string]any{"required": []string{member}, "properties": map[string]any{member: map[string]any{"enum": values}}}
 }
