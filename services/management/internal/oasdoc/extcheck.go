@@ -2,6 +2,7 @@ package oasdoc
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func (w *extensionWalk) walk(v any) {
 	case map[string]any:
 		w.checkRequired(last, x)
 		w.checkConditional(last, x)
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			w.path = append(w.path, k)
 			w.walk(x[k])
 			w.path = w.path[:len(w.path)-1]
@@ -178,13 +179,4 @@ func (w *extensionWalk) checkConditional(last string, x map[string]any) {
 			}
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -213,7 +215,7 @@ func mutations(x any, seen map[string]bool) []any {
 		}
 		switch c := v.(type) {
 		case map[string]any:
-			for _, k := range sortedKeys(c) {
+			for _, k := range slices.Sorted(maps.Keys(c)) {
 				old := c[k]
 				walk(old, func(n any) { c[k] = n }, func() { delete(c, k) })
 				c[k] = old
