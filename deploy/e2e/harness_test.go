@@ -72,11 +72,12 @@ type service struct {
 	dir   string // working folder
 	db    string
 	token string // the --bootstrap-token secret, an admin credential
+	env   []string // added to the environment (KEY=value)
 	proc  *binproc.Process
 	conn  *grpc.ClientConn
 }
 
-func newService(t *testing.T, name string) *service {
+func newService(t *testing.T, name string, env ...string) *service {
 	t.Helper()
 	dir := t.TempDir()
 	s := &service{
@@ -85,6 +86,7 @@ func newService(t *testing.T, name string) *service {
 		dir:   dir,
 		db:    filepath.Join(dir, "store", name+".db"), // the service creates the folder
 		token: binproc.RandomToken(t),
+		env:   env,
 	}
 	s.start(t)
 	return s
@@ -96,7 +98,7 @@ func (s *service) start(t *testing.T) {
 	s.proc = binproc.Start(t, s.bin, []string{
 		"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--db", s.db, "--bootstrap-token", s.token,
-	}, os.Environ(), nil, s.dir)
+	}, append(os.Environ(), s.env...), nil, s.dir)
 	conn, err := grpc.NewClient("passthrough:///"+s.proc.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

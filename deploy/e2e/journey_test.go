@@ -24,6 +24,7 @@ func TestJourney(t *testing.T) {
 	t.Run("studio", func(t *testing.T) { t.Parallel(); studioJourney(t) })
 	t.Run("management", func(t *testing.T) { t.Parallel(); managementJourney(t) })
 	t.Run("portal", func(t *testing.T) { t.Parallel(); portalJourney(t) })
+	t.Run("gateway", func(t *testing.T) { t.Parallel(); gatewayJourney(t) })
 }
 
 // studioJourney: LLM settings are created, read, and deleted over REST and

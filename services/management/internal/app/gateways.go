@@ -7,6 +7,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/gateways"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -40,6 +41,5 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg c
 }
 
 // deriveClassic is the OAS → classic derivation gateways load OAS APIs
-// with; nil until the converter has it (OAS APIs are left out of
-// /system/apis meanwhile).
-var deriveClassic gateways.Derive
+// with: the converter's other direction.
+var deriveClassic gateways.Derive = convert.ToClassic

@@ -115,6 +115,16 @@ func TestGatewayDouble(t *testing.T) {
 		t.Fatalf("loaded definition: %v", def)
 	}
 
+	// a Tyk OAS API: the derived classic definition, is_oas true, beside the document
+	oas := "9a7e0000000000000000000000000002"
+	expect(t, "oas", in.admin("POST", "/api/apis/oas", oasDoc(oas, "OAS gatewayed", "/oas-gw/")), 200, "")
+	if err := gw.WaitFor(5*time.Second, func(g *tykgwtest.Gateway) bool { return g.APIs()[oas].OAS != nil }); err != nil {
+		t.Fatalf("the OAS API was not loaded: %+v", gw.Stats())
+	}
+	if d := gw.APIs()[oas].Definition; d["is_oas"] != true || d["name"] != "OAS gatewayed" || d["proxy"].(map[string]any)["listen_path"] != "/oas-gw/" {
+		t.Fatalf("derived definition: %v", d)
+	}
+
 	// a change is announced and loaded within 1 s (plus the double's 1 s reload tick)
 	changed := time.Now()
 	expect(t, "update", in.admin("PUT", "/api/apis/"+api, classicBody(api, "Renamed")), 200, "")
@@ -131,7 +141,7 @@ func TestGatewayDouble(t *testing.T) {
 	for i := range 300 {
 		expect(t, "burst", in.admin("POST", "/api/apis", classicBody(fmt.Sprintf("b%031d", i), "Burst")), 200, "")
 	}
-	if err := gw.WaitFor(10*time.Second, func(g *tykgwtest.Gateway) bool { return len(g.APIs()) == 301 }); err != nil {
+	if err := gw.WaitFor(10*time.Second, func(g *tykgwtest.Gateway) bool { return len(g.APIs()) == 302 }); err != nil {
 		t.Fatalf("burst not loaded: %d APIs", len(gw.APIs()))
 	}
 	time.Sleep(2 * time.Second) // the last round
