@@ -71,7 +71,7 @@ type service struct {
 	bin   string
 	dir   string // working folder
 	db    string
-	token string // the --bootstrap-token secret, an admin credential
+	token string   // the --bootstrap-token secret, an admin credential
 	env   []string // added to the environment (KEY=value)
 	proc  *binproc.Process
 	conn  *grpc.ClientConn
