@@ -101,6 +101,11 @@ type Options struct {
 type PlainRoute struct {
 	Method, Path string
 	Handler      http.Handler
+	// Serve, used when Handler is nil, serves the route and may return an
+	// error instead of writing an answer: it is answered in the service's
+	// error shape (a rest.Error with its status, any other error 500
+	// internal error). The store backup is one.
+	Serve func(w http.ResponseWriter, r *http.Request) error
 }
 
 // Limits bound what one client can hold of the facade.
@@ -274,7 +279,11 @@ func (f *facade) servePlain(w http.ResponseWriter, r *http.Request) bool {
 		if rt.Method == r.Method {
 			setRoute(r, rt.Path)
 			closeUnread(r.Context(), w) // the handler reads no body
-			rt.Handler.ServeHTTP(w, r)
+			if rt.Handler != nil {
+				rt.Handler.ServeHTTP(w, r)
+			} else if err := rt.Serve(w, r); err != nil {
+				f.handleError(r.Context(), nil, nil, w, r, err)
+			}
 			return true
 		}
 		allow = append(allow, rt.Method)

@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -180,6 +181,16 @@ func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 }
 
 // Ready reports whether the file is open.
+// Snapshot is kv.Snapshotter: the file as one read transaction sees it
+// (bbolt's Tx.WriteTo), while writers go on committing. The copy is a store
+// file like the original, its free pages included.
+func (e *Engine) Snapshot(ctx context.Context, fn func(size int64, content io.WriterTo) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return e.db.View(func(tx *bolt.Tx) error { return fn(tx.Size(), tx) })
+}
+
 func (e *Engine) Ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

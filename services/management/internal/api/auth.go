@@ -117,6 +117,19 @@ var areas = []struct{ prefix, area string }{
 	{"/api/system/nodes", "system"},
 }
 
+// AuthenticateAdminREST admits an active admin only (the store backup):
+// 401 without a valid key, 403 for any other user.
+func (s *Server) AuthenticateAdminREST(r *http.Request) error {
+	u, err := s.caller(r.Context(), r.Header.Values("Authorization"))
+	if err != nil {
+		return err
+	}
+	if !u.ActiveAdmin() {
+		return forbidden(r.URL.EscapedPath())
+	}
+	return nil
+}
+
 // areaOf is the permission area of a REST path, "" for a path outside them.
 func areaOf(path string) string {
 	for _, a := range areas {

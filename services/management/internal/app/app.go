@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -82,7 +83,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			QueryInt:     api.QueryInt,
 			RequestError: requestError,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
-			Plain:        routes,
+			Plain:        append(routes, backup.Routes("/api", backup.Options{Service: "management", Engine: engine, Admin: srv.AuthenticateAdminREST, Audit: auditLog, Log: log})...),
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -85,6 +86,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			QueryInt:     api.QueryInt,
 			RequestError: api.RequestError,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
+			Plain:        backup.Routes("/portal-api", backup.Options{Service: "portal", Engine: engine, Admin: srv.AuthenticateREST, Audit: auditLog, Log: log}),
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 				runtime.WithMiddlewares(srv.Precheck(fail)),

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/gen/openapi"
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
@@ -68,6 +69,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			ErrorBody:    errorBody,
 			QueryInt:     api.QueryInt,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
+			Plain:        backup.Routes("/api/v1", backup.Options{Service: "studio", Engine: engine, Admin: srv.AuthenticateREST, Audit: auditLog, Log: log}),
 		},
 	})
 }
