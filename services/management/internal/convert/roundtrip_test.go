@@ -107,16 +107,6 @@ func keptFields(api *classicAPI, t *target, got *classicAPI) []string {
 	return append(bad, missingEntries(&t.version.ExtendedPaths, &v.ExtendedPaths)...)
 }
 
-func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
 // missingEntries lists the endpoint entries of want (list, method, operation path, disabled) that got lacks,
 // for every list the derived definition carries.
 func missingEntries(want, got *extendedPaths) []string {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"slices"
 )
 
@@ -32,6 +33,12 @@ type xSecuritySchemes struct {
 	ExternalOAuth *xExternalOAuth `json:"externalOAuth,omitempty"`
 	JWT           *xJWT           `json:"jwt,omitempty"`
 	OAuth         *xOAuth         `json:"oauth,omitempty"`
+
+	byName map[string]json.RawMessage // every scheme by its name, when decoded (ToClassic)
+}
+
+func (s *xSecuritySchemes) empty() bool {
+	return s.AuthToken == nil && s.Basic == nil && s.ExternalOAuth == nil && s.JWT == nil && s.OAuth == nil
 }
 
 type xToken struct {
@@ -352,7 +359,7 @@ func (c *converter) authentication() *xAuthentication {
 		}
 		ss.ExternalOAuth = e
 	}
-	if *ss != (xSecuritySchemes{}) {
+	if !ss.empty() {
 		a.SecuritySchemes = ss
 	}
 

@@ -40,8 +40,8 @@ func classicFrom(d *oasDocument) *classicAPI {
 	if mw == nil {
 		mw = &xMiddleware{}
 	}
-	globalToClassic(api, v, mw.Global)                                  // before authentication, which reads the plugin driver
-	authenticationToClassic(api, x.Server.Authentication, d.Components) // server.authentication
+	globalToClassic(api, v, mw.Global) // before authentication, which reads the plugin driver
+	authenticationToClassic(api, x.Server.Authentication, d)
 	operationsToClassic(&v.ExtendedPaths, d.Paths, mw.Operations)
 	return api
 }

@@ -1,10 +1,37 @@
 package convert
 
 // The OAS → classic direction of authentication (security.go): server.authentication and the OpenAPI security
-// schemes become the classic auth flags, auth_configs and each method's settings.
+// schemes become the classic auth flags, auth_configs and each method's settings. As in Tyk's extraction (legacy
+// security processing, its default), the schemes a gateway enforces are those the document's first security
+// requirement names: each by the type of its OpenAPI scheme (apiKey: auth token; http bearer JWT: JWT; http
+// basic; oauth2: external OAuth when its x-tyk-api-gateway scheme has providers, else Tyk's OAuth), configured
+// by the x-tyk-api-gateway scheme of the same name, whatever the name.
+
+import (
+	"slices"
+
+	json "github.com/goccy/go-json"
+)
+
+// UnmarshalJSON keeps every scheme by its name, for schemes the OpenAPI part names as it likes.
+func (s *xSecuritySchemes) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &s.byName); err != nil {
+		return err
+	}
+	type plain xSecuritySchemes
+	return json.Unmarshal(b, (*plain)(s))
+}
+
+// scheme decodes the x-tyk-api-gateway scheme name into dst; false when there is none.
+func (s *xSecuritySchemes) scheme(name string, dst any) bool {
+	if s == nil || s.byName[name] == nil {
+		return false
+	}
+	return json.Unmarshal(s.byName[name], dst) == nil
+}
 
 // authenticationToClassic fills the classic authentication. Without server.authentication the API is keyless.
-func authenticationToClassic(api *classicAPI, a *xAuthentication, comps *components) {
+func authenticationToClassic(api *classicAPI, a *xAuthentication, d *oasDocument) {
 	if a == nil {
 		api.UseKeyless = true
 		return
@@ -18,19 +45,70 @@ func authenticationToClassic(api *classicAPI, a *xAuthentication, comps *compone
 		}
 	}
 	api.AuthConfigs = map[string]authConfig{}
-	if ss := a.SecuritySchemes; ss != nil {
-		tokenToClassic(api, ss.AuthToken)
-		jwtToClassic(api, ss.JWT)
-		basicToClassic(api, ss.Basic)
-		oauthToClassic(api, ss.OAuth, comps)
-		externalOAuthToClassic(api, ss.ExternalOAuth)
-	}
+	schemesToClassic(api, a, d)
 	if h := a.HMAC; h != nil {
 		api.EnableSignatureChecking, api.HmacAllowedAlgorithms, api.HmacAllowedClockSkew = h.Enabled, h.AllowedAlgorithms, h.AllowedClockSkew
 		api.AuthConfigs[hmacType] = authConfigOf(hmacType, h.xAuthSources)
 	}
 	oidcToClassic(api, a.OIDC)
 	customAuthToClassic(api, a.Custom)
+}
+
+// schemesToClassic extracts the schemes of the first security requirement, when the API authenticates or
+// configures schemes (as Tyk does).
+func schemesToClassic(api *classicAPI, a *xAuthentication, d *oasDocument) {
+	if len(d.Security) == 0 || d.Components == nil || len(d.Components.SecuritySchemes) == 0 ||
+		!(a.Enabled || (a.SecuritySchemes != nil && len(a.SecuritySchemes.byName) > 0)) {
+		return
+	}
+	ss := a.SecuritySchemes
+	for _, name := range slices.Sorted(mapKeys(d.Security[0])) {
+		oas := d.Components.SecuritySchemes[name]
+		switch {
+		case oas == nil:
+		case oas.Type == "apiKey":
+			var t *xToken
+			if !ss.scheme(name, &t) {
+				t = nil
+			}
+			tokenToClassic(api, name, t, oas)
+		case oas.Type == "http" && oas.Scheme == "bearer" && oas.BearerFormat == "JWT":
+			var j *xJWT
+			ss.scheme(name, &j)
+			jwtToClassic(api, name, j)
+		case oas.Type == "http" && oas.Scheme == "basic":
+			var b *xBasic
+			ss.scheme(name, &b)
+			basicToClassic(api, name, b)
+		case oas.Type == "oauth2":
+			oauth2ToClassic(api, name, ss, oas)
+		}
+	}
+}
+
+// oauth2ToClassic: an oauth2 scheme is external OAuth when its x-tyk-api-gateway scheme lists providers.
+func oauth2ToClassic(api *classicAPI, name string, ss *xSecuritySchemes, oas *securityScheme) {
+	var e *xExternalOAuth
+	if !ss.scheme(name, &e) {
+		return // Tyk extracts an oauth2 scheme only with its x-tyk-api-gateway scheme
+	}
+	if e != nil && len(e.Providers) > 0 {
+		externalOAuthToClassic(api, name, e)
+		return
+	}
+	var o *xOAuth
+	ss.scheme(name, &o)
+	oauthToClassic(api, name, o, oas)
+}
+
+func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 // authConfigOf is the auth config that reads credentials from the sources: the header unless it is off, the
@@ -49,14 +127,28 @@ func authConfigOf(name string, s xAuthSources) authConfig {
 	return ac
 }
 
-func tokenToClassic(api *classicAPI, t *xToken) {
-	if t == nil {
-		return
+// tokenToClassic: the apiKey scheme also switches on the place it names, as Tyk's extraction does.
+func tokenToClassic(api *classicAPI, name string, t *xToken, oas *securityScheme) {
+	ac := authConfig{Name: name, DisableHeader: true}
+	if t != nil {
+		api.UseStandardAuth = t.Enabled
+		ac = authConfigOf(name, t.xAuthSources)
+		ac.UseCertificate = t.EnableClientCertificate
+		signatureToClassic(&ac, t.SignatureValidation)
 	}
-	api.UseStandardAuth = t.Enabled
-	ac := authConfigOf(authTokenType, t.xAuthSources)
-	ac.UseCertificate = t.EnableClientCertificate
-	if s := t.SignatureValidation; s != nil {
+	switch oas.In {
+	case "header":
+		ac.AuthHeaderName, ac.DisableHeader = oas.Name, false
+	case "query":
+		ac.ParamName, ac.UseParam = oas.Name, true
+	case "cookie":
+		ac.CookieName, ac.UseCookie = oas.Name, true
+	}
+	api.AuthConfigs[authTokenType] = ac
+}
+
+func signatureToClassic(ac *authConfig, s *xSignature) {
+	if s != nil {
 		ac.ValidateSignature = s.Enabled
 		sig := &ac.Signature
 		sig.Algorithm, sig.Header, sig.Secret, sig.AllowedClockSkew, sig.ErrorCode, sig.ErrorMessage =
@@ -65,15 +157,15 @@ func tokenToClassic(api *classicAPI, t *xToken) {
 			sig.UseParam, sig.ParamName = q.Enabled, q.Name
 		}
 	}
-	api.AuthConfigs[authTokenType] = ac
 }
 
-func jwtToClassic(api *classicAPI, j *xJWT) {
+func jwtToClassic(api *classicAPI, name string, j *xJWT) {
+	api.AuthConfigs[jwtType] = authConfig{Name: name, DisableHeader: true}
 	if j == nil {
 		return
 	}
 	api.EnableJWT = j.Enabled
-	api.AuthConfigs[jwtType] = authConfigOf(jwtType, j.xAuthSources)
+	api.AuthConfigs[jwtType] = authConfigOf(name, j.xAuthSources)
 	api.JWTSource, api.JWTSigningMethod, api.JWTIdentityBaseField, api.JWTSkipKid = j.Source, j.SigningMethod, j.IdentityBaseField, j.SkipKid
 	api.JWTPolicyFieldName, api.JWTClientIDBaseField, api.JWTDefaultPolicies = j.PolicyFieldName, j.ClientBaseField, j.DefaultPolicies
 	api.JWTIssuedAtValidationSkew, api.JWTNotBeforeValidationSkew, api.JWTExpiresAtValidationSkew =
@@ -96,12 +188,13 @@ func scopesToClassic(s *xScopes) scopeClaim {
 	return out
 }
 
-func basicToClassic(api *classicAPI, b *xBasic) {
+func basicToClassic(api *classicAPI, name string, b *xBasic) {
+	api.AuthConfigs[basicType] = authConfig{Name: name, DisableHeader: true}
 	if b == nil {
 		return
 	}
 	api.UseBasicAuth = b.Enabled
-	api.AuthConfigs[basicType] = authConfigOf(basicType, b.xAuthSources)
+	api.AuthConfigs[basicType] = authConfigOf(name, b.xAuthSources)
 	ba := &api.BasicAuth
 	ba.DisableCaching, ba.CacheTTL = b.DisableCaching, b.CacheTTL
 	if e := b.ExtractCredentialsFromBody; e != nil {
@@ -110,24 +203,22 @@ func basicToClassic(api *classicAPI, b *xBasic) {
 }
 
 // oauthToClassic reads the allowed grants from the flows of the OpenAPI oauth2 scheme, as Tyk does.
-func oauthToClassic(api *classicAPI, o *xOAuth, comps *components) {
+func oauthToClassic(api *classicAPI, name string, o *xOAuth, oas *securityScheme) {
 	if o == nil {
 		return
 	}
 	api.UseOauth2 = o.Enabled
-	api.AuthConfigs[oauthType] = authConfigOf(oauthType, o.xAuthSources)
+	api.AuthConfigs[oauthType] = authConfigOf(name, o.xAuthSources)
 	m := &api.OauthMeta
 	m.AllowedAuthorizeTypes, m.AuthorizeLoginRedirect = o.AllowedAuthorizeTypes, o.AuthLoginRedirect
-	if comps != nil {
-		if s := comps.SecuritySchemes[oauthType]; s != nil && s.Flows != nil {
-			for _, f := range []struct {
-				flow  *oauthFlow
-				grant string
-			}{{s.Flows.AuthorizationCode, "authorization_code"}, {s.Flows.ClientCredentials, "client_credentials"},
-				{s.Flows.Password, "password"}, {s.Flows.Implicit, "implicit"}} {
-				if f.flow != nil {
-					m.AllowedAccessTypes = append(m.AllowedAccessTypes, f.grant)
-				}
+	if fl := oas.Flows; fl != nil {
+		for _, f := range []struct {
+			flow  *oauthFlow
+			grant string
+		}{{fl.AuthorizationCode, "authorization_code"}, {fl.ClientCredentials, "client_credentials"},
+			{fl.Password, "password"}, {fl.Implicit, "implicit"}} {
+			if f.flow != nil {
+				m.AllowedAccessTypes = append(m.AllowedAccessTypes, f.grant)
 			}
 		}
 	}
@@ -139,12 +230,9 @@ func oauthToClassic(api *classicAPI, o *xOAuth, comps *components) {
 	}
 }
 
-func externalOAuthToClassic(api *classicAPI, e *xExternalOAuth) {
-	if e == nil {
-		return
-	}
+func externalOAuthToClassic(api *classicAPI, name string, e *xExternalOAuth) {
 	api.ExternalOAuth.Enabled = e.Enabled
-	api.AuthConfigs[externalOAuthType] = authConfigOf(externalOAuthType, e.xAuthSources)
+	api.AuthConfigs[externalOAuthType] = authConfigOf(name, e.xAuthSources)
 	api.ExternalOAuth.Providers = make([]externalOAuthProvider, len(e.Providers))
 	for i, p := range e.Providers {
 		out := &api.ExternalOAuth.Providers[i]
