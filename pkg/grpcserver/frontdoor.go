@@ -32,6 +32,9 @@ type FrontDoor struct {
 	// Refusal is the service's Unauthenticated error, the same the AuthFunc
 	// returns for a missing or unknown key.
 	Refusal error
+	// Refused, when set, is called for every stream refused for its
+	// credentials (the service counts them: gatehouse_auth_failures_total).
+	Refused func()
 
 	verified *credential.Verified
 }
@@ -64,7 +67,7 @@ func (d *FrontDoor) tap(ctx context.Context, info *tap.Info) (context.Context, e
 	}
 	hash, ok := d.KeyHash(info.Header.Get("authorization"))
 	if !ok {
-		return nil, d.Refusal
+		return nil, d.refuse()
 	}
 	if d.verified.Has(hash) {
 		return ctx, nil
@@ -76,10 +79,18 @@ func (d *FrontDoor) tap(ctx context.Context, info *tap.Info) (context.Context, e
 	case err != nil:
 		return nil, errStoreUnavailable
 	case !live:
-		return nil, d.Refusal
+		return nil, d.refuse()
 	}
 	d.verified.Add(hash)
 	return ctx, nil
+}
+
+// refuse counts a refusal and returns the service's error for it.
+func (d *FrontDoor) refuse() error {
+	if d.Refused != nil {
+		d.Refused()
+	}
+	return d.Refusal
 }
 
 // forget drops the key of a call the AuthFunc refused as unauthenticated.

@@ -12,6 +12,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -249,12 +250,13 @@ func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 			return credential.Hash(key), true
 		},
 		Known: func(ctx context.Context, hash []byte) (bool, error) {
-			_, err := s.store.UserByKeyHash(ctx, hash)
+			u, err := s.store.UserByKeyHash(ctx, hash)
 			if errors.Is(err, store.ErrNotFound) {
 				return false, nil
 			}
-			return err == nil, err
+			return err == nil && !u.Inactive, err // a deactivated user's key is refused here too
 		},
 		Refusal: errUnauthorized,
+		Refused: func() { metrics.CountAuthFailure("management") },
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -87,5 +88,6 @@ func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 			return s.store.KeyValid(ctx, hash)
 		},
 		Refusal: errUnauthorized,
+		Refused: func() { metrics.CountAuthFailure("portal") },
 	}
 }

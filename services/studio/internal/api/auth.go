@@ -13,6 +13,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
@@ -92,5 +93,6 @@ func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 			return err == nil, err
 		},
 		Refusal: errUnauthorized,
+		Refused: func() { metrics.CountAuthFailure("studio") },
 	}
 }
