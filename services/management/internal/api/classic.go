@@ -11,6 +11,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -66,7 +67,7 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 	if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
 		given.DBID, _ = rawjson.String(raw)
 	}
-	a, err := s.store.CreateAPI(ctx, given, func(id, dbID string) ([]byte, error) { return s.classicIDs(def, id, dbID) })
+	a, err := s.store.CreateAPI(ctx, given, func(a store.API) (store.API, error) { return s.classicRecord(a, def) })
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
@@ -140,6 +141,23 @@ func writeStrings(b *bytes.Buffer, list []string) {
 		b.Write(rawjson.Quote(s))
 	}
 	b.WriteByte(']')
+}
+
+// classicRecord is a's record for the classic definition def: the
+// document with a's IDs (classicIDs), its name and the name's categories.
+func (s *Server) classicRecord(a store.API, def []byte) (store.API, error) {
+	doc, err := s.classicIDs(def, a.ID, a.DBID)
+	if err != nil {
+		return a, err
+	}
+	raw, _, err := rawjson.Lookup(doc, "name")
+	if err != nil {
+		return a, err
+	}
+	a.Doc = doc
+	a.Name, _ = rawjson.String(raw)
+	a.Categories = category.FromName(a.Name)
+	return a, nil
 }
 
 // classicIDs writes what the service owns in a classic definition: its
@@ -223,9 +241,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 		if err := namesAPI(old, "api_definition.api_id", bodyID, "api_definition.id", bodyDBID); err != nil {
 			return old, err
 		}
-		doc, err := s.classicIDs(def, old.ID, old.DBID)
-		old.Doc = doc
-		return old, err
+		return s.classicRecord(old, def)
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

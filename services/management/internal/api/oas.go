@@ -60,16 +60,32 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 	// a free db id the document brings is kept, as for classic definitions:
 	// tyk-sync publishes with the ids it dumped
 	given := store.API{ID: id, DBID: givenDBID, Kind: store.OAS, Categories: []string{}}
-	a, err := s.store.CreateAPI(ctx, given, func(apiID, _ string) ([]byte, error) {
+	a, err := s.store.CreateAPI(ctx, given, func(a store.API) (store.API, error) {
+		a.Doc = doc
 		if id == "" {
-			return oasdoc.SetID(doc, apiID)
+			withID, err := oasdoc.SetID(doc, a.ID)
+			if err != nil {
+				return a, err
+			}
+			a.Doc = withID
 		}
-		return doc, nil
+		return oasRecord(a)
 	})
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
 	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
+}
+
+// oasRecord is a's record for its Tyk OAS document a.Doc: stamped with
+// a's db id, named after its x-tyk-api-gateway.info.name.
+func oasRecord(a store.API) (store.API, error) {
+	doc, err := oasdoc.Stamp(a.Doc, a.DBID)
+	if err != nil {
+		return a, err
+	}
+	a.Doc, a.Name = doc, oasdoc.Name(doc)
+	return a, nil
 }
 
 // getOAS reads a Tyk OAS API; a classic API is not found.
@@ -143,7 +159,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 			}
 		}
 		old.Doc = body // categories, db id and links are kept
-		return old, nil
+		return oasRecord(old)
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

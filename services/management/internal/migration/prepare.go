@@ -31,7 +31,8 @@ var (
 type item struct {
 	id    string // the classic api_id (a staged copy's ID resolved to it)
 	dbID  string // the classic API's db id
-	doc   []byte // the classic definition, as read; every write checks it is still stored
+	doc   []byte // the classic definition, as read
+	rev   uint64 // its record's revision: every write checks it is still the stored one
 	saw   staged // the staged copy the read saw
 	stage string // stage: the db id of the new staged copy
 
@@ -85,7 +86,7 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 				it.planned = skipped(convert.SkipAlreadyMigrated)
 				continue
 			}
-			it.dbID, it.doc = a.DBID, a.Doc
+			it.dbID, it.doc, it.rev = a.DBID, a.Doc, a.Revision
 			sid, ok, err := t.StagedCopy(it.id)
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
+	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -87,13 +88,13 @@ var errRefused = errors.New("migration: write refused")
 
 // current re-checks the classic API inside the write transaction: it must
 // still be classic with the db id the conversion used and, when the write is
-// based on a conversion, hold the bytes the conversion read.
+// based on a conversion, be the revision the conversion read.
 func current(t *store.Tx, it *item, sameDoc bool) (outcome, error) {
-	doc := it.doc
+	rev := it.rev
 	if !sameDoc {
-		doc = nil
+		rev = store.AnyRevision
 	}
-	state, err := t.CompareClassic(it.id, it.dbID, doc)
+	state, err := t.CompareClassic(it.id, it.dbID, rev)
 	switch {
 	case err != nil:
 		return outcome{}, err
@@ -132,15 +133,16 @@ func documentIDs(docs []convert.Document) []string {
 }
 
 // putConverted stores the converter's documents: the base as id, the
-// versions as its children.
+// versions as its children. The converter wrote each db id into its
+// document, and the names and categories.
 func putConverted(t *store.Tx, id, stagedFrom string, res *convert.Result) error {
-	err := t.PutConverted(store.API{ID: id, DBID: res.Base.DBID, Kind: store.OAS, Name: res.Name,
+	err := t.PutAPI(store.API{ID: id, DBID: res.Base.DBID, Kind: store.OAS, Name: res.Name,
 		Categories: res.Categories, StagedFrom: stagedFrom, Doc: res.Base.JSON})
 	if err != nil {
 		return err
 	}
 	for _, v := range res.Versions {
-		if err := t.PutConverted(store.API{ID: v.APIID, DBID: v.DBID, Kind: store.OAS, Name: v.Name, BaseID: id, Doc: v.JSON}); err != nil {
+		if err := t.PutAPI(store.API{ID: v.APIID, DBID: v.DBID, Kind: store.OAS, Name: v.Name, BaseID: id, Doc: v.JSON}); err != nil {
 			return err
 		}
 	}
@@ -215,7 +217,8 @@ func writeStage(t *store.Tx, it *item, override bool) (outcome, error) {
 // writePromote replaces the classic API with its staged copy, as edited
 // since staging, without the staging prefixes and with the classic db id.
 // The staged documents were edited through the API, so they are read back
-// (convert.Unstage) and stored with PutAPI.
+// (convert.Unstage), stamped with their db ids and named from their
+// documents (stamped).
 func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, false); err != nil || o.decided() {
 		return o, err
@@ -257,7 +260,7 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err := deleteChildren(t, it.id); err != nil {
 		return outcome{}, err
 	}
-	if err := t.PutAPI(store.API{ID: it.id, DBID: it.dbID, Kind: store.OAS, Categories: staged.Categories, Doc: base}); err != nil {
+	if err := putStamped(t, store.API{ID: it.id, DBID: it.dbID, Kind: store.OAS, Categories: staged.Categories, Doc: base}); err != nil {
 		return outcome{}, err
 	}
 	for _, v := range versions {
@@ -265,9 +268,19 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 		if err != nil {
 			return outcome{}, err
 		}
-		if err := t.PutAPI(store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: it.id, Doc: v.JSON}); err != nil {
+		if err := putStamped(t, store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: it.id, Categories: []string{}, Doc: v.JSON}); err != nil {
 			return outcome{}, err
 		}
 	}
 	return outcome{ok: true}, nil
+}
+
+// putStamped stores an OAS API whose document does not hold its db id yet.
+func putStamped(t *store.Tx, a store.API) error {
+	doc, err := oasdoc.Stamp(a.Doc, a.DBID)
+	if err != nil {
+		return fmt.Errorf("%w: api %q: %v", store.ErrInvalid, a.ID, err)
+	}
+	a.Doc, a.Name = doc, oasdoc.Name(doc)
+	return t.PutAPI(a)
 }

@@ -99,8 +99,10 @@ func SetID(doc []byte, id string) ([]byte, error) {
 	return rawjson.Set(doc, rawjson.Quote(id), Extension, "info", "id")
 }
 
-// SetDBID writes x-tyk-api-gateway.info.dbId, as Tyk does.
-func SetDBID(doc []byte, dbID string) ([]byte, error) {
+// Stamp writes the API's db id into its document as
+// x-tyk-api-gateway.info.dbId, as Tyk does: what every OAS document the
+// store keeps holds (store.Tx.PutAPI trusts it to).
+func Stamp(doc []byte, dbID string) ([]byte, error) {
 	return rawjson.Set(doc, rawjson.Quote(dbID), Extension, "info", "dbId")
 }
 

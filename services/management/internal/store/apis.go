@@ -5,14 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"sort"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
-	"github.com/gatehouse/gatehouse/services/management/internal/category"
-	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
-	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // Kind tells classic definitions from Tyk OAS documents.
@@ -30,10 +28,12 @@ type API struct {
 	ID   string // api_id (classic) or x-tyk-api-gateway.info.id (OAS)
 	DBID string // 24-hex db id: classic "id", OAS x-tyk-api-gateway.info.dbId
 	Kind Kind
-	// Name is the classic "name" or OAS x-tyk-api-gateway.info.name; PutAPI reads it from Doc.
+	// Name is the classic "name" or OAS x-tyk-api-gateway.info.name, as the
+	// writer read it from Doc.
 	Name string
-	// Categories: of an OAS API as set (normalised); of a classic API the
-	// #word tokens of its name (PutAPI derives them).
+	// Categories: of an OAS API as set; of a classic API the #word tokens of
+	// its name (category.FromName). Normalised (category.Normalize) by the
+	// writer: the category index keeps them as they are.
 	Categories []string
 	// StagedFrom is, for a staged copy, the api_id of the classic API it was made from.
 	StagedFrom string
@@ -41,20 +41,33 @@ type API struct {
 	BaseID string
 	// Doc is the definition, exact JSON bytes.
 	Doc []byte
+	// Revision tells one write of the record from another: PutAPI gives a
+	// new record a random revision and a replaced one the stored revision
+	// plus one, so a reader that kept the revision it read knows the record
+	// is unchanged while the revision is (a record deleted and created again
+	// does not come back to an earlier one, but for a chance in 2^63).
+	// Records written before revisions read as revision 0.
+	Revision uint64
 }
 
-// recordVersion is the first byte of every API record.
-const recordVersion = 2
+// recordVersion is the first byte of every API record written;
+// noRevisionVersion is the layout before revisions, still read.
+const (
+	recordVersion     = 3
+	noRevisionVersion = 2
+)
 
 // encodeAPI lays a record out as: version byte, kind byte, the uvarint
-// length-prefixed db id, name, staged-from and base ID, the number of
-// categories and each length-prefixed, then the document bytes.
+// revision, the uvarint length-prefixed db id, name, staged-from and base
+// ID, the number of categories and each length-prefixed, then the document
+// bytes.
 func encodeAPI(a API) []byte {
-	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Doc) + 5*binary.MaxVarintLen32
+	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Doc) + 5*binary.MaxVarintLen32 + binary.MaxVarintLen64
 	for _, c := range a.Categories {
 		n += len(c) + binary.MaxVarintLen32
 	}
 	out := append(make([]byte, 0, n), recordVersion, byte(a.Kind))
+	out = binary.AppendUvarint(out, a.Revision)
 	for _, s := range []string{a.DBID, a.Name, a.StagedFrom, a.BaseID} {
 		out = binary.AppendUvarint(out, uint64(len(s)))
 		out = append(out, s...)
@@ -80,11 +93,18 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 	bad := func(what string) (API, []byte, error) {
 		return API{}, nil, fmt.Errorf("%w: api %q: %s", ErrCorrupt, id, what)
 	}
-	if len(v) < 2 || v[0] != recordVersion {
+	if len(v) < 2 || v[0] != recordVersion && v[0] != noRevisionVersion {
 		return bad("unknown record layout")
 	}
 	a := API{ID: id, Kind: Kind(v[1])}
 	rest := v[2:]
+	if v[0] == recordVersion {
+		rev, w := binary.Uvarint(rest)
+		if w <= 0 {
+			return bad("truncated record")
+		}
+		a.Revision, rest = rev, rest[w:]
+	}
 	next := func() (string, bool) {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || uint64(len(rest)-w) < n {
@@ -122,27 +142,30 @@ type Compared int
 
 // The answers of CompareClassic.
 const (
-	Same       Compared = iota // still classic, same db id and bytes
+	Same       Compared = iota // still classic, same db id and revision
 	Missing                    // no API has the ID any more
 	NotClassic                 // the ID holds a Tyk OAS API now
-	Changed                    // still classic, but its db id or bytes changed
+	Changed                    // still classic, but its db id or revision changed
 )
 
+// AnyRevision asks CompareClassic about the kind and db id alone.
+const AnyRevision = ^uint64(0)
+
 // CompareClassic tells whether the API stored under id is still the classic
-// API with this db id and these exact bytes (any bytes when doc is nil),
-// without copying the record.
-func (t *Tx) CompareClassic(id, dbID string, doc []byte) (Compared, error) {
+// API with this db id and this revision (any revision: AnyRevision),
+// reading only the record's header.
+func (t *Tx) CompareClassic(id, dbID string, revision uint64) (Compared, error) {
 	v, err := t.r.Get(key(apiPrefix, id))
 	if err != nil || v == nil {
 		return Missing, err
 	}
-	a, stored, err := decodeHeader(id, v)
+	a, _, err := decodeHeader(id, v)
 	switch {
 	case err != nil:
 		return 0, err
 	case a.Kind != Classic:
 		return NotClassic, nil
-	case a.DBID != dbID || doc != nil && !bytes.Equal(stored, doc):
+	case a.DBID != dbID || revision != AnyRevision && a.Revision != revision:
 		return Changed, nil
 	}
 	return Same, nil
@@ -150,7 +173,7 @@ func (t *Tx) CompareClassic(id, dbID string, doc []byte) (Compared, error) {
 
 // kindOf reads only a record's kind.
 func kindOf(v []byte) Kind {
-	if len(v) < 2 || v[0] != recordVersion {
+	if len(v) < 2 || v[0] != recordVersion && v[0] != noRevisionVersion {
 		return 0
 	}
 	return Kind(v[1])
@@ -204,49 +227,18 @@ func (t *Tx) APIIDByDBID(dbID string) (string, bool, error) {
 	return string(v), v != nil, err
 }
 
-// PutAPI stores a, creating it or replacing the API with the same ID, and
-// keeps every index right. For a classic API, Name and Categories come from
-// the document's "name"; for an OAS API, Name comes from info.name, the
-// categories given are normalised, and x-tyk-api-gateway.info.dbId is
-// written into the document (a.DBID). The db id must be 24 hex and not held
-// by another API (ErrAlreadyExists). Replacing an API may change its kind
-// (as a direct migration does).
+// PutAPI stores a as given, creating it or replacing the API with the same
+// ID, and keeps every index right: the one write path of API records. It
+// trusts its input: Name and Categories are the writer's (read from the
+// document, normalised), and an OAS document already holds a.DBID as
+// x-tyk-api-gateway.info.dbId (oasdoc.Stamp). It checks only the record's
+// keys: an ID, a kind, and a 24-hex db id that no other API holds
+// (ErrAlreadyExists). Replacing an API may change its kind (as a direct
+// migration does). a.Revision is set here (see API.Revision).
 func (t *Tx) PutAPI(a API) error {
 	if err := t.checkPut(a); err != nil {
 		return err
 	}
-	switch a.Kind {
-	case Classic:
-		raw, _, err := rawjson.Lookup(a.Doc, "name")
-		if err != nil {
-			return fmt.Errorf("%w: api %q: %v", ErrInvalid, a.ID, err)
-		}
-		a.Name, _ = rawjson.String(raw)
-		a.Categories = category.FromName(a.Name)
-	case OAS:
-		doc, err := oasdoc.SetDBID(a.Doc, a.DBID)
-		if err != nil {
-			return fmt.Errorf("%w: api %q: %v", ErrInvalid, a.ID, err)
-		}
-		a.Doc = doc
-		a.Name = oasdoc.Name(doc)
-		a.Categories = category.Normalize(a.Categories)
-	}
-	return t.putRecord(a)
-}
-
-// PutConverted stores an OAS API whose document the converter wrote: the
-// document already holds a.DBID as x-tyk-api-gateway.info.dbId, and a.Name
-// and a.Categories are the converter's, so nothing is read back from the
-// document. Otherwise it is PutAPI.
-func (t *Tx) PutConverted(a API) error {
-	if a.Kind != OAS {
-		return fmt.Errorf("%w: converted api %q must be of kind OAS", ErrInvalid, a.ID)
-	}
-	if err := t.checkPut(a); err != nil {
-		return err
-	}
-	a.Categories = category.Normalize(a.Categories)
 	return t.putRecord(a)
 }
 
@@ -288,16 +280,19 @@ func (t *Tx) checkNamespace(a API) error {
 	return nil
 }
 
-// putRecord replaces the record and its index entries.
+// putRecord replaces the record and its index entries, with the next
+// revision.
 func (t *Tx) putRecord(a API) error {
-	found, err := t.unindexFound(a.ID)
+	old, found, err := t.unindexFound(a.ID)
 	if err != nil {
 		return err
 	}
 	if found {
 		t.changed |= APIUpdated
+		a.Revision = old.Revision + 1
 	} else {
 		t.changed |= APIAdded
+		a.Revision = rand.Uint64()>>1 + 1 // from 1 to 2^63
 	}
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
@@ -308,7 +303,7 @@ func (t *Tx) putRecord(a API) error {
 // DeleteAPI removes one API and its index entries (not its child versions:
 // see DeleteAPIWithVersions). ErrNotFound when there is none.
 func (t *Tx) DeleteAPI(id string) error {
-	found, err := t.unindexFound(id)
+	_, found, err := t.unindexFound(id)
 	if err != nil {
 		return err
 	}
@@ -403,46 +398,42 @@ func (t *Tx) index(a API) error {
 	return nil
 }
 
-// unindex removes the index entries of the API stored under id, if any.
-func (t *Tx) unindex(id string) error {
-	_, err := t.unindexFound(id)
-	return err
-}
-
-func (t *Tx) unindexFound(id string) (bool, error) {
+// unindexFound removes the index entries of the API stored under id, if
+// any, and returns its header.
+func (t *Tx) unindexFound(id string) (API, bool, error) {
 	v, err := t.r.Get(key(apiPrefix, id))
 	if err != nil || v == nil {
-		return false, err
+		return API{}, false, err
 	}
 	old, _, err := decodeHeader(id, v)
 	if err != nil {
-		return false, err
+		return API{}, false, err
 	}
 	if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {
-		return true, err
+		return old, true, err
 	}
 	for _, c := range old.Categories {
 		if err := t.del(pairKey(categoryPrefix, c, id)); err != nil {
-			return true, err
+			return old, true, err
 		}
 	}
 	if old.StagedFrom != "" {
 		cur, ok, err := t.StagedCopy(old.StagedFrom)
 		if err != nil {
-			return true, err
+			return old, true, err
 		}
 		if ok && cur == id {
 			if err := t.del(key(stagedPrefix, old.StagedFrom)); err != nil {
-				return true, err
+				return old, true, err
 			}
 		}
 	}
 	if old.BaseID != "" {
 		if err := t.del(pairKey(childPrefix, old.BaseID, id)); err != nil {
-			return true, err
+			return old, true, err
 		}
 	}
-	return true, nil
+	return old, true, nil
 }
 
 // CategoryCount is one category in use.

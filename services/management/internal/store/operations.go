@@ -14,9 +14,10 @@ import (
 
 // CreateAPI stores a new API of a.Kind. An empty a.ID gets a fresh API ID; a
 // given one that another API holds is ErrAlreadyExists. a.DBID is kept when
-// it is 24 hex and free, otherwise a fresh db id is made. doc returns the
-// document to store under the final IDs. It returns the API as stored.
-func (s *Store) CreateAPI(ctx context.Context, a API, doc func(id, dbID string) ([]byte, error)) (API, error) {
+// it is 24 hex and free, otherwise a fresh db id is made. fill returns the
+// record to store (PutAPI) given a with the final IDs: its document, name
+// and categories. It returns the API as stored.
+func (s *Store) CreateAPI(ctx context.Context, a API, fill func(API) (API, error)) (API, error) {
 	var created API
 	err := s.Update(ctx, func(tx *Tx) error {
 		n := a
@@ -39,9 +40,11 @@ func (s *Store) CreateAPI(ctx context.Context, a API, doc func(id, dbID string) 
 				return err
 			}
 		}
-		if n.Doc, err = doc(n.ID, n.DBID); err != nil {
+		id, dbID := n.ID, n.DBID
+		if n, err = fill(n); err != nil {
 			return err
 		}
+		n.ID, n.DBID = id, dbID
 		audit.SetObject(ctx, n.ID) // the request's audit entry names the new API
 		if err := tx.PutAPI(n); err != nil {
 			return err
@@ -71,8 +74,9 @@ func kindError(want Kind) error {
 }
 
 // UpdateAPI replaces the API ref names, which must be of kind (ErrNotClassic
-// or ErrNotOAS otherwise), with what edit makes of a copy of it; the ID, db
-// id and links stay the stored ones.
+// or ErrNotOAS otherwise), with the record edit makes of a copy of it
+// (PutAPI: its document, name and categories); the ID, db id and links stay
+// the stored ones.
 func (s *Store) UpdateAPI(ctx context.Context, ref string, kind Kind, edit func(API) (API, error)) error {
 	return s.Update(ctx, func(tx *Tx) error {
 		old, err := tx.Resolve(ref)

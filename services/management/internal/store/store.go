@@ -13,7 +13,7 @@
 //	err := st.Update(ctx, func(tx *store.Tx) error {
 //		classic, err := tx.API(id)
 //		...
-//		return tx.PutConverted(base)
+//		return tx.PutAPI(base)
 //	})
 //
 // An update function may run more than once (kv.Engine.Update): it derives
@@ -170,8 +170,7 @@ func (t *Tx) del(k []byte) error {
 }
 
 // NewDBID returns a fresh 24-hex db id (4 bytes of time, 8 random), like a
-// MongoDB ObjectId. PutAPI and PutConverted refuse one that another API
-// holds, which 64 random bits make practically impossible.
+// MongoDB ObjectId. PutAPI refuses one that another API holds, which 64 random bits make practically impossible.
 func NewDBID() string {
 	b := make([]byte, 12)
 	binary.BigEndian.PutUint32(b, uint32(time.Now().Unix()))

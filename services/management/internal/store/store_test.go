@@ -16,6 +16,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
+	"github.com/gatehouse/gatehouse/services/management/internal/category"
+	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 )
 
 var bg = context.Background()
@@ -48,13 +50,17 @@ func open(t testing.TB) *Store {
 	return s
 }
 
+// classic and oas make records as their writers do (PutAPI trusts them):
+// the name read from the document, the categories normalised, an OAS
+// document stamped with its db id.
 func classic(id, dbID, name string) API {
-	return API{ID: id, DBID: dbID, Kind: Classic, Doc: []byte(fmt.Sprintf(`{"api_id":%q,"name":%q,"n":9007199254740993}`, id, name))}
+	return API{ID: id, DBID: dbID, Kind: Classic, Name: name, Categories: category.FromName(name),
+		Doc: []byte(fmt.Sprintf(`{"api_id":%q,"name":%q,"n":9007199254740993}`, id, name))}
 }
 
 func oas(id, dbID string, cats ...string) API {
-	return API{ID: id, DBID: dbID, Kind: OAS, Categories: cats,
-		Doc: []byte(`{"openapi":"3.0.3","x-tyk-api-gateway":{"info":{"id":"` + id + `","name":"N ` + id + `"}},"z":1.50}`)}
+	return API{ID: id, DBID: dbID, Kind: OAS, Name: "N " + id, Categories: category.Normalize(cats),
+		Doc: []byte(`{"openapi":"3.0.3","x-tyk-api-gateway":{"info":{"id":"` + id + `","name":"N ` + id + `","dbId":"` + dbID + `"}},"z":1.50}`)}
 }
 
 func db(n int) string { return fmt.Sprintf("%024x", n) }
@@ -202,7 +208,11 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 		if err := tx.DeleteAPI("staging-c"); err != nil {
 			return err
 		}
-		return tx.PutAPI(API{ID: "c", DBID: c.DBID, Kind: OAS, Doc: st.Doc, Categories: []string{"k"}})
+		doc, err := oasdoc.Stamp(st.Doc, c.DBID)
+		if err != nil {
+			return err
+		}
+		return tx.PutAPI(API{ID: "c", DBID: c.DBID, Kind: OAS, Doc: doc, Categories: []string{"k"}})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -396,12 +406,12 @@ func BenchmarkMigrateAPIs(b *testing.B) {
 						return err
 					}
 					base := oas(id, c.DBID, c.Categories...)
-					if err := tx.PutConverted(base); err != nil {
+					if err := tx.PutAPI(base); err != nil {
 						return err
 					}
 					child := oas(id+"-v2", NewDBID())
 					child.BaseID = id
-					return tx.PutConverted(child)
+					return tx.PutAPI(child)
 				})
 				if err != nil {
 					b.Error(err)
@@ -451,21 +461,15 @@ func TestIDNamespace(t *testing.T) {
 	s := open(t)
 	put(t, s, oas("o1", db(2)), classic(db(7), db(8), "Its ID looks like a db id"))
 	for _, c := range []struct {
-		name      string
-		a         API
-		converted bool // PutConverted, as a migration writes
+		name string
+		a    API
 	}{
-		{"API ID = another's db id", classic(db(2), db(4), "Shadow"), false},
-		{"db id = another's API ID", classic("c2", db(7), "Shadow"), false},
-		{"converted, API ID = another's db id", oas(db(2), db(5)), true},
-		{"converted, db id = another's API ID", oas("o2", db(7)), true},
+		{"API ID = another's db id", classic(db(2), db(4), "Shadow")},
+		{"db id = another's API ID", classic("c2", db(7), "Shadow")},
+		{"OAS, API ID = another's db id", oas(db(2), db(5))},
+		{"OAS, db id = another's API ID", oas("o2", db(7))},
 	} {
-		err := s.Update(bg, func(tx *Tx) error {
-			if c.converted {
-				return tx.PutConverted(c.a)
-			}
-			return tx.PutAPI(c.a)
-		})
+		err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(c.a) })
 		if !errors.Is(err, ErrAlreadyExists) {
 			t.Errorf("%s: %v, want ErrAlreadyExists", c.name, err)
 		}
@@ -498,32 +502,79 @@ func TestOrgIDCreatedOnce(t *testing.T) {
 
 func TestCompareClassic(t *testing.T) {
 	s := open(t)
-	c := classic("c", db(1), "C")
-	put(t, s, c, oas("o", db(2)))
+	put(t, s, classic("c", db(1), "C"), oas("o", db(2)))
+	read, _ := get(t, s, "c")
+	put(t, s, classic("c", db(1), "C")) // the same bytes again: another write all the same
+	now, _ := get(t, s, "c")
 	for _, tc := range []struct {
 		id, dbID string
-		doc      []byte
+		rev      uint64
 		want     Compared
 	}{
-		{"c", db(1), c.Doc, Same},
-		{"c", db(1), nil, Same},
-		{"c", db(1), []byte(`{}`), Changed},
-		{"c", db(3), nil, Changed},
-		{"o", db(2), nil, NotClassic},
-		{"nope", db(1), nil, Missing},
+		{"c", db(1), now.Revision, Same},
+		{"c", db(1), AnyRevision, Same},
+		{"c", db(1), read.Revision, Changed},
+		{"c", db(3), AnyRevision, Changed},
+		{"o", db(2), AnyRevision, NotClassic},
+		{"nope", db(1), AnyRevision, Missing},
 	} {
 		var got Compared
-		err := s.View(bg, func(tx *Tx) (err error) { got, err = tx.CompareClassic(tc.id, tc.dbID, tc.doc); return err })
+		err := s.View(bg, func(tx *Tx) (err error) { got, err = tx.CompareClassic(tc.id, tc.dbID, tc.rev); return err })
 		if err != nil || got != tc.want {
-			t.Errorf("CompareClassic(%s, %s, %s) = %v, %v; want %v", tc.id, tc.dbID, tc.doc, got, err, tc.want)
+			t.Errorf("CompareClassic(%s, %s, %d) = %v, %v; want %v", tc.id, tc.dbID, tc.rev, got, err, tc.want)
 		}
+	}
+}
+
+// TestRevisions: a new record gets a random revision, each write one more;
+// a record created again does not come back to its old revision; a record
+// written before revisions reads as revision 0 and is rewritten with one.
+func TestRevisions(t *testing.T) {
+	s := open(t)
+	put(t, s, classic("c", db(1), "C"), classic("d", db(2), "D"))
+	c1, _ := get(t, s, "c")
+	d1, _ := get(t, s, "d")
+	if c1.Revision == 0 || c1.Revision == d1.Revision {
+		t.Fatalf("new records' revisions %d and %d, want random and non-zero", c1.Revision, d1.Revision)
+	}
+	put(t, s, classic("c", db(1), "C #x"))
+	if c2, _ := get(t, s, "c"); c2.Revision != c1.Revision+1 || c2.Name != "C #x" {
+		t.Fatalf("replaced: revision %d, want %d", c2.Revision, c1.Revision+1)
+	}
+	if err := s.Update(bg, func(tx *Tx) error { return tx.DeleteAPI("c") }); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, classic("c", db(1), "C"))
+	if c3, _ := get(t, s, "c"); c3.Revision == c1.Revision || c3.Revision == c1.Revision+1 {
+		t.Fatalf("created again with revision %d, an earlier one", c3.Revision)
+	}
+	// the layout before revisions: version 2, no revision after the kind
+	v2 := encodeAPI(classic("old", db(3), "Old #o"))
+	v2 = append([]byte{noRevisionVersion, v2[1]}, v2[3:]...)
+	s.e.Update(bg, func(w kv.WriteTx) error {
+		if err := w.Put(key(apiPrefix, "old"), v2); err != nil {
+			return err
+		}
+		if err := w.Put(key(dbIDPrefix, db(3)), []byte("old")); err != nil {
+			return err
+		}
+		return w.Put(pairKey(categoryPrefix, "o", "old"), nil)
+	})
+	old, err := get(t, s, "old")
+	if err != nil || old.Revision != 0 || old.Name != "Old #o" || !slices.Equal(old.Categories, []string{"o"}) || old.DBID != db(3) {
+		t.Fatalf("a record without revision: %+v %v", old, err)
+	}
+	put(t, s, classic("old", db(3), "Old #o"))
+	if old, _ = get(t, s, "old"); old.Revision != 1 {
+		t.Fatalf("rewritten: revision %d, want 1", old.Revision)
 	}
 }
 
 func TestOperations(t *testing.T) {
 	s := open(t)
-	classicDoc := func(id, dbID string) ([]byte, error) {
-		return []byte(fmt.Sprintf(`{"api_id":%q,"id":%q,"name":"C #k"}`, id, dbID)), nil
+	classicDoc := func(a API) (API, error) {
+		a.Doc, a.Name, a.Categories = []byte(fmt.Sprintf(`{"api_id":%q,"id":%q,"name":"C #k"}`, a.ID, a.DBID)), "C #k", []string{"k"}
+		return a, nil
 	}
 	c, err := s.CreateAPI(bg, API{Kind: Classic, DBID: "not hex"}, classicDoc)
 	if err != nil || len(c.ID) != 32 || !dbIDPattern.MatchString(c.DBID) || !slices.Equal(c.Categories, []string{"k"}) {
@@ -532,7 +583,7 @@ func TestOperations(t *testing.T) {
 	if _, err := s.CreateAPI(bg, API{ID: c.ID, Kind: Classic}, classicDoc); !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("create on a taken ID: %v", err)
 	}
-	o, err := s.CreateAPI(bg, API{ID: "o", DBID: c.DBID, Kind: OAS}, func(string, string) ([]byte, error) { return oas("o", "").Doc, nil })
+	o, err := s.CreateAPI(bg, API{ID: "o", DBID: c.DBID, Kind: OAS}, func(a API) (API, error) { a.Doc = oas("o", a.DBID).Doc; return a, nil })
 	if err != nil || o.DBID == c.DBID {
 		t.Fatalf("create OAS with a taken db id: %+v %v", o, err)
 	}
@@ -551,9 +602,9 @@ func TestOperations(t *testing.T) {
 			t.Errorf("delete %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
 		}
 	}
-	err = s.UpdateAPI(bg, o.DBID, OAS, func(a API) (API, error) { a.ID, a.Categories = "moved", []string{" x "}; return a, nil })
+	err = s.UpdateAPI(bg, o.DBID, OAS, func(a API) (API, error) { a.ID, a.Categories = "moved", []string{"x"}; return a, nil })
 	if got, _ := s.GetAPI(bg, "o"); err != nil || !slices.Equal(got.Categories, []string{"x"}) {
-		t.Fatalf("update keeps the ID and normalises categories: %+v %v", got, err)
+		t.Fatalf("update keeps the ID and takes the categories: %+v %v", got, err)
 	}
 	if cats, err := s.CategoryCounts(bg); err != nil || len(cats) != 2 {
 		t.Fatalf("category counts: %v %v", cats, err)
