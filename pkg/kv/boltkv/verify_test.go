@@ -94,3 +94,36 @@ func TestIntactFileOpens(t *testing.T) {
 	}
 	e.Close()
 }
+
+// BenchmarkVerify is the check Open runs on an existing file before opening
+// it for writing, on a store of 100 MiB (25,600 values of 4 KiB).
+func BenchmarkVerify(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.db")
+	e, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	value := []byte(strings.Repeat("v", 4096))
+	for batch := range 100 {
+		err := e.Update(context.Background(), func(tx kv.WriteTx) error {
+			for i := range 256 {
+				if err := tx.Put(fmt.Appendf(nil, "k%03d-%03d", batch, i), value); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := verify(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
