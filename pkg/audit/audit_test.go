@@ -26,7 +26,7 @@ const openapi = `{"paths":{
  "/api/things/{value}":{"get":{"operationId":"Things_Get","responses":{"200":{}}},
   "delete":{"operationId":"Things_Delete","responses":{"204":{}}}}}}`
 
-func newLog(t *testing.T, limits config.Audit) (*Log, kv.Engine) {
+func newLog(t testing.TB, limits config.Audit) (*Log, kv.Engine) {
 	t.Helper()
 	e, err := boltkv.Open(filepath.Join(t.TempDir(), "a.db"))
 	if err != nil {
@@ -161,7 +161,7 @@ func TestRefusedRequestsAreCappedPerCaller(t *testing.T) {
 }
 
 // seed stores entries one second apart, the newest at base.
-func seed(t *testing.T, e kv.Engine, base time.Time, n int) {
+func seed(t testing.TB, e kv.Engine, base time.Time, n int) {
 	t.Helper()
 	err := e.Update(context.Background(), func(w kv.WriteTx) error {
 		for i := range n {

@@ -41,6 +41,7 @@ func (l *Log) List(ctx context.Context, q Query) ([]Entry, int, error) {
 			stop = timeKey(q.From.Add(-time.Nanosecond))
 		}
 		first := (q.Page - 1) * q.PageSize
+		userNeedle, actionNeedle := needle("user_id", q.UserID), needle("action", q.Action)
 		plain := q.UserID == "" && q.Action == "" && start == nil && stop == nil
 		total := 0
 		if plain {
@@ -61,22 +62,28 @@ func (l *Log) List(ctx context.Context, q Query) ([]Entry, int, error) {
 			if stop != nil && bytes.Compare(k, stop) > 0 {
 				return kv.ErrStop
 			}
+			var e Entry
+			decoded := false
+			if !bytes.Contains(v, userNeedle) || !bytes.Contains(v, actionNeedle) {
+				return nil // entries are written by json.Marshal: a match holds these bytes
+			}
 			if q.UserID != "" || q.Action != "" {
-				var e Entry
 				if err := json.Unmarshal(v, &e); err != nil {
 					return fmt.Errorf("audit entry %q unreadable: %w", k, err)
 				}
 				if (q.UserID != "" && e.UserID != q.UserID) || (q.Action != "" && e.Action != q.Action) {
 					return nil
 				}
+				decoded = true
 			}
 			matches++
 			if q.Page > 0 && (matches <= first || matches > first+q.PageSize) {
 				return nil
 			}
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("audit entry %q unreadable: %w", k, err)
+			if !decoded {
+				if err := json.Unmarshal(v, &e); err != nil {
+					return fmt.Errorf("audit entry %q unreadable: %w", k, err)
+				}
 			}
 			out = append(out, e)
 			return nil
@@ -100,6 +107,16 @@ func NewQuery(page, size int, userID, action, from, to string) (Query, error) {
 		return Query{}, fmt.Errorf("to: %w", err)
 	}
 	return q, nil
+}
+
+// needle is the bytes json.Marshal writes for a field with this value
+// ("" when the filter is unset: every entry holds it).
+func needle(field, value string) []byte {
+	if value == "" {
+		return nil
+	}
+	v, _ := json.Marshal(value)
+	return append([]byte(`"`+field+`":`), v...)
 }
 
 // ParseTime reads a from or to filter: RFC 3339 or Unix seconds; "" is
