@@ -116,12 +116,14 @@ func messageShape(md protoreflect.MessageDescriptor, built map[protoreflect.Full
 		return s
 	}
 	switch md.FullName() {
+	// The free-form types are decoded into structures whatever they hold:
+	// bounded (jsonstrict.MaxFreeMembers, MaxFreeBytes).
 	case "google.protobuf.Value":
-		return jsonstrict.AnyValue
+		return &jsonstrict.Shape{Type: jsonstrict.Any, FreeForm: true}
 	case "google.protobuf.Struct":
-		return &jsonstrict.Shape{Type: jsonstrict.Object}
+		return &jsonstrict.Shape{Type: jsonstrict.Object, FreeForm: true}
 	case "google.protobuf.ListValue":
-		return &jsonstrict.Shape{Type: jsonstrict.Array, ElemNull: true}
+		return &jsonstrict.Shape{Type: jsonstrict.Array, ElemNull: true, FreeForm: true}
 	case "google.protobuf.Timestamp", "google.protobuf.Duration", "google.protobuf.FieldMask":
 		return &jsonstrict.Shape{Type: jsonstrict.String}
 	case "google.protobuf.DoubleValue", "google.protobuf.FloatValue", "google.protobuf.Int64Value",
@@ -157,7 +159,8 @@ func fieldShape(fd protoreflect.FieldDescriptor, built map[protoreflect.FullName
 		isValue := fd.Message() != nil && fd.Message().FullName() == "google.protobuf.Value"
 		return &jsonstrict.Shape{Type: jsonstrict.Array, Elem: singleShape(fd, built), ElemNull: isValue}
 	case fd.IsMap():
-		return &jsonstrict.Shape{Type: jsonstrict.Map, Elem: singleShape(fd.MapValue(), built), ElemNull: fd.MapValue().Message() != nil}
+		// a map is decoded into structures whatever it holds: free-form
+		return &jsonstrict.Shape{Type: jsonstrict.Map, Elem: singleShape(fd.MapValue(), built), ElemNull: fd.MapValue().Message() != nil, FreeForm: true}
 	}
 	return singleShape(fd, built)
 }

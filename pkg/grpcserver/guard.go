@@ -147,11 +147,19 @@ func (c *limitCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	c.mu.RLock()
 	limit, guarded := c.limits[m.ProtoReflect().Descriptor().FullName()]
 	c.mu.RUnlock()
-	if guarded && int64(data.Len()) > limit {
+	if !guarded {
+		return c.base.Unmarshal(data, v)
+	}
+	if int64(data.Len()) > limit {
 		c.refused.Store(v, errTooLarge())
 		return nil
 	}
-	return c.base.Unmarshal(data, v)
+	b := data.Materialize()
+	if err := checkFree(b, m.ProtoReflect().Descriptor(), ""); err != nil {
+		c.refused.Store(v, err)
+		return nil
+	}
+	return proto.Unmarshal(b, m)
 }
 
 // refusal returns (and forgets) why the codec refused v's message.

@@ -28,6 +28,22 @@ import (
 // MaxDepth is how deeply a document's arrays and objects may nest.
 const MaxDepth = 100
 
+// MaxValues is how many JSON values a document may hold in all (CONTRACT §0
+// "Resource bounds": documents stored verbatim are counted before any
+// decoder builds structures from them).
+const MaxValues = 1_000_000
+
+// A free-form value (Shape.FreeForm: a member decoded into structures
+// whatever it holds, such as a google.protobuf.Struct) holds at most
+// MaxFreeMembers members and elements in total, at any depth, and takes at
+// most MaxFreeBytes of the document.
+const (
+	MaxFreeMembers = 1000
+	MaxFreeBytes   = 64 << 10
+	// FreeTooLargeText is what a FreeTooLarge problem says after the path.
+	FreeTooLargeText = "too large: at most 1000 members and elements in all, and 64 KiB"
+)
+
 // Kind is the kind of a Problem.
 type Kind uint8
 
@@ -44,6 +60,8 @@ const (
 	Null                           // null where a value is needed
 	OutOfRange                     // a number beyond its type's range
 	NotWhole                       // a fraction where a whole number is wanted
+	TooManyValues                  // more than MaxValues values in the document
+	FreeTooLarge                   // a free-form value over MaxFreeMembers or MaxFreeBytes
 )
 
 // Problem is one fault of a document. Path is the JSON path of the value at
@@ -76,6 +94,8 @@ func (p *Problem) Error() string {
 		return "the request body is not valid JSON: " + p.Detail
 	case Trailing:
 		return "the request body is not valid JSON: data after the first JSON value"
+	case TooManyValues:
+		return fmt.Sprintf("the document holds more than %d JSON values", MaxValues)
 	case Null:
 		if p.Path == "" {
 			return "the request body must be " + strings.Replace(p.Want, "an object", "a JSON object", 1) + ", not null"
@@ -93,6 +113,8 @@ func (p *Problem) Error() string {
 		msg = "number out of range"
 	case NotWhole:
 		msg = "must be a whole number"
+	case FreeTooLarge:
+		msg = FreeTooLargeText
 	default:
 		msg = "invalid"
 	}
@@ -148,6 +170,9 @@ type Shape struct {
 	Unsigned bool   // Integer: not below zero
 	Elem     *Shape // Array: each element; Map: each member's value
 	ElemNull bool   // Array and Map: an element may be null
+	// FreeForm marks a value the reader decodes into structures whatever it
+	// holds: it is bounded by MaxFreeMembers and MaxFreeBytes.
+	FreeForm bool
 	// Member gives the shape of an Object's member named key (nil: any
 	// value) and, when the key names a field, a number for the field that
 	// is the same under each of its names (0 otherwise), so that a field
@@ -208,6 +233,12 @@ type walker struct {
 	dec      *json.Decoder
 	depth    int
 	problems []Problem
+	values   int // read so far
+	// free is the free-form value being read, if any: where it starts
+	// and how many members and elements it has shown so far.
+	free      bool
+	freeStart int64
+	freeCount int
 }
 
 func (w *walker) add(p Problem) { w.problems = append(w.problems, p) }
@@ -272,6 +303,17 @@ func join(path, key string) string {
 // value checks a value (tok is its first token) against s and reads the
 // rest of it; false when the document turned out not to be JSON.
 func (w *walker) value(path string, s *Shape, tok json.Token) bool {
+	if w.values++; w.values > MaxValues {
+		w.add(Problem{Kind: TooManyValues})
+		return false
+	}
+	if w.free {
+		if w.freeCount++; w.freeCount > MaxFreeMembers || w.dec.InputOffset()-w.freeStart > MaxFreeBytes {
+			return false // the outermost free-form value reports it
+		}
+	} else if s != nil && s.FreeForm {
+		return w.freeValue(path, s, tok)
+	}
 	if tok == nil {
 		return true // null: absent, or refused by the caller
 	}
@@ -294,6 +336,35 @@ func (w *walker) value(path string, s *Shape, tok json.Token) bool {
 	}
 	w.depth--
 	return ok
+}
+
+// freeValue reads a free-form value (tok is its first token) within the
+// bounds of MaxFreeMembers and MaxFreeBytes; beyond them the check stops
+// there, with a problem naming the value.
+func (w *walker) freeValue(path string, s *Shape, tok json.Token) bool {
+	w.free, w.freeCount = true, 0
+	w.freeStart = w.dec.InputOffset() - int64(tokenLen(tok))
+	defer func() { w.free = false }()
+	free := *s
+	free.FreeForm = false
+	w.freeCount-- // the value itself is not one of its members
+	w.values--    // counted again below
+	ok := w.value(path, &free, tok)
+	if w.freeCount > MaxFreeMembers || w.dec.InputOffset()-w.freeStart > MaxFreeBytes {
+		w.add(Problem{Path: path, Kind: FreeTooLarge})
+		return false
+	}
+	return ok
+}
+
+// tokenLen is at least 1 for a token just read: where its value began is
+// within a byte of the offset after a delimiter (scalars are short next to
+// the bounds).
+func tokenLen(tok json.Token) int {
+	if _, ok := tok.(json.Delim); ok {
+		return 1
+	}
+	return 0
 }
 
 // scalarOK checks tok's JSON type (and a number's value) against s.

@@ -158,3 +158,46 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestBounds(t *testing.T) {
+	free := &Shape{Type: Object, Member: func(key string) (*Shape, int) {
+		if key == "metadata" {
+			return &Shape{Type: Object, FreeForm: true}, 1
+		}
+		return nil, 0
+	}}
+	members := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d":[]`, i)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	for _, c := range []struct {
+		name, doc string
+		shape     *Shape
+		want      Kind // 0: no problem
+		path      string
+	}{
+		{"1,000 members", `{"metadata":` + members(MaxFreeMembers) + `}`, free, 0, ""},
+		{"1,001 members", `{"metadata":` + members(MaxFreeMembers+1) + `}`, free, FreeTooLarge, "metadata"},
+		{"nested members count", `{"metadata":{"a":[` + strings.Repeat(`1,`, MaxFreeMembers-1) + `1]}}`, free, FreeTooLarge, "metadata"},
+		{"64 KiB", `{"metadata":{"s":"` + strings.Repeat("x", MaxFreeBytes-8) + `"}}`, free, 0, ""},
+		{"over 64 KiB", `{"metadata":{"s":"` + strings.Repeat("x", MaxFreeBytes) + `"}}`, free, FreeTooLarge, "metadata"},
+		{"not free-form", `{"other":` + members(MaxFreeMembers+1) + `}`, free, 0, ""},
+		{"1,000,000 values", "[" + strings.Repeat("1,", MaxValues-2) + "1]", nil, 0, ""},
+		{"1,000,001 values", "[" + strings.Repeat("1,", MaxValues-1) + "1]", nil, TooManyValues, ""},
+	} {
+		p := First(Check([]byte(c.doc), c.shape))
+		switch {
+		case c.want == 0 && p != nil:
+			t.Errorf("%s: %v, want no problem", c.name, p)
+		case c.want != 0 && (p == nil || p.Kind != c.want || p.Path != c.path):
+			t.Errorf("%s: %+v, want kind %d at %q", c.name, p, c.want, c.path)
+		}
+	}
+	p := First(Check([]byte(`{"metadata":`+members(MaxFreeMembers+1)+`}`), free))
+	if got, want := p.Error(), "metadata: too large: at most 1000 members and elements in all, and 64 KiB"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+}

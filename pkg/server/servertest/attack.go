@@ -352,3 +352,57 @@ func rawDial(t testing.TB, from, addr string) net.Conn {
 	}
 	return c
 }
+
+// Refused (row 4 of issue 18): with a valid key, body (contentType when
+// set) is refused with want and a message containing text, within 5 s, and
+// the process's peak memory grows by less than maxGrowthMiB while it is.
+func (a *Attack) Refused(name, method, path, contentType string, body []byte, want int, text string, maxGrowthMiB float64) {
+	t := a.T
+	t.Helper()
+	base := a.ResetPeak()
+	req, _ := http.NewRequest(method, "http://"+a.HTTPAddr+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", a.Auth)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	begin := time.Now()
+	res, err := (&http.Client{Timeout: 5 * time.Minute}).Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	answer, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	took := time.Since(begin)
+	if res.StatusCode != want || !strings.Contains(string(answer), text) {
+		t.Errorf("%s (%d bytes): %d %.300s, want %d naming %q", name, len(body), res.StatusCode, answer, want, text)
+	}
+	if took > 5*time.Second {
+		t.Errorf("%s: answered after %v, want within 5 s", name, took.Round(time.Millisecond))
+	}
+	if g := a.Grown(base); g > maxGrowthMiB {
+		t.Errorf("%s: peak memory grew by %.1f MiB, want at most %.0f MiB", name, g, maxGrowthMiB)
+	} else {
+		t.Logf("%s (%.1f MiB): %d in %v, peak memory +%.1f MiB", name, float64(len(body))/(1<<20), res.StatusCode, took.Round(time.Millisecond), g)
+	}
+}
+
+// FreeFormGRPC (row 4): with a valid key, a request whose free-form field
+// holds about half a million members (just under the method's 1 MiB) is
+// refused InvalidArgument naming field, and the peak memory grows by less
+// than maxGrowthMiB.
+func (a *Attack) FreeFormGRPC(field string, maxGrowthMiB float64) {
+	t := a.T
+	t.Helper()
+	conn := a.Dial("")
+	req := a.huge(1<<20 - 256)
+	base := a.ResetPeak()
+	st, took := a.Call(conn, req, a.Auth, false)
+	if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), field) {
+		t.Errorf("gRPC free-form field of %d bytes: %v, want InvalidArgument naming %s", len(req), st.Err(), field)
+	}
+	if g := a.Grown(base); g > maxGrowthMiB {
+		t.Errorf("gRPC free-form field: peak memory grew by %.1f MiB, want at most %.0f MiB", g, maxGrowthMiB)
+	} else {
+		t.Logf("gRPC free-form field of %d bytes: %v in %v, peak memory +%.1f MiB", len(req), st.Code(), took.Round(time.Millisecond), g)
+	}
+}

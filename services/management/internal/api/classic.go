@@ -23,7 +23,10 @@ const jsonType = "application/json"
 func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err error) {
 	// One JSON value, valid UTF-8, no duplicate keys (which one would Tyk
 	// read?): the definition is stored verbatim, so it must be unambiguous.
-	if jsonstrict.Check(body, nil) != nil {
+	if p := jsonstrict.First(jsonstrict.Check(body, nil)); p != nil {
+		if p.Kind == jsonstrict.TooManyValues {
+			return nil, "", false, badRequest("Malformed API data: " + p.Error())
+		}
 		return nil, "", false, errMalformedAPI
 	}
 	m, found, err := rawjson.Find(body, "api_definition")

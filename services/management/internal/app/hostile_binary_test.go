@@ -38,6 +38,29 @@ func TestHostileBinary(t *testing.T) {
 	t.Run("unauthenticated gRPC", func(t *testing.T) { a.T = t; a.Unauthenticated(16) })
 	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
 	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/api/apis") })
+	t.Run("free-form field on gRPC", func(t *testing.T) { a.T = t; a.FreeFormGRPC("user.user_permissions", 16) })
+	t.Run("free-form field on REST", func(t *testing.T) {
+		a.T = t
+		body := `{"first_name":"a","last_name":"b","email_address":"big@example.com","user_permissions":{"k":[` + strings.Repeat("0,", 500_000) + `0]}}`
+		a.Refused("POST user_permissions of 500,000 elements", "POST", "/api/users", "", []byte(body), 400, "user_permissions", 16)
+	})
+	// Documents stored verbatim: 15 MiB of about 7.7M tiny values.
+	tiny := strings.Repeat("0,", 15<<19)
+	t.Run("classic definition of 7.7M values", func(t *testing.T) {
+		a.T = t
+		body := `{"api_definition":{"name":"big","big":[` + tiny + `0]}}`
+		a.Refused("POST classic", "POST", "/api/apis", "", []byte(body), 400, "1000000", 64)
+	})
+	t.Run("OAS JSON of 7.7M values", func(t *testing.T) {
+		a.T = t
+		body := `{"openapi":"3.0.3","info":{"title":"big","version":"1"},"paths":{},"x-big":[` + tiny + `0]}`
+		a.Refused("POST OAS JSON", "POST", "/api/apis/oas", "", []byte(body), 400, "1000000", 64)
+	})
+	t.Run("OAS YAML of 7.7M nodes", func(t *testing.T) {
+		a.T = t
+		body := "openapi: 3.0.3\ninfo:\n  title: big\n  version: '1'\npaths: {}\nx-big: [" + tiny + "0]\n"
+		a.Refused("POST OAS YAML", "POST", "/api/apis/oas", "application/x-yaml", []byte(body), 400, "1000000", 64)
+	})
 }
 
 // TestHostileLong is make test-hostile's part for management: 1,000 held

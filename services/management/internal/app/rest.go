@@ -10,9 +10,11 @@ import (
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 )
 
@@ -45,9 +47,13 @@ func errorBody(r *http.Request, _ int, msgs []string) any {
 
 // requestError answers a body the facade could not decode (malformed JSON,
 // wrong types) with the message of its route.
-func requestError(r *http.Request, _ error) (int, []string) {
+func requestError(r *http.Request, err error) (int, []string) {
 	if isMigrate(r) {
 		return http.StatusBadRequest, []string{"Malformed request body"}
+	}
+	// A free-form member over its bounds is named (CONTRACT §0).
+	if msg := status.Convert(err).Message(); strings.Contains(msg, jsonstrict.FreeTooLargeText) {
+		return http.StatusBadRequest, []string{"Malformed request data: " + msg}
 	}
 	return http.StatusBadRequest, []string{"Malformed request data."}
 }

@@ -12,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
@@ -34,6 +35,9 @@ func IsYAML(contentType string) bool {
 // Values without a JSON equivalent (.inf, .nan, merge keys, non-scalar
 // keys) and duplicate keys are errors naming the line.
 func YAMLToJSON(src []byte) ([]byte, error) {
+	if n := yamlNodes(src); n > jsonstrict.MaxValues {
+		return nil, fmt.Errorf("the YAML document holds more than %d nodes", jsonstrict.MaxValues)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	var root yaml.Node
 	if err := dec.Decode(&root); err != nil {
@@ -204,3 +208,63 @@ func yamlInt(v string) (string, error) {
 // gets a string back.
 var yaml11Bools = map[string]bool{"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true,
 	"no": true, "No": true, "NO": true, "on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true}
+
+// yamlNodes counts, without building anything, the nodes a YAML document
+// holds, from above, so that a document of millions of tiny items is
+// refused before the YAML decoder builds a node for each (CONTRACT §0,
+// jsonstrict.MaxValues). It reads line by line, outside quotes, comments
+// and block scalars: each line with content starts a node, and each
+// mapping value (": " or ":" at the end), block sequence entry ("- "),
+// flow collection and flow separator ("[", "{", ",") adds one.
+func yamlNodes(src []byte) int {
+	n := 1      // the root collection
+	block := -1 // inside a block scalar: the indentation of its parent line
+	for line := range bytes.Lines(src) {
+		content := bytes.TrimRight(bytes.TrimLeft(line, " "), " \t\r\n")
+		indent := len(line) - len(bytes.TrimLeft(line, " "))
+		if block >= 0 {
+			if len(content) == 0 || indent > block {
+				continue
+			}
+			block = -1
+		}
+		if len(content) == 0 || content[0] == '#' {
+			continue
+		}
+		n++
+		n += lineNodes(content)
+		if last := content[len(content)-1]; last == '|' || last == '>' || bytes.HasSuffix(content, []byte("|-")) ||
+			bytes.HasSuffix(content, []byte(">-")) || bytes.HasSuffix(content, []byte("|+")) || bytes.HasSuffix(content, []byte(">+")) {
+			block = indent
+		}
+	}
+	return n
+}
+
+// lineNodes counts the nodes a line's indicators add, outside quotes and
+// comments.
+func lineNodes(content []byte) int {
+	n := 0
+	var quote byte
+	for i := 0; i < len(content); i++ {
+		c := content[i]
+		after := i+1 == len(content) || content[i+1] == ' '
+		switch {
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			if i == 0 || bytes.IndexByte([]byte(" [{,:"), content[i-1]) >= 0 {
+				quote = c
+			}
+		case c == '#' && i > 0 && content[i-1] == ' ':
+			return n
+		case c == ':' && after, c == '-' && after && (i == 0 || content[i-1] == ' '), c == ',', c == '[', c == '{':
+			n++
+		}
+	}
+	return n
+}

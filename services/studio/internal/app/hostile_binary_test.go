@@ -41,6 +41,12 @@ func TestHostileBinary(t *testing.T) {
 	t.Run("unauthenticated gRPC", func(t *testing.T) { a.T = t; a.Unauthenticated(16) })
 	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
 	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/api/v1/llm-settings") })
+	t.Run("free-form field on gRPC", func(t *testing.T) { a.T = t; a.FreeFormGRPC("data.attributes.metadata", 16) })
+	t.Run("free-form field on REST", func(t *testing.T) {
+		a.T = t
+		body := `{"data":{"type":"llm-settings","attributes":{"model_name":"m","metadata":{"k":[` + strings.Repeat("0,", 500_000) + `0]}}}}`
+		a.Refused("POST metadata of 500,000 elements", "POST", "/api/v1/llm-settings", "", []byte(body), 400, "data.attributes.metadata", 16)
+	})
 }
 
 // TestHostileLong is make test-hostile's part for the studio: 1,000 held
