@@ -83,3 +83,29 @@ func (c *converter) errorOverrides() *xErrorOverrides {
 	c.shared.errorOverrides = out
 	return out
 }
+
+// errorOverridesToClassic is the other direction (ToClassic).
+func errorOverridesToClassic(api *classicAPI, x *xErrorOverrides) {
+	if x == nil {
+		return
+	}
+	api.ErrorOverridesDisabled = !x.Enabled
+	in := make(map[string][]classicErrorOverride, len(x.Value))
+	for code, rules := range x.Value {
+		conv := make([]classicErrorOverride, len(rules))
+		for i, r := range rules {
+			if m := r.Match; m != nil {
+				conv[i].Match = &struct {
+					Flag           string `json:"flag"`
+					MessagePattern string `json:"message_pattern"`
+					BodyField      string `json:"body_field"`
+					BodyValue      string `json:"body_value"`
+				}{m.Flag, m.MessagePattern, m.BodyField, m.BodyValue}
+			}
+			resp := &conv[i].Response
+			resp.StatusCode, resp.Body, resp.Message, resp.Template, resp.Headers = r.Response.StatusCode, r.Response.Body, r.Response.Message, r.Response.Template, r.Response.Headers
+		}
+		in[code] = conv
+	}
+	api.ErrorOverrides, _ = json.Marshal(in) // strings, numbers and maps of strings: cannot fail
+}

@@ -36,6 +36,7 @@ func classicFrom(d *oasDocument) *classicAPI {
 	infoToClassic(api, &x.Info)
 	upstreamToClassic(api, &x.Upstream)
 	serverToClassic(api, &x.Server)
+	errorOverridesToClassic(api, x.ErrorOverrides)
 	mw := x.Middleware
 	if mw == nil {
 		mw = &xMiddleware{}
