@@ -61,28 +61,30 @@ func schemesToClassic(api *classicAPI, a *xAuthentication, d *oasDocument) {
 		!(a.Enabled || (a.SecuritySchemes != nil && len(a.SecuritySchemes.byName) > 0)) {
 		return
 	}
-	ss := a.SecuritySchemes
 	for _, name := range slices.Sorted(mapKeys(d.Security[0])) {
-		oas := d.Components.SecuritySchemes[name]
-		switch {
-		case oas == nil:
-		case oas.Type == "apiKey":
-			var t *xToken
-			if !ss.scheme(name, &t) {
-				t = nil
-			}
-			tokenToClassic(api, name, t, oas)
-		case oas.Type == "http" && oas.Scheme == "bearer" && oas.BearerFormat == "JWT":
-			var j *xJWT
-			ss.scheme(name, &j)
-			jwtToClassic(api, name, j)
-		case oas.Type == "http" && oas.Scheme == "basic":
-			var b *xBasic
-			ss.scheme(name, &b)
-			basicToClassic(api, name, b)
-		case oas.Type == "oauth2":
-			oauth2ToClassic(api, name, ss, oas)
+		if oas := d.Components.SecuritySchemes[name]; oas != nil {
+			schemeToClassic(api, name, oas, a.SecuritySchemes)
 		}
+	}
+}
+
+// schemeToClassic extracts one scheme by the type of its OpenAPI scheme.
+func schemeToClassic(api *classicAPI, name string, oas *securityScheme, ss *xSecuritySchemes) {
+	switch {
+	case oas.Type == "apiKey":
+		var t *xToken
+		ss.scheme(name, &t)
+		tokenToClassic(api, name, t, oas)
+	case oas.Type == "http" && oas.Scheme == "bearer" && oas.BearerFormat == "JWT":
+		var j *xJWT
+		ss.scheme(name, &j)
+		jwtToClassic(api, name, j)
+	case oas.Type == "http" && oas.Scheme == "basic":
+		var b *xBasic
+		ss.scheme(name, &b)
+		basicToClassic(api, name, b)
+	case oas.Type == "oauth2":
+		oauth2ToClassic(api, name, ss, oas)
 	}
 }
 
