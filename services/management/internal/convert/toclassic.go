@@ -146,7 +146,7 @@ func uptimeToClassic(ut *uptimeTests, x *xUptimeTests) {
 		c.CheckURL, c.Method, c.Headers, c.Body, c.EnableProxyProtocol = t.URL, t.Method, t.Headers, t.Body, t.EnableProxyProtocol
 		c.Timeout = int64(durationNanos(t.Timeout))
 		for _, cmd := range t.Commands {
-			c.Commands = append(c.Commands, uptimeCommand{Name: cmd.Name, Message: cmd.Message})
+			c.Commands = append(c.Commands, uptimeCommand(cmd))
 		}
 	}
 }

@@ -259,7 +259,7 @@ func (c *converter) uptimeTests() *xUptimeTests {
 			test.Timeout = readableDuration(time.Duration(chk.Timeout))
 		}
 		for _, cmd := range chk.Commands {
-			test.Commands = append(test.Commands, xUptimeCommand{Name: cmd.Name, Message: cmd.Message})
+			test.Commands = append(test.Commands, xUptimeCommand(cmd))
 		}
 		out.Tests = append(out.Tests, test)
 	}

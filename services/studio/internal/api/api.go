@@ -35,7 +35,6 @@ var (
 	errInvalidUser  = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid user ID")
 	errUserNotFound = rest.Error(codes.NotFound, http.StatusNotFound, "User not found")
 	errBadPage      = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid page number")
-	errInternal     = rest.Error(codes.Internal, http.StatusInternalServerError, "internal error")
 )
 
 // Server serves StudioService from a store.
