@@ -3,14 +3,17 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 func (in *instance) auditLogs(query string) ([]audit.Entry, int) {
@@ -145,5 +148,32 @@ func TestAuditLog(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuditLimits: --audit-max-entries is applied at start (and every
+// minute): after a restart only the newest entries remain.
+func TestAuditLimits(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	limit := func(c *config.Config) { c.Audit = config.Audit{MaxEntries: 3} }
+	in := servertest.Start(t, Serve, db, adminToken, limit)
+	inst := &instance{t: t, base: in.Base}
+	for i := range 6 {
+		inst.admin("PUT", "/api/apis/oas/missing/categories", fmt.Sprintf(`{"categories":["c%d"]}`, i))
+	}
+	if logs, _ := inst.auditLogs("?p=0"); len(logs) < 3 {
+		t.Fatalf("%d entries before the restart", len(logs))
+	}
+	in.Stop()
+	in = servertest.Start(t, Serve, db, adminToken, limit)
+	inst = &instance{t: t, base: in.Base}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		logs, _ := inst.auditLogs("?p=0")
+		if len(logs) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d entries after a restart with --audit-max-entries 3", len(logs))
+		}
 	}
 }
