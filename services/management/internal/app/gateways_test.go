@@ -16,9 +16,11 @@ const nodeSecret = "node-secret-for-tests-0123456789"
 
 // startGateways runs the service with the node secret and, when redis is
 // not empty, reload notifications to that Redis.
-func startGateways(t *testing.T, redis string) *instance {
+func startGateways(t testing.TB, db, redis string) *instance {
 	t.Helper()
-	db := t.TempDir() + "/management.db"
+	if db == "" {
+		db = t.TempDir() + "/management.db"
+	}
 	in := servertest.Start(t, Serve, db, adminToken, func(c *config.Config) {
 		c.Gateways = config.Gateways{NodeSecret: nodeSecret, Redis: redis}
 	})
@@ -34,7 +36,7 @@ func TestGatewayRoutesNeedTheSecret(t *testing.T) {
 		}
 	}
 
-	in := startGateways(t, "")
+	in := startGateways(t, "", "")
 	for _, p := range []string{"/register/node", "/register/ping", "/system/apis", "/system/policies"} {
 		for _, key := range []string{"", "wrong", "Bearer " + nodeSecret, adminToken} {
 			r := in.do("GET", p, key, nil, "x-tyk-nodeid", "solo-1", "x-tyk-nonce", "n")
@@ -98,7 +100,7 @@ func TestGatewayDouble(t *testing.T) {
 		t.Skip("runs redis-server and waits for heartbeats")
 	}
 	rd := redistest.Start(t)
-	in := startGateways(t, "redis://"+rd.Addr)
+	in := startGateways(t, "", "redis://"+rd.Addr)
 	api := "9a7e0000000000000000000000000001"
 	expect(t, "classic", in.admin("POST", "/api/apis", classicBody(api, "Gatewayed")), 200, "")
 	r := in.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold","rate":10,"per":1,"access_rights":{"`+api+`":{"api_id":"`+api+`","versions":["Default"]}}}`)

@@ -61,6 +61,7 @@ type Server struct {
 	secret [sha256.Size]byte
 	store  *store.Store
 	derive Derive
+	cache  derivedCache
 	log    *slog.Logger
 
 	mu      sync.Mutex

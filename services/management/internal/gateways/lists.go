@@ -97,6 +97,9 @@ func (s *Server) derived(a store.API) ([]byte, bool) {
 	if s.derive == nil {
 		return nil, false
 	}
+	if def, ok := s.cache.get(a); ok {
+		return def, true
+	}
 	def, err := s.derive(a.Doc)
 	if err == nil {
 		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
@@ -111,6 +114,7 @@ func (s *Server) derived(a store.API) ([]byte, bool) {
 		s.log.Warn("OAS API left out of /system/apis: no classic definition derives from it", "api_id", a.ID, "err", err)
 		return nil, false
 	}
+	s.cache.put(a, def)
 	return def, true
 }
 

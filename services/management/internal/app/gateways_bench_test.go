@@ -1,0 +1,73 @@
+package app
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// BenchmarkSystemAPIs10k: a gateway's GET /system/apis over 10,000 APIs, half
+// of them Tyk OAS (migrated from classic, so each is derived back with
+// convert.ToClassic on every request). Reported: time to the first byte and
+// to the last, the answer's size, and the allocations of the whole process
+// (server and this client) per request.
+func BenchmarkSystemAPIs10k(b *testing.B) {
+	db := filepath.Join(b.TempDir(), "management.db")
+	ids := seedClassic(b, db, 10000)
+	in := startGateways(b, db, "")
+	if rep := in.migrate(b, migrateBody("direct", ids[:5000]...)); rep.Success.Count != 5000 {
+		b.Fatalf("migrated %d of 5,000: %+v", rep.Success.Count, rep.Failure)
+	}
+	var ttfb, total time.Duration
+	var size int64
+	runtime.GC()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
+	peak := make(chan uint64)
+	stop := make(chan struct{})
+	go func() { // the heap's high-water mark while the requests run
+		var m runtime.MemStats
+		var top uint64
+		for {
+			select {
+			case <-stop:
+				peak <- top
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&m)
+			top = max(top, m.HeapInuse)
+		}
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		var first time.Time
+		start := time.Now()
+		ctx := httptrace.WithClientTrace(b.Context(), &httptrace.ClientTrace{GotFirstResponseByte: func() { first = time.Now() }})
+		req, _ := http.NewRequestWithContext(ctx, "GET", in.base+"/system/apis", nil)
+		req.Header.Set("Authorization", nodeSecret)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 200 {
+			b.Fatalf("status %d, %v", res.StatusCode, err)
+		}
+		ttfb += first.Sub(start)
+		total += time.Since(start)
+		size = n
+	}
+	close(stop)
+	top := <-peak
+	b.ReportMetric(float64(top-min(base.HeapInuse, top))/(1<<20), "peak-heap-growth-MiB")
+	b.ReportMetric(float64(ttfb.Milliseconds())/float64(b.N), "ttfb-ms/op")
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "total-ms/op")
+	b.ReportMetric(float64(size)/(1<<20), "MiB/answer")
+}
