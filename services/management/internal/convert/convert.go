@@ -43,6 +43,11 @@
 //		// report the API as failed with f.Messages
 //	}
 //
+// and, for a gateway, the classic definition of a stored Tyk OAS document (its error reports bytes that are
+// not a Tyk OAS document):
+//
+//	classic, err := convert.ToClassic(doc) // is_oas: true
+//
 // Convert returns only *Failure errors. Its documents are compact JSON and always valid: OpenAPI 3.0 with an
 // x-tyk-api-gateway extension that satisfies the extension's JSON schema.
 package convert
