@@ -33,7 +33,7 @@ func TestAuditLog(t *testing.T) {
 		t.Fatalf("page 1: %s", r.body)
 	}
 	r = p.do("GET", "/portal-api/audit-logs?page=2&per_page=2", "")
-	if err := json.Unmarshal(r.body, &logs); err != nil || len(logs) != 1 || logs[0].Action != "POST /portal-api/products" || logs[0].Status != 201 {
+	if err := json.Unmarshal(r.body, &logs); err != nil || len(logs) != 1 || logs[0].Action != "POST /portal-api/products" || logs[0].Status != 201 || logs[0].ObjectID != prod {
 		t.Fatalf("page 2: %s", r.body)
 	}
 	p.expect(p.do("GET", "/portal-api/audit-logs?action=POST%20/portal-api/products&from=2000-01-01T00:00:00Z", ""), 200, "filtered")

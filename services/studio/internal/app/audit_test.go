@@ -3,6 +3,7 @@ package app
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +24,9 @@ func TestAuditLog(t *testing.T) {
 	json.Unmarshal([]byte(r.body), &created)
 	user := "Bearer " + created.Data.Attributes.APIKey
 	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "create", 201, "")
+	if created := s.do(t, "GET", "/api/v1/audit-logs?page_size=1", ""); !strings.Contains(created.body, `"object_id":"1"`) {
+		t.Errorf("the create's entry does not name record 1: %s", created.body)
+	}
 	s.do(t, "GET", "/api/v1/llm-settings/1", "").expect(t, "read", 200, "")
 	s.do(t, "DELETE", "/api/v1/llm-settings/1", "{", user).expect(t, "non-admin delete", 403, errBody(403, "admin role required"))
 	s.do(t, "DELETE", "/api/v1/llm-settings/1", "", "Bearer nope").expect(t, "anonymous", 401, "")

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"slices"
+	"strconv"
 
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -22,7 +24,9 @@ type User struct {
 func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	var id uint32
 	err := s.kv.Update(ctx, func(tx kv.WriteTx) (err error) {
-		id, err = putNewUser(tx, u)
+		if id, err = putNewUser(tx, u); err == nil {
+			audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new user
+		}
 		return err
 	})
 	u.ID = id
