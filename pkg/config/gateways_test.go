@@ -1,0 +1,54 @@
+package config
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGatewaySettings: management's Tyk Gateway settings (Defaults.Gateways)
+// — the node secret by flag, file or environment, the Redis URL, its
+// password from the environment only — and their absence elsewhere.
+func TestGatewaySettings(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db", Gateways: true}
+	secret := filepath.Join(t.TempDir(), "node-secret")
+	if err := os.WriteFile(secret, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    Gateways
+		wantErr string
+	}{
+		{"none", nil, nil, Gateways{}, ""},
+		{"file flag", []string{"--node-secret-file", secret}, nil, Gateways{NodeSecret: "from-file"}, ""},
+		{"env file", nil, map[string]string{"NODE_SECRET_FILE": secret}, Gateways{NodeSecret: "from-file"}, ""},
+		{"env and redis", nil, map[string]string{"NODE_SECRET": "s", "GATEWAY_REDIS": "redis://r:6379", "GATEWAY_REDIS_PASSWORD": "pw"},
+			Gateways{NodeSecret: "s", Redis: "redis://r:6379", RedisPassword: "pw"}, ""},
+		{"redis flag", []string{"--node-secret", "s", "--gateway-redis", "rediss://r:6380/1"}, nil, Gateways{NodeSecret: "s", Redis: "rediss://r:6380/1"}, ""},
+		{"redis without a secret", []string{"--gateway-redis", "redis://r"}, nil, Gateways{}, "needs the node secret"},
+		{"secret twice", []string{"--node-secret", "s", "--node-secret-file", secret}, nil, Gateways{}, "give one of them"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("management", tt.args, func(k string) string { return tt.env[k] }, d, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || c.Gateways != tt.want {
+				t.Fatalf("got %+v, %v; want %+v", c.Gateways, err, tt.want)
+			}
+		})
+	}
+	// studio and portal have no such flags
+	d.Gateways = false
+	if _, err := Parse("studio", []string{"--node-secret", "s"}, func(string) string { return "" }, d, io.Discard); err == nil {
+		t.Fatal("--node-secret accepted by a service without gateways")
+	}
+}
