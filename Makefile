@@ -12,6 +12,9 @@ OPENAPIV2_FROM := github.com/grpc-ecosystem/grpc-gateway/v2@v2.32.0
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # grpcurl runs the README's gRPC example in TestREADMEExamples.
 GRPCURL := github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.4
+# gotestsum runs make test: go test -json underneath, one line per package as
+# it ends, the failures in full, and the closing DONE line with the counts.
+GOTESTSUM := gotest.tools/gotestsum@v1.13.0
 BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # Services whose part of ../shared/contract passes; `make contract` runs them.
 CONTRACT_SERVICES ?= studio management portal
@@ -40,8 +43,8 @@ build: ## build bin/studio, bin/management and bin/portal, stamped with VERSION 
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
 
-test: $(GOBIN)/grpcurl redis-server ## go test -race over the whole workspace
-	go test -race -count=1 work
+test: $(GOBIN)/grpcurl $(GOBIN)/gotestsum redis-server ## go test -race over the whole workspace, a line per package as each ends (gotestsum)
+	gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -race -count=1 work
 
 redis-server: ## Debian's redis-server, which the gateway tests run (apt-get install when missing; needs root)
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" -eq 0 ]; then apt-get update && apt-get install -y redis-server; \
@@ -139,6 +142,9 @@ $(GOBIN)/staticcheck:
 
 $(GOBIN)/grpcurl:
 	GOBIN=$(GOBIN) go install $(GRPCURL)
+
+$(GOBIN)/gotestsum:
+	GOBIN=$(GOBIN) go install $(GOTESTSUM)
 
 $(GOBIN)/benchstat:
 	GOBIN=$(GOBIN) go install $(BENCHSTAT)

@@ -66,6 +66,8 @@ var brokenCases = []brokenCase{
 	{dir: "replicated-even-etcd", wantCheck: checkReplicated},
 	{dir: "replicated-bbolt-deployment", wantCheck: checkReplicated},
 	{dir: "replicated-one-endpoint", wantCheck: checkReplicated},
+	{dir: "replicated-etcd-plaintext", wantCheck: checkReplicated},
+	{dir: "replicated-etcd-open", wantCheck: checkReplicated},
 }
 
 func TestChecksCatchBrokenManifests(t *testing.T) {

@@ -590,6 +590,7 @@ func checkReplicas(w workload, inv inventory, add addFunc) {
 		n = *w.replicas
 	}
 	id := w.String()
+	checkEtcdSecured(w, inv, add)
 	if !w.gatehouse() {
 		if w.kind != "StatefulSet" {
 			add(checkReplicated, id, "etcd members need stable names and volumes: a StatefulSet, not a %s", w.kind)
