@@ -10,9 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p data
-declare -A http=([studio]=127.0.0.1:8080 [management]=127.0.0.1:3000 [portal]=127.0.0.1:3001)
-declare -A grpc=([studio]=127.0.0.1:9080 [management]=127.0.0.1:9000 [portal]=127.0.0.1:9001)
-site=127.0.0.1:3002 # the portal's public site, a listener of its own
+# The defaults of the three binaries; RUN_<SVC>_HTTP, RUN_<SVC>_GRPC and
+# RUN_PORTAL_SITE move them (deploy/run_test.go runs this script on free ports).
+declare -A http=([studio]=${RUN_STUDIO_HTTP:-127.0.0.1:8080} [management]=${RUN_MANAGEMENT_HTTP:-127.0.0.1:3000} [portal]=${RUN_PORTAL_HTTP:-127.0.0.1:3001})
+declare -A grpc=([studio]=${RUN_STUDIO_GRPC:-127.0.0.1:9080} [management]=${RUN_MANAGEMENT_GRPC:-127.0.0.1:9000} [portal]=${RUN_PORTAL_GRPC:-127.0.0.1:9001})
+site=${RUN_PORTAL_SITE:-127.0.0.1:3002} # the portal's public site, a listener of its own
 
 exec 9>>data/.run.lock
 if ! flock -n 9; then

@@ -347,7 +347,7 @@ func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (
 	}
 	secret := AddSecret(fs, getenv, "node-secret", "NODE_SECRET", "Tyk Gateways' node_secret, which enables the gateway routes")
 	var g Gateways
-	fs.StringVar(&g.Redis, "gateway-redis", getenv("GATEWAY_REDIS"), "redis:// or rediss:// URL of the gateways' Redis, for reload notifications; password from env GATEWAY_REDIS_PASSWORD (env GATEWAY_REDIS)")
+	fs.StringVar(&g.Redis, "gateway-redis", getenv("GATEWAY_REDIS"), "redis:// or rediss:// URL of the gateways' Redis, for reload notifications (env GATEWAY_REDIS); its password from the environment only (env GATEWAY_REDIS_PASSWORD or the file env GATEWAY_REDIS_PASSWORD_FILE names)")
 	return func() (Gateways, error) {
 		var err error
 		if g.NodeSecret, err = secret.Value(); err != nil {

@@ -21,7 +21,7 @@ var EnvOnly = []struct{ Name, Usage string }{
 	{"OTEL_*", "the other standard OpenTelemetry variables (OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER, OTEL_SERVICE_NAME, ...)"},
 }
 
-var envInUsage = regexp.MustCompile(`\(env ([A-Z0-9_]+)`)
+var envInUsage = regexp.MustCompile(`\benv ([A-Z][A-Z0-9_]+)`)
 
 // usage writes --help: every flag with its type and default, then every
 // environment variable and the flag it stands for. A default that holds a
@@ -35,13 +35,17 @@ func usage(out io.Writer, name string, fs *flag.FlagSet) {
 		kind, text := flag.UnquoteUsage(f)
 		fmt.Fprintf(out, "  --%s\n", strings.TrimSpace(f.Name+" "+kind))
 		fmt.Fprintf(out, "        %s\n        default: %s\n", text, shownDefault(f))
-		for _, m := range envInUsage.FindAllStringSubmatch(f.Usage, -1) {
-			envs = append(envs, env{m[1], "--" + f.Name})
+		for i, m := range envInUsage.FindAllStringSubmatch(f.Usage, -1) {
+			how := "as --" + f.Name
+			if i > 0 { // a further variable in the usage: read with the flag
+				how = "with --" + f.Name + " (see it)"
+			}
+			envs = append(envs, env{m[1], how})
 		}
 	})
 	fmt.Fprintf(out, "\nEnvironment:\n")
 	for _, e := range envs {
-		fmt.Fprintf(out, "  %-36s %s\n", e.name, "as "+e.flag)
+		fmt.Fprintf(out, "  %-36s %s\n", e.name, e.flag)
 	}
 	for _, e := range EnvOnly {
 		fmt.Fprintf(out, "  %-36s %s\n", e.Name, e.Usage)

@@ -16,7 +16,8 @@ import (
 // environment is not printed.
 func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 	var out bytes.Buffer
-	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db", Limits: Limits{MaxConns: 4096, MaxInFlight: 256}}
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db", SiteAddr: "d:3", Gateways: true,
+		Limits: Limits{MaxConns: 4096, MaxInFlight: 256, MaxConnsPerIP: 64, MaxInFlightBytes: 64 << 20}}
 	env := map[string]string{"BOOTSTRAP_TOKEN": "s3cret-from-env"}
 	_, err := Parse("svc", []string{"--help"}, func(k string) string { return env[k] }, d, &out)
 	if !errors.Is(err, ErrHelp) {
@@ -41,12 +42,14 @@ func TestHelpListsEveryFlagAndVariable(t *testing.T) {
 	if got := strings.Count(help, "\n        default: "); got != len(names) {
 		t.Errorf("--help gives %d defaults for %d flags", got, len(names))
 	}
-	for _, want := range []string{"default: 4096", "default: 256", "default: d:1", "default: 0s", "default: info", "default: text"} {
+	for _, want := range []string{"default: 4096", "default: 256", "default: 64\n", "default: 67108864", "default: d:1", "default: d:3", "default: 0s", "default: info", "default: text"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("--help lacks %q:\n%s", want, help)
 		}
 	}
-	for _, want := range []string{"HTTP_ADDR", "MAX_CONNS", "MAX_INFLIGHT", "LOG_LEVEL", "SHUTDOWN_DELAY", "ETCD_USERNAME", "ETCD_PASSWORD", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_*"} {
+	for _, want := range []string{"HTTP_ADDR", "MAX_CONNS", "MAX_INFLIGHT", "MAX_CONNS_PER_IP", "MAX_INFLIGHT_BYTES", "LOG_LEVEL", "SHUTDOWN_DELAY",
+		"METRICS_ADDR", "SITE_ADDR", "BOOTSTRAP_TOKEN_FILE", "NODE_SECRET", "NODE_SECRET_FILE", "GATEWAY_REDIS", "GATEWAY_REDIS_PASSWORD",
+		"ETCD_USERNAME", "ETCD_PASSWORD", "ETCD_PASSWORD_FILE", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_*"} {
 		if !strings.Contains(help, "\n  "+want+" ") {
 			t.Errorf("--help does not list the variable %s:\n%s", want, help)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
@@ -31,7 +32,9 @@ type ServeFunc func(ctx context.Context, log *slog.Logger, l *Listeners, cfg con
 // environment as fallback, a structured logger on stderr, SIGINT and SIGTERM
 // for a graceful stop, exit status 0 after it, 1 on failure, 2 on bad flags.
 func Main(name string, defaults config.Defaults, serve ServeFunc) {
-	defaults.Limits = config.Limits{MaxConns: DefaultMaxConns, MaxInFlight: gateway.DefaultMaxInFlight}
+	// The limits' real defaults, so that --help shows them.
+	defaults.Limits = config.Limits{MaxConns: DefaultMaxConns, MaxInFlight: gateway.DefaultMaxInFlight,
+		MaxConnsPerIP: DefaultMaxConnsPerIP, MaxInFlightBytes: inflight.DefaultBytes}
 	cfg, err := config.Parse(name, os.Args[1:], os.Getenv, defaults, os.Stderr)
 	switch {
 	case errors.Is(err, config.ErrHelp):
