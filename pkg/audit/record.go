@@ -89,11 +89,3 @@ func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 
 // Unwrap returns the decorated engine.
 func (e engine) Unwrap() kv.Engine { return e.Engine }
-
-// Check runs the decorated engine's consistency check, when it has one.
-func (e engine) Check() error {
-	if c, ok := e.Engine.(interface{ Check() error }); ok {
-		return c.Check()
-	}
-	return nil
-}

@@ -17,18 +17,29 @@ type Snapshotter interface {
 	Snapshot(ctx context.Context, fn func(size int64, content io.WriterTo) error) error
 }
 
-// SnapshotterOf finds the Snapshotter in e or in the engines it decorates
-// (each decorator has Unwrap() Engine).
-func SnapshotterOf(e Engine) (Snapshotter, bool) {
+// SnapshotterOf finds the Snapshotter in e or in the engines it decorates.
+func SnapshotterOf(e Engine) (Snapshotter, bool) { return find[Snapshotter](e) }
+
+// Checker is an engine that can check the consistency of its own store
+// (bbolt's Check of every page); store tests run it at cleanup.
+type Checker interface{ Check() error }
+
+// CheckerOf finds the Checker in e or in the engines it decorates.
+func CheckerOf(e Engine) (Checker, bool) { return find[Checker](e) }
+
+// find looks for a T in e, then in the engines e decorates: each decorator
+// has Unwrap() Engine.
+func find[T any](e Engine) (T, bool) {
 	for e != nil {
-		if s, ok := e.(Snapshotter); ok {
-			return s, true
+		if t, ok := e.(T); ok {
+			return t, true
 		}
 		u, ok := e.(interface{ Unwrap() Engine })
 		if !ok {
-			return nil, false
+			break
 		}
 		e = u.Unwrap()
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }

@@ -1,7 +1,9 @@
 // Package metrics holds a Gatehouse process's Prometheus metrics, served at
 // GET /metrics (CONTRACT §5): gRPC calls by method and code, REST requests by
-// route pattern, method and status, store transactions, migration outcomes,
-// the build (gatehouse_build_info), and the Go runtime and process collectors.
+// route pattern, method and status, store transactions, authentication
+// failures, the build (gatehouse_build_info), and the Go runtime and process
+// collectors. A service's own counters (management's migration outcomes)
+// are declared where they are counted, with NewCounterVec.
 //
 // A process runs one service, so the metrics live in one registry per process
 // (Registry); every server of the process reports into it. Label values are
@@ -62,17 +64,6 @@ var (
 		Help: "Refused requests not stored in the audit log because their caller passed its per-minute allowance.",
 	}, []string{"service"})
 
-	migrateAPIs = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gatehouse_migrate_apis_total",
-		Help: "APIs a migration handled, by mode and outcome (success, failure, skipped).",
-	}, []string{"mode", "outcome"})
-
-	migrateWarned = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gatehouse_migrate_apis_with_warnings_total",
-		Help: "Migrated APIs whose report entry carries warnings (behaviour that changes in a gateway), by mode; " +
-			"each is also counted in gatehouse_migrate_apis_total{outcome=\"success\"}.",
-	}, []string{"mode"})
-
 	gatewayNotifications = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_gateway_notifications_total",
 		Help: "Reload notifications for Tyk Gateways by outcome: published, failed (Redis refused or did not answer; kept for a retry), retried (an attempt after a failure).",
@@ -105,7 +96,7 @@ func init() {
 	Registry.MustRegister(buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		GRPC, httpRequests, storeTx, storeFailures, migrateAPIs, migrateWarned, authFailures, auditDropped, gatewayNotifications, gatewayNodeGauge,
+		GRPC, httpRequests, storeTx, storeFailures, authFailures, auditDropped, gatewayNotifications, gatewayNodeGauge,
 	)
 }
 
@@ -141,27 +132,13 @@ func ObserveStore(kind string, start time.Time, err error) {
 	}
 }
 
-// Migration outcomes.
-const (
-	Success = "success"
-	Failure = "failure"
-	Skipped = "skipped"
-)
-
-// CountMigrated adds n APIs that a migration in mode ended with outcome
-// (Success, Failure or Skipped).
-func CountMigrated(mode, outcome string, n int) {
-	if n > 0 {
-		migrateAPIs.WithLabelValues(mode, outcome).Add(float64(n))
-	}
-}
-
-// CountMigratedWithWarnings adds n migrated APIs of a migration in mode whose
-// report carries warnings (a subset of its Success count).
-func CountMigratedWithWarnings(mode string, n int) {
-	if n > 0 {
-		migrateWarned.WithLabelValues(mode).Add(float64(n))
-	}
+// NewCounterVec registers a counter of the process (in Registry) with the
+// label names labels and returns it; the caller counts into it. Its label
+// values must come from closed sets, as every metric's here.
+func NewCounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	Registry.MustRegister(c)
+	return c
 }
 
 // Notification outcomes of gatehouse_gateway_notifications_total.

@@ -2,8 +2,8 @@
 //
 // Spans are made for every REST request (pkg/gateway), every gRPC call
 // (otelgrpc on the server), every in-process call the facade makes
-// (grpcserver.Local), every store
-// transaction of a kv engine (pkg/kv/instrumented) and every migration. The
+// (grpcserver.Local), every store transaction of a kv engine
+// (pkg/kv/kvobserve) and every migration. The
 // W3C traceparent header is read from REST requests and carried on gRPC
 // metadata, so one request is one trace across the facade and the service.
 //

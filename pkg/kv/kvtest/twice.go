@@ -15,6 +15,10 @@ func Twice(e kv.Engine) kv.Engine { return twice{e} }
 
 type twice struct{ kv.Engine }
 
+// Unwrap returns the engine inside, so that its own methods are found
+// (kv.CheckerOf, kv.SnapshotterOf).
+func (e twice) Unwrap() kv.Engine { return e.Engine }
+
 var errFirstRun = errors.New("kvtest: first run, rolled back")
 
 func (e twice) Update(ctx context.Context, fn func(kv.WriteTx) error) error {

@@ -22,7 +22,6 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -131,10 +130,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 		return nil, err
 	}
 	rep := r.report
-	metrics.CountMigrated(string(req.Mode), metrics.Success, len(rep.Success))
-	metrics.CountMigrated(string(req.Mode), metrics.Failure, len(rep.Failures))
-	metrics.CountMigrated(string(req.Mode), metrics.Skipped, len(rep.Skipped))
-	metrics.CountMigratedWithWarnings(string(req.Mode), len(rep.Warnings))
+	count(req.Mode, rep)
 	span.SetAttributes(attribute.Int("gatehouse.migrate.success", len(rep.Success)),
 		attribute.Int("gatehouse.migrate.failure", len(rep.Failures)), attribute.Int("gatehouse.migrate.skipped", len(rep.Skipped)))
 	e.log.Info("migration", "mode", req.Mode, "requested", len(ids), "success", len(rep.Success),

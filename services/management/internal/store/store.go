@@ -200,11 +200,12 @@ func (t *Tx) NewAPIID() (string, error) {
 	}
 }
 
-// Check verifies that every index agrees with the records (and, when the
-// engine has one, runs the engine's own consistency check); tests of the
-// store and of its users call it.
+// Check verifies that every index agrees with the records and, when the
+// engine has one (bbolt's), runs the engine's own consistency check, under
+// whatever wraps it (kv.CheckerOf); tests of the store and of its users
+// call it.
 func (s *Store) Check(ctx context.Context) error {
-	if c, ok := s.e.(interface{ Check() error }); ok {
+	if c, ok := kv.CheckerOf(s.e); ok {
 		if err := c.Check(); err != nil {
 			return err
 		}

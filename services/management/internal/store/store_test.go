@@ -12,7 +12,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/gatehouse/gatehouse/pkg/boltstore"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
@@ -318,7 +317,8 @@ func TestLegacyFile(t *testing.T) {
 	for _, n := range old {
 		names = append(names, []byte(n))
 	}
-	file, err := boltstore.Open(path, 1, names...)
+	// that layout: a bucket per record kind and index, and meta/schema_version 1
+	file, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,6 +326,14 @@ func TestLegacyFile(t *testing.T) {
 		return append(append([]byte{1, byte(len(meta))}, meta...), doc...)
 	}
 	err = file.Update(func(tx *bolt.Tx) error {
+		for _, name := range append(names, []byte("meta")) {
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte("1")); err != nil {
+			return err
+		}
 		apis := tx.Bucket([]byte("apis"))
 		apis.Put([]byte("c"), record(`{"k":1,"db":"`+db(1)+`","n":"C #x","c":["x"]}`, `{"api_id":"c","name":"C #x"}`))
 		apis.Put([]byte("staging-c"), record(`{"k":2,"db":"`+db(2)+`","n":"S","c":["y"],"sf":"c"}`, `{"openapi":"3.0.3"}`))
@@ -614,5 +622,15 @@ func TestOperations(t *testing.T) {
 	}
 	if apis, total, err := s.ListAPIs(bg, nil, 0, -1); err != nil || total != 1 || apis[0].ID != "o" {
 		t.Fatalf("list after delete: %v %d %v", apis, total, err)
+	}
+}
+
+// TestCheckReachesTheEngine: the store's tests open it through kvtest.Twice,
+// and Check still runs bbolt's own consistency check of the file.
+func TestCheckReachesTheEngine(t *testing.T) {
+	s := open(t)
+	c, ok := kv.CheckerOf(s.e)
+	if _, isBolt := c.(*boltkv.Engine); !ok || !isBolt {
+		t.Fatalf("the store's Check finds %T (%v), want bbolt's engine under the test wrapper", c, ok)
 	}
 }
