@@ -261,124 +261,15 @@ func (c *converter) authentication() *xAuthentication {
 		a.CustomKeyLifetime = kl
 	}
 
-	ss := &xSecuritySchemes{}
-	if ac, ok := api.AuthConfigs[authTokenType]; ok {
-		t := &xToken{Enabled: api.UseStandardAuth, EnableClientCertificate: ac.UseCertificate, xAuthSources: sources(ac)}
-		if _, _, ok := apiKeyPlacement(ac); !ok {
-			// Tyk OAS describes the token with an apiKey scheme, which always switches one of the three on.
-			c.fail("auth_configs.authToken: the header, query and cookie sources of the auth token are all disabled; " +
-				"a Tyk OAS apiKey security scheme always reads the token from one of them")
-		}
-		if sig := ac.Signature; ac.ValidateSignature || sig.Algorithm != "" || sig.Secret != "" {
-			t.SignatureValidation = &xSignature{Enabled: ac.ValidateSignature, Algorithm: sig.Algorithm, Header: sig.Header,
-				Secret: sig.Secret, AllowedClockSkew: sig.AllowedClockSkew, ErrorCode: sig.ErrorCode, ErrorMessage: sig.ErrorMessage}
-			if sig.UseParam || sig.ParamName != "" {
-				t.SignatureValidation.Query = &xAuthSource{Enabled: sig.UseParam, Name: sig.ParamName}
-			}
-		}
-		ss.AuthToken = t
-	}
-	if ac, ok := api.AuthConfigs[jwtType]; ok {
-		j := &xJWT{
-			Enabled:                    api.EnableJWT,
-			xAuthSources:               sources(ac),
-			Source:                     api.JWTSource,
-			SigningMethod:              api.JWTSigningMethod,
-			IdentityBaseField:          api.JWTIdentityBaseField,
-			SkipKid:                    api.JWTSkipKid,
-			PolicyFieldName:            api.JWTPolicyFieldName,
-			ClientBaseField:            api.JWTClientIDBaseField,
-			Scopes:                     scopes(api.Scopes.JWT),
-			DefaultPolicies:            api.JWTDefaultPolicies,
-			IssuedAtValidationSkew:     api.JWTIssuedAtValidationSkew,
-			NotBeforeValidationSkew:    api.JWTNotBeforeValidationSkew,
-			ExpiresAtValidationSkew:    api.JWTExpiresAtValidationSkew,
-			IDPClientIDMappingDisabled: api.IDPClientIDMappingDisabled,
-		}
-		ss.JWT = j
-	}
-	if ac, ok := api.AuthConfigs[basicType]; ok {
-		b := api.BasicAuth
-		x := &xBasic{Enabled: api.UseBasicAuth, xAuthSources: sources(ac), DisableCaching: b.DisableCaching, CacheTTL: b.CacheTTL}
-		if b.ExtractFromBody || b.BodyUserRegexp != "" || b.BodyPasswordRegexp != "" {
-			x.ExtractCredentialsFromBody = &xExtractCredentials{Enabled: b.ExtractFromBody, UserRegexp: b.BodyUserRegexp, PasswordRegexp: b.BodyPasswordRegexp}
-		}
-		ss.Basic = x
-	}
-	if ac, ok := api.AuthConfigs[oauthType]; ok {
-		m := api.OauthMeta
-		o := &xOAuth{Enabled: api.UseOauth2, xAuthSources: sources(ac), AllowedAuthorizeTypes: m.AllowedAuthorizeTypes,
-			RefreshToken: slices.Contains(m.AllowedAccessTypes, "refresh_token"), AuthLoginRedirect: m.AuthorizeLoginRedirect}
-		for _, typ := range m.AllowedAuthorizeTypes {
-			if typ != "code" && typ != "token" {
-				c.fail("oauth_meta.allowed_authorize_types: %q is not one of code, token", typ)
-			}
-		}
-		grants := 0
-		for _, typ := range m.AllowedAccessTypes {
-			switch typ {
-			case "authorization_code", "client_credentials", "password", "implicit":
-				grants++
-			case "refresh_token":
-			default:
-				c.fail("oauth_meta.allowed_access_types: %q is not a supported grant type", typ)
-			}
-		}
-		if grants == 0 {
-			// Tyk's loader reads the allowed grants back from the OpenAPI flows, and an oauth2 scheme needs at
-			// least one flow: any flow written here would allow a grant classic refuses.
-			c.fail("oauth_meta.allowed_access_types: no grant type besides refresh_token is allowed; a Tyk OAS oauth2 " +
-				"scheme needs one flow, and each flow allows its grant")
-		}
-		if n := api.Notifications; n.SharedSecret != "" || n.OAuthKeyChangeURL != "" {
-			o.Notifications = &xNotifications{SharedSecret: n.SharedSecret, OnKeyChangeURL: n.OAuthKeyChangeURL}
-		}
-		ss.OAuth = o
-	}
-	if api.ExternalOAuth.Enabled {
-		ac := api.AuthConfigs[externalOAuthType]
-		e := &xExternalOAuth{Enabled: true, xAuthSources: sources(ac)}
-		if len(api.ExternalOAuth.Providers) == 0 {
-			// Tyk's loader tells an external OAuth scheme from Tyk's own OAuth by its providers: without any,
-			// the scheme would load as Tyk OAuth (use_oauth2, with the grant of its flow) instead.
-			c.fail("external_oauth.providers: external OAuth is enabled with no provider; Tyk OAS would load the scheme as Tyk's own OAuth")
-		}
-		for _, p := range api.ExternalOAuth.Providers {
-			var xp xOAuthProvider
-			if j := p.JWT; j.Enabled || j.SigningMethod != "" || j.Source != "" {
-				xp.JWT = &xJWTValidation{Enabled: j.Enabled, SigningMethod: j.SigningMethod, Source: j.Source, IdentityBaseField: j.IdentityBaseField,
-					IssuedAtValidationSkew: j.IssuedAtValidationSkew, NotBeforeValidationSkew: j.NotBeforeValidationSkew, ExpiresAtValidationSkew: j.ExpiresAtValidationSkew}
-			}
-			if in := p.Introspection; in.Enabled || in.URL != "" {
-				xp.Introspection = &xIntrospection{Enabled: in.Enabled, URL: in.URL, ClientID: in.ClientID, ClientSecret: in.ClientSecret, IdentityBaseField: in.IdentityBaseField}
-				if in.Cache.Enabled || in.Cache.Timeout != 0 {
-					xp.Introspection.Cache = &xIntrospectionCache{Enabled: in.Cache.Enabled, Timeout: in.Cache.Timeout}
-				}
-			}
-			e.Providers = append(e.Providers, xp)
-		}
-		ss.ExternalOAuth = e
-	}
+	// in this order, as the messages of a failure are
+	ss := &xSecuritySchemes{AuthToken: c.tokenScheme(), JWT: c.jwtScheme(), Basic: c.basicScheme(), OAuth: c.oauthScheme(),
+		ExternalOAuth: c.externalOAuthScheme()}
 	if !ss.empty() {
 		a.SecuritySchemes = ss
 	}
 
-	if ac, ok := api.AuthConfigs[hmacType]; ok {
-		a.HMAC = &xHMAC{Enabled: api.EnableSignatureChecking, xAuthSources: sources(ac), AllowedAlgorithms: api.HmacAllowedAlgorithms,
-			AllowedClockSkew: api.HmacAllowedClockSkew}
-	}
-	if api.UseOpenID {
-		ac := api.AuthConfigs[oidcType]
-		o := &xOIDC{Enabled: true, xAuthSources: sources(ac), SegregateByClientID: api.OpenIDOptions.SegregateByClient, Scopes: scopes(api.Scopes.OIDC)}
-		for _, p := range api.OpenIDOptions.Providers {
-			xp := xOIDCProvider{Issuer: p.Issuer}
-			for _, id := range sortedKeys(p.ClientIDs) {
-				xp.ClientToPolicyMapping = append(xp.ClientToPolicyMapping, xClientToPolicy{ClientID: id, PolicyID: p.ClientIDs[id]})
-			}
-			o.Providers = append(o.Providers, xp)
-		}
-		a.OIDC = o
-	}
+	a.HMAC = c.hmac()
+	a.OIDC = c.oidc()
 	if api.CustomPluginAuthEnabled {
 		a.Custom = c.customAuth()
 	}
@@ -386,6 +277,166 @@ func (c *converter) authentication() *xAuthentication {
 		c.fail("use_keyless: the API requires authentication but no authentication method could be converted")
 	}
 	return a
+}
+
+// tokenScheme is the auth token scheme, nil when the API does not use one.
+func (c *converter) tokenScheme() *xToken {
+	api := c.api
+	ac, ok := api.AuthConfigs[authTokenType]
+	if !ok {
+		return nil
+	}
+	t := &xToken{Enabled: api.UseStandardAuth, EnableClientCertificate: ac.UseCertificate, xAuthSources: sources(ac)}
+	if _, _, ok := apiKeyPlacement(ac); !ok {
+		// Tyk OAS describes the token with an apiKey scheme, which always switches one of the three on.
+		c.fail("auth_configs.authToken: the header, query and cookie sources of the auth token are all disabled; " +
+			"a Tyk OAS apiKey security scheme always reads the token from one of them")
+	}
+	if sig := ac.Signature; ac.ValidateSignature || sig.Algorithm != "" || sig.Secret != "" {
+		t.SignatureValidation = &xSignature{Enabled: ac.ValidateSignature, Algorithm: sig.Algorithm, Header: sig.Header,
+			Secret: sig.Secret, AllowedClockSkew: sig.AllowedClockSkew, ErrorCode: sig.ErrorCode, ErrorMessage: sig.ErrorMessage}
+		if sig.UseParam || sig.ParamName != "" {
+			t.SignatureValidation.Query = &xAuthSource{Enabled: sig.UseParam, Name: sig.ParamName}
+		}
+	}
+	return t
+}
+
+// jwtScheme is the JWT scheme, nil when the API does not use one.
+func (c *converter) jwtScheme() *xJWT {
+	api := c.api
+	ac, ok := api.AuthConfigs[jwtType]
+	if !ok {
+		return nil
+	}
+	j := &xJWT{
+		Enabled:                    api.EnableJWT,
+		xAuthSources:               sources(ac),
+		Source:                     api.JWTSource,
+		SigningMethod:              api.JWTSigningMethod,
+		IdentityBaseField:          api.JWTIdentityBaseField,
+		SkipKid:                    api.JWTSkipKid,
+		PolicyFieldName:            api.JWTPolicyFieldName,
+		ClientBaseField:            api.JWTClientIDBaseField,
+		Scopes:                     scopes(api.Scopes.JWT),
+		DefaultPolicies:            api.JWTDefaultPolicies,
+		IssuedAtValidationSkew:     api.JWTIssuedAtValidationSkew,
+		NotBeforeValidationSkew:    api.JWTNotBeforeValidationSkew,
+		ExpiresAtValidationSkew:    api.JWTExpiresAtValidationSkew,
+		IDPClientIDMappingDisabled: api.IDPClientIDMappingDisabled,
+	}
+	return j
+}
+
+// basicScheme is the basic authentication scheme, nil when the API does not use one.
+func (c *converter) basicScheme() *xBasic {
+	api := c.api
+	ac, ok := api.AuthConfigs[basicType]
+	if !ok {
+		return nil
+	}
+	b := api.BasicAuth
+	x := &xBasic{Enabled: api.UseBasicAuth, xAuthSources: sources(ac), DisableCaching: b.DisableCaching, CacheTTL: b.CacheTTL}
+	if b.ExtractFromBody || b.BodyUserRegexp != "" || b.BodyPasswordRegexp != "" {
+		x.ExtractCredentialsFromBody = &xExtractCredentials{Enabled: b.ExtractFromBody, UserRegexp: b.BodyUserRegexp, PasswordRegexp: b.BodyPasswordRegexp}
+	}
+	return x
+}
+
+// oauthScheme is Tyk's own OAuth scheme, nil when the API does not use it.
+func (c *converter) oauthScheme() *xOAuth {
+	api := c.api
+	ac, ok := api.AuthConfigs[oauthType]
+	if !ok {
+		return nil
+	}
+	m := api.OauthMeta
+	o := &xOAuth{Enabled: api.UseOauth2, xAuthSources: sources(ac), AllowedAuthorizeTypes: m.AllowedAuthorizeTypes,
+		RefreshToken: slices.Contains(m.AllowedAccessTypes, "refresh_token"), AuthLoginRedirect: m.AuthorizeLoginRedirect}
+	for _, typ := range m.AllowedAuthorizeTypes {
+		if typ != "code" && typ != "token" {
+			c.fail("oauth_meta.allowed_authorize_types: %q is not one of code, token", typ)
+		}
+	}
+	grants := 0
+	for _, typ := range m.AllowedAccessTypes {
+		switch typ {
+		case "authorization_code", "client_credentials", "password", "implicit":
+			grants++
+		case "refresh_token":
+		default:
+			c.fail("oauth_meta.allowed_access_types: %q is not a supported grant type", typ)
+		}
+	}
+	if grants == 0 {
+		// Tyk's loader reads the allowed grants back from the OpenAPI flows, and an oauth2 scheme needs at
+		// least one flow: any flow written here would allow a grant classic refuses.
+		c.fail("oauth_meta.allowed_access_types: no grant type besides refresh_token is allowed; a Tyk OAS oauth2 " +
+			"scheme needs one flow, and each flow allows its grant")
+	}
+	if n := api.Notifications; n.SharedSecret != "" || n.OAuthKeyChangeURL != "" {
+		o.Notifications = &xNotifications{SharedSecret: n.SharedSecret, OnKeyChangeURL: n.OAuthKeyChangeURL}
+	}
+	return o
+}
+
+// externalOAuthScheme is the external OAuth scheme, nil when the API does not use it.
+func (c *converter) externalOAuthScheme() *xExternalOAuth {
+	api := c.api
+	if !(api.ExternalOAuth.Enabled) {
+		return nil
+	}
+	ac := api.AuthConfigs[externalOAuthType]
+	e := &xExternalOAuth{Enabled: true, xAuthSources: sources(ac)}
+	if len(api.ExternalOAuth.Providers) == 0 {
+		// Tyk's loader tells an external OAuth scheme from Tyk's own OAuth by its providers: without any,
+		// the scheme would load as Tyk OAuth (use_oauth2, with the grant of its flow) instead.
+		c.fail("external_oauth.providers: external OAuth is enabled with no provider; Tyk OAS would load the scheme as Tyk's own OAuth")
+	}
+	for _, p := range api.ExternalOAuth.Providers {
+		var xp xOAuthProvider
+		if j := p.JWT; j.Enabled || j.SigningMethod != "" || j.Source != "" {
+			xp.JWT = &xJWTValidation{Enabled: j.Enabled, SigningMethod: j.SigningMethod, Source: j.Source, IdentityBaseField: j.IdentityBaseField,
+				IssuedAtValidationSkew: j.IssuedAtValidationSkew, NotBeforeValidationSkew: j.NotBeforeValidationSkew, ExpiresAtValidationSkew: j.ExpiresAtValidationSkew}
+		}
+		if in := p.Introspection; in.Enabled || in.URL != "" {
+			xp.Introspection = &xIntrospection{Enabled: in.Enabled, URL: in.URL, ClientID: in.ClientID, ClientSecret: in.ClientSecret, IdentityBaseField: in.IdentityBaseField}
+			if in.Cache.Enabled || in.Cache.Timeout != 0 {
+				xp.Introspection.Cache = &xIntrospectionCache{Enabled: in.Cache.Enabled, Timeout: in.Cache.Timeout}
+			}
+		}
+		e.Providers = append(e.Providers, xp)
+	}
+	return e
+}
+
+// hmac is HMAC request signing, nil when the API does not use it.
+func (c *converter) hmac() *xHMAC {
+	api := c.api
+	ac, ok := api.AuthConfigs[hmacType]
+	if !ok {
+		return nil
+	}
+	return &xHMAC{Enabled: api.EnableSignatureChecking, xAuthSources: sources(ac), AllowedAlgorithms: api.HmacAllowedAlgorithms,
+		AllowedClockSkew: api.HmacAllowedClockSkew}
+}
+
+// oidc is OpenID Connect, nil when the API does not use it.
+func (c *converter) oidc() *xOIDC {
+	api := c.api
+	if !(api.UseOpenID) {
+		return nil
+	}
+	ac := api.AuthConfigs[oidcType]
+	o := &xOIDC{Enabled: true, xAuthSources: sources(ac), SegregateByClientID: api.OpenIDOptions.SegregateByClient, Scopes: scopes(api.Scopes.OIDC)}
+	for _, p := range api.OpenIDOptions.Providers {
+		xp := xOIDCProvider{Issuer: p.Issuer}
+		for _, id := range sortedKeys(p.ClientIDs) {
+			xp.ClientToPolicyMapping = append(xp.ClientToPolicyMapping, xClientToPolicy{ClientID: id, PolicyID: p.ClientIDs[id]})
+		}
+		o.Providers = append(o.Providers, xp)
+	}
+	return o
 }
 
 func (c *converter) customAuth() *xCustomAuth {
