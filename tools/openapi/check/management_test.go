@@ -92,6 +92,44 @@ func TestManagementClient(t *testing.T) {
 		t.Fatalf("Migrate: %+v %+v %+v", report.Payload.Success, report.Payload.Failure, report.Payload.Skipped)
 	}
 
+	pol, err := c.ManagementServiceCreatePolicy(ms.NewManagementServiceCreatePolicyParams().WithBody(&mm.V1Policy{
+		Name: "Gold", Rate: 10, Per: 1, AccessRights: map[string]any{apiID: map[string]any{"api_id": apiID, "versions": []string{"Default"}}}}), a)
+	ok(t, "CreatePolicy", err)
+	pid := pol.Payload.Message
+	pols, err := c.ManagementServiceListPolicies(ms.NewManagementServiceListPoliciesParams().WithP(str("-2")), a)
+	ok(t, "ListPolicies", err)
+	if len(pols.Payload.Data) != 1 || pols.Payload.Data[0].DbID != pid {
+		t.Fatalf("ListPolicies: %+v", pols.Payload)
+	}
+	gotPol, err := c.ManagementServiceGetPolicy(ms.NewManagementServiceGetPolicyParams().WithPolicyID(pid), a)
+	ok(t, "GetPolicy", err)
+	if gotPol.Payload.ID != pid || gotPol.Payload.Name != "Gold" {
+		t.Fatalf("GetPolicy: %+v", gotPol.Payload)
+	}
+	_, err = c.ManagementServiceUpdatePolicy(ms.NewManagementServiceUpdatePolicyParams().WithPolicyID(pid).WithBody(&mm.V1Policy{Name: "Gold 2"}), a)
+	ok(t, "UpdatePolicy", err)
+	_, err = c.ManagementServiceDeletePolicy(ms.NewManagementServiceDeletePolicyParams().WithPolicyID(pid), a)
+	ok(t, "DeletePolicy", err)
+	asset, err := c.ManagementServiceCreateAsset(ms.NewManagementServiceCreateAssetParams().WithBody(&mm.V1Asset{
+		ID: "tmpl", Name: "Template", Kind: "oas-template", Data: map[string]any{"openapi": "3.0.3"}}), a)
+	ok(t, "CreateAsset", err)
+	assets, err := c.ManagementServiceListAssets(ms.NewManagementServiceListAssetsParams(), a)
+	ok(t, "ListAssets", err)
+	if len(assets.Payload) != 1 || assets.Payload[0].DbID != asset.Payload.Meta {
+		t.Fatalf("ListAssets: %+v", assets.Payload)
+	}
+	_, err = c.ManagementServiceGetAsset(ms.NewManagementServiceGetAssetParams().WithAssetID("tmpl"), a)
+	ok(t, "GetAsset", err)
+	_, err = c.ManagementServiceUpdateAsset(ms.NewManagementServiceUpdateAssetParams().WithAssetID("tmpl").WithBody(&mm.V1Asset{Name: "Template 2"}), a)
+	ok(t, "UpdateAsset", err)
+	_, err = c.ManagementServiceDeleteAsset(ms.NewManagementServiceDeleteAssetParams().WithAssetID(asset.Payload.Meta), a)
+	ok(t, "DeleteAsset", err)
+	nodes, err := c.ManagementServiceListNodes(ms.NewManagementServiceListNodesParams(), a)
+	ok(t, "ListNodes", err)
+	if len(nodes.Payload.Nodes) != 0 {
+		t.Fatalf("ListNodes: %+v", nodes.Payload)
+	}
+
 	user, err := c.ManagementServiceCreateUser(ms.NewManagementServiceCreateUserParams().WithUser(&mm.V1UserInput{
 		EmailAddress: "ana@example.test", FirstName: "Ana", UserPermissions: map[string]string{"apis": "read"}}), a)
 	ok(t, "CreateUser", err)
