@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 )
@@ -60,7 +62,7 @@ func contractAllows(perms map[string]string, area, method string) bool {
 	return false
 }
 
-type route struct{ method, pattern string }
+type route struct{ method, pattern, operation string }
 
 // servedRoutes lists every operation of the OpenAPI description the
 // service serves, so that routes added later are in the matrix too.
@@ -75,11 +77,15 @@ func servedRoutes(t *testing.T, in *instance) []route {
 	}
 	var out []route
 	for p, ops := range doc.Paths {
-		for m := range ops {
+		for m, raw := range ops {
+			var op struct {
+				OperationID string `json:"operationId"`
+			}
+			json.Unmarshal(raw, &op)
 			if m = strings.ToUpper(m); m != "PARAMETERS" {
-				out = append(out, route{m, p})
+				out = append(out, route{m, p, op.OperationID})
 				if m == "GET" {
-					out = append(out, route{"HEAD", p})
+					out = append(out, route{"HEAD", p, ""})
 				}
 			}
 		}
@@ -91,7 +97,7 @@ func servedRoutes(t *testing.T, in *instance) []route {
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 
 // TestPermissionMatrix: every role shape × every route the service
-// describes. A caller without the route's permission gets 403 naming the
+// describes, on REST and on gRPC. A caller without the route's permission gets 403 naming the
 // path, before any lookup and before its body is decoded (the write cells
 // send a malformed body, and ids that name nothing); a caller with it gets
 // past authorization.
@@ -128,6 +134,7 @@ func TestPermissionMatrix(t *testing.T) {
 				t.Errorf("%s: %d %.200s, want past authorization", what, r.status, r.body)
 			}
 		}
+		checkGRPCMatrix(t, in, key, string(raw), perms, routes)
 		// gRPC decides alike, naming the path the request stands for.
 		_, err := in.client.UpdateAPICategories(grpcCtx(key), &managementv1.UpdateAPICategoriesRequest{ApiId: "a b", Categories: []string{"x"}})
 		if !contractAllows(perms, "apis", "PUT") {
@@ -143,6 +150,36 @@ func TestPermissionMatrix(t *testing.T) {
 	_, key := in.createUser(`{"apis":"read"}`)
 	expect(t, "migrate 403", in.do("POST", "/api/apis/migrate?x=1", key, `{"mode":"dryRun","all":true}`), 403,
 		`{"ID":"","Message":"access denied: You do not have permission to access /api/apis/migrate","Meta":null,"Status":"Error"}`)
+}
+
+// checkGRPCMatrix calls every RPC the description names (its first
+// binding: operationId ManagementService_<Method>) over gRPC with an empty
+// request, as the matrix's caller: refused with PermissionDenied exactly
+// where REST refuses.
+func checkGRPCMatrix(t *testing.T, in *instance, key, what string, perms map[string]string, routes []route) {
+	t.Helper()
+	svc := managementv1.File_gatehouse_management_v1_management_proto.Services().ByName("ManagementService")
+	calls := 0
+	for _, rt := range routes {
+		name, ok := strings.CutPrefix(rt.operation, "ManagementService_")
+		m := svc.Methods().ByName(protoreflect.Name(name))
+		if !ok || m == nil {
+			continue // a further binding of an RPC (ResetUserKey2)
+		}
+		calls++
+		err := in.conn.Invoke(grpcCtx(key), "/"+string(svc.FullName())+"/"+name, dynamicpb.NewMessage(m.Input()), dynamicpb.NewMessage(m.Output()))
+		denied := status.Code(err) == codes.PermissionDenied &&
+			strings.HasPrefix(status.Convert(err).Message(), "access denied: You do not have permission to access /api/")
+		switch allow := contractAllows(perms, contractArea(rt.pattern), rt.method); {
+		case !allow && !denied:
+			t.Errorf("%s: gRPC %s: %v, want PermissionDenied", what, name, err)
+		case allow && (denied || status.Code(err) == codes.Unauthenticated):
+			t.Errorf("%s: gRPC %s: %v, want past authorization", what, name, err)
+		}
+	}
+	if calls != svc.Methods().Len() {
+		t.Errorf("%d of the %d RPCs have a route in the description", calls, svc.Methods().Len())
+	}
 }
 
 // message is the Message of a management error body.
