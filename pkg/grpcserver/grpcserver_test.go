@@ -69,7 +69,13 @@ func echo(_ any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerIn
 			return nil, err
 		}
 		got := metadata.ValueFromIncomingContext(ctx, "x-echo")
-		return wrapperspb.String(req.(*wrapperspb.StringValue).GetValue() + "|" + strings.Join(got, ",")), nil
+		answer := req.(*wrapperspb.StringValue).GetValue() + "|" + strings.Join(got, ",")
+		// What the handler's own outgoing calls (its store's etcd requests)
+		// would carry: nothing of the caller's (issue 18 row 9).
+		if out, _ := metadata.FromOutgoingContext(ctx); len(out) > 0 {
+			answer += fmt.Sprintf("|outgoing %v", out)
+		}
+		return wrapperspb.String(answer), nil
 	}
 	return ic(ctx, in, &grpc.UnaryServerInfo{FullMethod: "/gatehouse.test.v1.TestService/Echo"}, h)
 }
@@ -201,7 +207,8 @@ func TestAuthRunsForServiceMethodsOnly(t *testing.T) {
 
 // TestLocalCallsLikeTheNetwork: through Local, metadata, header, trailer,
 // request and answer reach each side as they do over the network, and
-// neither side shares a message with the other.
+// neither side shares a message with the other; the caller's metadata is
+// the handler's incoming metadata only, never on its outgoing calls.
 func TestLocalCallsLikeTheNetwork(t *testing.T) {
 	for name, tr := range transports(t, nil) {
 		t.Run(name, func(t *testing.T) {
