@@ -85,6 +85,44 @@ func (a *Attack) Memory() (rss, peak int) {
 	return rss, peak
 }
 
+// anon is the process's anonymous resident memory now (KiB): its heap and
+// stacks, without the file pages it maps (the store's mmap, which the
+// kernel reclaims as page cache).
+func (a *Attack) anon() int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", a.PID))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return n
+		}
+	}
+	return 0
+}
+
+// SampleAnon samples the anonymous resident memory every 10 ms until stop
+// is called, which returns the largest sample (KiB).
+func (a *Attack) SampleAnon() (stop func() int) {
+	done, result := make(chan struct{}), make(chan int, 1)
+	go func() {
+		top := a.anon()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				result <- max(top, a.anon())
+				return
+			case <-tick.C:
+				top = max(top, a.anon())
+			}
+		}
+	}()
+	return func() int { close(done); return <-result }
+}
+
 // ResetPeak sets the process's VmHWM to its current RSS (Linux clear_refs
 // 5) and returns that RSS in KiB.
 func (a *Attack) ResetPeak() int {

@@ -16,14 +16,14 @@ import (
 // startAttacked builds and runs the management binary on a fresh store
 // and returns the attack harness aimed at it: CreateUser, whose
 // user.user_permissions (fields 1, 4) is a free-form Struct.
-func startAttacked(t *testing.T, args ...string) *servertest.Attack {
+func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
 	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"management"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := binproc.Start(t, bins["management"], append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "management.db"), "--bootstrap-token", adminToken}, args...), os.Environ(), nil, "")
+	p := binproc.Start(t, bins["management"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "management.db"), "--bootstrap-token", adminToken}, append(os.Environ(), env...), nil, "")
 	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: adminToken,
 		Method: "/gatehouse.management.v1.ManagementService/CreateUser", Nest: []protowire.Number{1, 4}}
 }
@@ -68,12 +68,12 @@ func TestHostileBinary(t *testing.T) {
 // (row 5 of issue 18), under the production overlay's 512 MiB limit.
 func TestHostileLong(t *testing.T) {
 	servertest.Long(t)
-	a := startAttacked(t)
-	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+	a := startAttacked(t, servertest.PodEnv...)
 	def := `{"api_definition":{"name":"big","proxy":{"listen_path":"/big/","target_url":"http://big.internal"},"use_keyless":true,` +
 		`"version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}},"description":"` + strings.Repeat("d", 15<<20) + `"}}`
 	t.Run("32 definitions of 15 MiB at once", func(t *testing.T) {
 		a.T = t
-		a.ConcurrentBodies(32, "POST", "/api/apis", []byte(def), 512)
+		a.ConcurrentBodies(32, "POST", "/api/apis", []byte(def), servertest.PodLimitMiB)
 	})
+	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
 }

@@ -19,14 +19,14 @@ import (
 // returns the attack harness aimed at it: ReorderTutorialPages, whose
 // order.doc_ids (fields 2, 1) is a repeated string, 2 bytes on the wire
 // and 16 decoded for an empty one.
-func startAttacked(t *testing.T, args ...string) *servertest.Attack {
+func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
 	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"portal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := binproc.Start(t, bins["portal"], append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "portal.db"), "--bootstrap-token", token}, args...), os.Environ(), nil, "")
+	p := binproc.Start(t, bins["portal"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "portal.db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
 	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: token,
 		Method: "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", Nest: []protowire.Number{2},
 		Amplify: func(n int) []byte { return bytes.Repeat([]byte{0x0a, 0x00}, n/2) }}
@@ -48,8 +48,7 @@ func TestHostileBinary(t *testing.T) {
 // streams, and 32 clients posting 15 MiB pages at once.
 func TestHostileLong(t *testing.T) {
 	servertest.Long(t)
-	a := startAttacked(t)
-	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+	a := startAttacked(t, servertest.PodEnv...)
 	req, _ := http.NewRequest("POST", "http://"+a.HTTPAddr+"/portal-api/products", strings.NewReader(`{"Name":"big"}`))
 	req.Header.Set("Authorization", token)
 	res, err := http.DefaultClient.Do(req)
@@ -60,6 +59,7 @@ func TestHostileLong(t *testing.T) {
 	page := `{"Title":"big","Content":"` + strings.Repeat("c", 15<<20) + `"}`
 	t.Run("32 pages of 15 MiB at once", func(t *testing.T) {
 		a.T = t
-		a.ConcurrentBodies(32, "POST", "/portal-api/products/1/docs", []byte(page), 512)
+		a.ConcurrentBodies(32, "POST", "/portal-api/products/1/docs", []byte(page), servertest.PodLimitMiB)
 	})
+	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
 }

@@ -16,14 +16,14 @@ import (
 // startAttacked builds and runs the studio binary on a fresh store and
 // returns the attack harness aimed at it: CreateLlmSettings, whose
 // data.attributes.metadata (fields 1, 2, 11) is a free-form Struct.
-func startAttacked(t *testing.T, args ...string) *servertest.Attack {
+func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
 	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"studio"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := binproc.Start(t, bins["studio"], append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "studio.db"), "--bootstrap-token", token}, args...), os.Environ(), nil, "")
+	p := binproc.Start(t, bins["studio"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), "studio.db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
 	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: "Bearer " + token,
 		Method: "/gatehouse.studio.v1.StudioService/CreateLlmSettings", Nest: []protowire.Number{1, 2, 11}}
 }
@@ -53,11 +53,11 @@ func TestHostileBinary(t *testing.T) {
 // streams, and 32 clients sending 1 MiB settings at once.
 func TestHostileLong(t *testing.T) {
 	servertest.Long(t)
-	a := startAttacked(t)
-	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+	a := startAttacked(t, servertest.PodEnv...)
 	body := `{"data":{"type":"llm-settings","attributes":{"model_name":"m","system_prompt":"` + strings.Repeat("p", bodylimit.Small-200) + `"}}}`
 	t.Run("32 bodies of 1 MiB at once", func(t *testing.T) {
 		a.T = t
-		a.ConcurrentBodies(32, "POST", "/api/v1/llm-settings", []byte(body), 256)
+		a.ConcurrentBodies(32, "POST", "/api/v1/llm-settings", []byte(body), servertest.PodLimitMiB)
 	})
+	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
 }
