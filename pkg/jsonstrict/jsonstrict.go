@@ -86,35 +86,17 @@ type Problem struct {
 func (p *Problem) Error() string {
 	var msg string
 	switch p.Kind {
-	case Empty:
-		return "the request body is empty"
-	case InvalidUTF8:
-		return "the request body is not valid UTF-8"
-	case Syntax:
-		return "the request body is not valid JSON: " + p.Detail
-	case Trailing:
-		return "the request body is not valid JSON: data after the first JSON value"
-	case TooManyValues:
-		return fmt.Sprintf("the document holds more than %d JSON values", MaxValues)
+	case Empty, InvalidUTF8, Syntax, Trailing, TooManyValues:
+		return wholeBody[p.Kind] + p.Detail
 	case Null:
 		if p.Path == "" {
 			return "the request body must be " + strings.Replace(p.Want, "an object", "a JSON object", 1) + ", not null"
 		}
 		msg = "must not be null"
-	case Duplicate:
-		msg = "duplicate key"
-	case DuplicateField:
-		msg = "duplicate key (the field is named twice)"
-	case TooDeep:
-		msg = fmt.Sprintf("nested more than %d levels deep", MaxDepth)
 	case WrongType:
 		msg = "must be " + p.Want + ", not " + p.Got
-	case OutOfRange:
-		msg = "number out of range"
-	case NotWhole:
-		msg = "must be a whole number"
-	case FreeTooLarge:
-		msg = FreeTooLargeText
+	case Duplicate, DuplicateField, TooDeep, OutOfRange, NotWhole, FreeTooLarge:
+		msg = member[p.Kind]
 	default:
 		msg = "invalid"
 	}
@@ -122,6 +104,25 @@ func (p *Problem) Error() string {
 		return msg
 	}
 	return p.Path + ": " + msg
+}
+
+// wholeBody words the problems of the body as a whole (Detail follows).
+var wholeBody = map[Kind]string{
+	Empty:         "the request body is empty",
+	InvalidUTF8:   "the request body is not valid UTF-8",
+	Syntax:        "the request body is not valid JSON: ",
+	Trailing:      "the request body is not valid JSON: data after the first JSON value",
+	TooManyValues: fmt.Sprintf("the document holds more than %d JSON values", MaxValues),
+}
+
+// member words the problems of a member that need no more than their kind.
+var member = map[Kind]string{
+	Duplicate:      "duplicate key",
+	DuplicateField: "duplicate key (the field is named twice)",
+	TooDeep:        fmt.Sprintf("nested more than %d levels deep", MaxDepth),
+	OutOfRange:     "number out of range",
+	NotWhole:       "must be a whole number",
+	FreeTooLarge:   FreeTooLargeText,
 }
 
 // Error is a document's problems, in the order they stand in it.
