@@ -175,12 +175,7 @@ var ErrVersion = errors.New("version asked for")
 // GRPC_ADDR, DB_PATH, BOOTSTRAP_TOKEN(_FILE), DEBUG_ADDR, METRICS_ADDR, SITE_ADDR,
 // STORE and the ETCD_* settings. Usage and flag errors go to out.
 func Parse(name string, args []string, getenv func(string) string, d Defaults, out io.Writer) (Config, error) {
-	fallback := func(env, def string) string {
-		if v := getenv(env); v != "" {
-			return v
-		}
-		return def
-	}
+	fallback := func(env, def string) string { return envOr(getenv, env, def) }
 	c := Config{Limits: d.Limits}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(out)
@@ -202,29 +197,8 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.Var(intFlag{&c.Limits.MaxInFlight}, "max-inflight", "REST requests served at once at most; one more is answered 503 (env MAX_INFLIGHT)")
 	fs.Var(intFlag{&c.Limits.MaxConnsPerIP}, "max-conns-per-ip", "open connections of one remote address at most, on each listener; more are refused (HTTP 503, gRPC closed) while other addresses are served (env MAX_CONNS_PER_IP)")
 	fs.Var(intFlag{&c.Limits.MaxInFlightBytes}, "max-inflight-bytes", "request bytes in flight at most, REST and gRPC together; a request that does not fit waits up to 5 s, then 503 with Retry-After (gRPC Unavailable) (env MAX_INFLIGHT_BYTES)")
-	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "MAX_CONNS_PER_IP": &c.Limits.MaxConnsPerIP,
-		"MAX_INFLIGHT_BYTES": &c.Limits.MaxInFlightBytes, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes} {
-		if v := getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return Config{}, fmt.Errorf("%s=%q: want a number ≥ 0", env, v)
-			}
-			*p = n
-		}
-	}
-	if v := getenv("AUDIT_RETENTION"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return Config{}, fmt.Errorf("AUDIT_RETENTION=%q: want a positive duration such as 720h", v)
-		}
-		c.Audit.Retention = d
-	}
-	if v := getenv("AUDIT_MAX_ENTRIES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return Config{}, fmt.Errorf("AUDIT_MAX_ENTRIES=%q: want a number ≥ 0", v)
-		}
-		c.Audit.MaxEntries = n
+	if err := c.readEnvNumbers(getenv); err != nil {
+		return Config{}, err
 	}
 	fs.DurationVar(&c.Audit.Retention, "audit-retention", c.Audit.Retention, "how long audit log entries are kept; 0: 90 days (2160h) (env AUDIT_RETENTION)")
 	fs.Var(intFlag{&c.Audit.MaxEntries}, "audit-max-entries", "audit log entries kept at most, oldest dropped first; 0: 1000000 (env AUDIT_MAX_ENTRIES)")
@@ -245,19 +219,13 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	if *version {
 		return Config{}, ErrVersion
 	}
-	if err := c.Log.Level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return Config{}, fmt.Errorf("--log-level %q: want debug, info, warn or error", *logLevel)
-	}
-	if c.Log.Format != LogText && c.Log.Format != LogJSON {
-		return Config{}, fmt.Errorf("--log-format %q: want text or json", c.Log.Format)
-	}
-	var err error
-	if c.ShutdownDelay, err = time.ParseDuration(*shutdownDelay); err != nil || c.ShutdownDelay < 0 {
-		return Config{}, fmt.Errorf("--shutdown-delay %q: want a duration ≥ 0 such as 5s", *shutdownDelay)
-	}
 	if fs.NArg() > 0 {
 		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	if err := c.readLogAndShutdown(*logLevel, *shutdownDelay); err != nil {
+		return Config{}, err
+	}
+	var err error
 	if c.BootstrapToken, err = token.Value(); err != nil {
 		return Config{}, err
 	}
@@ -275,31 +243,93 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 			c.Etcd.Endpoints = append(c.Etcd.Endpoints, e)
 		}
 	}
-	dbGiven := given(fs, getenv, "db", "DB_PATH")
-	switch {
-	case c.Audit.Retention < 0:
-		return Config{}, errors.New("--audit-retention must not be negative")
-	case c.HTTPAddr == "":
-		return Config{}, errors.New("--http-addr must not be empty")
-	case c.GRPCAddr == "":
-		return Config{}, errors.New("--grpc-addr must not be empty")
-	case c.Store != StoreBbolt && c.Store != StoreEtcd:
-		return Config{}, fmt.Errorf("--store %q: want bbolt or etcd", c.Store)
-	case c.Store == StoreBbolt && c.DBPath == "":
-		return Config{}, errors.New("--db must not be empty")
-	case c.Store == StoreEtcd && dbGiven:
-		return Config{}, errors.New("--store etcd keeps everything in etcd: --db (or DB_PATH) names a bbolt file and cannot go with it")
-	case c.Store == StoreEtcd && len(c.Etcd.Endpoints) == 0:
-		return Config{}, errors.New("--store etcd needs --etcd-endpoints (or ETCD_ENDPOINTS)")
-	case c.Store == StoreEtcd && c.Etcd.Prefix == "":
-		return Config{}, errors.New("--etcd-prefix must not be empty")
-	case (c.Etcd.Cert == "") != (c.Etcd.Key == ""):
-		return Config{}, errors.New("--etcd-cert and --etcd-key go together")
+	if err := c.check(given(fs, getenv, "db", "DB_PATH")); err != nil {
+		return Config{}, err
 	}
 	if c.Store == StoreEtcd {
 		c.DBPath = ""
 	}
 	return c, nil
+}
+
+// readEnvNumbers reads the numeric settings' environment variables, which
+// the flags then default to.
+func (c *Config) readEnvNumbers(getenv func(string) string) error {
+	for env, p := range map[string]*int{"MAX_CONNS": &c.Limits.MaxConns, "MAX_INFLIGHT": &c.Limits.MaxInFlight, "MAX_CONNS_PER_IP": &c.Limits.MaxConnsPerIP,
+		"MAX_INFLIGHT_BYTES": &c.Limits.MaxInFlightBytes, "ETCD_MAX_REQUEST_BYTES": &c.Etcd.MaxRequestBytes, "AUDIT_MAX_ENTRIES": &c.Audit.MaxEntries} {
+		if v := getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return fmt.Errorf("%s=%q: want a number ≥ 0", env, v)
+			}
+			*p = n
+		}
+	}
+	if v := getenv("AUDIT_RETENTION"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("AUDIT_RETENTION=%q: want a positive duration such as 720h", v)
+		}
+		c.Audit.Retention = d
+	}
+	return nil
+}
+
+// readLogAndShutdown reads --log-level, checks --log-format and reads
+// --shutdown-delay.
+func (c *Config) readLogAndShutdown(logLevel, shutdownDelay string) error {
+	if err := c.Log.Level.UnmarshalText([]byte(logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", logLevel)
+	}
+	if c.Log.Format != LogText && c.Log.Format != LogJSON {
+		return fmt.Errorf("--log-format %q: want text or json", c.Log.Format)
+	}
+	var err error
+	if c.ShutdownDelay, err = time.ParseDuration(shutdownDelay); err != nil || c.ShutdownDelay < 0 {
+		return fmt.Errorf("--shutdown-delay %q: want a duration ≥ 0 such as 5s", shutdownDelay)
+	}
+	return nil
+}
+
+// check refuses settings that cannot go together; dbGiven tells whether
+// --db (or DB_PATH) was given.
+func (c *Config) check(dbGiven bool) error {
+	switch {
+	case c.Audit.Retention < 0:
+		return errors.New("--audit-retention must not be negative")
+	case c.HTTPAddr == "":
+		return errors.New("--http-addr must not be empty")
+	case c.GRPCAddr == "":
+		return errors.New("--grpc-addr must not be empty")
+	}
+	return c.checkStore(dbGiven)
+}
+
+// checkStore refuses a store setting that cannot work.
+func (c *Config) checkStore(dbGiven bool) error {
+	switch {
+	case c.Store != StoreBbolt && c.Store != StoreEtcd:
+		return fmt.Errorf("--store %q: want bbolt or etcd", c.Store)
+	case c.Store == StoreBbolt && c.DBPath == "":
+		return errors.New("--db must not be empty")
+	case c.Store == StoreEtcd && dbGiven:
+		return errors.New("--store etcd keeps everything in etcd: --db (or DB_PATH) names a bbolt file and cannot go with it")
+	case c.Store == StoreEtcd && len(c.Etcd.Endpoints) == 0:
+		return errors.New("--store etcd needs --etcd-endpoints (or ETCD_ENDPOINTS)")
+	case c.Store == StoreEtcd && c.Etcd.Prefix == "":
+		return errors.New("--etcd-prefix must not be empty")
+	case (c.Etcd.Cert == "") != (c.Etcd.Key == ""):
+		return errors.New("--etcd-cert and --etcd-key go together")
+	}
+	return nil
+}
+
+// envOr is the environment's value of env, or def when it is empty.
+func envOr(getenv func(string) string, env, def string) string {
+	if v := getenv(env); v != "" {
+		return v
+	}
+	return def
 }
 
 // given reports whether a setting was given as a flag or in the environment.
