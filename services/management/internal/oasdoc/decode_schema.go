@@ -54,150 +54,166 @@ func (s *scanner) schema() (*openapi3.Schema, error) {
 		return nil, errUnsupported // a boolean schema, or not a schema
 	}
 	x := &openapi3.Schema{}
-	return x, s.fields(func(key []byte) error {
-		var err error
-		switch string(key) {
-		case "oneOf":
-			return decodeField(s, &x.OneOf, s.schemaRefs)
-		case "anyOf":
-			return decodeField(s, &x.AnyOf, s.schemaRefs)
-		case "allOf":
-			return decodeField(s, &x.AllOf, s.schemaRefs)
-		case "not":
-			return decodeField(s, &x.Not, s.schemaRef)
-		case "type":
-			return decodeField(s, &x.Type, s.types)
-		case "title":
-			x.Title, err = s.string()
-		case "format":
-			x.Format, err = s.string()
-		case "description":
-			x.Description, err = s.string()
-		case "enum":
-			return s.delegate(&x.Enum)
-		case "default":
-			x.Default, err = s.generic()
-		case "example":
-			x.Example, err = s.generic()
-		case "externalDocs":
-			return s.delegate(&x.ExternalDocs)
-		case "uniqueItems":
-			x.UniqueItems, err = s.boolean()
-		case "exclusiveMinimum":
-			return s.delegate(&x.ExclusiveMin)
-		case "exclusiveMaximum":
-			return s.delegate(&x.ExclusiveMax)
-		case "nullable":
-			x.Nullable, err = s.boolean()
-		case "readOnly":
-			x.ReadOnly, err = s.boolean()
-		case "writeOnly":
-			x.WriteOnly, err = s.boolean()
-		case "allowEmptyValue":
-			x.AllowEmptyValue, err = s.boolean()
-		case "deprecated":
-			x.Deprecated, err = s.boolean()
-		case "xml":
-			return s.delegate(&x.XML)
-		case "minimum":
-			x.Min, err = s.floatPtr()
-		case "maximum":
-			x.Max, err = s.floatPtr()
-		case "multipleOf":
-			x.MultipleOf, err = s.floatPtr()
-		case "minLength":
-			x.MinLength, err = s.count()
-		case "maxLength":
-			x.MaxLength, err = s.countPtr()
-		case "pattern":
-			x.Pattern, err = s.string()
-		case "minItems":
-			x.MinItems, err = s.count()
-		case "maxItems":
-			x.MaxItems, err = s.countPtr()
-		case "items":
-			return decodeField(s, &x.Items, s.schemaRef)
-		case "required":
-			x.Required, err = s.stringList()
-		case "properties":
-			return decodeField(s, &x.Properties, s.schemas)
-		case "minProperties":
-			x.MinProps, err = s.count()
-		case "maxProperties":
-			x.MaxProps, err = s.countPtr()
-		case "additionalProperties":
-			return s.delegate(&x.AdditionalProperties)
-		case "discriminator":
-			return s.delegate(&x.Discriminator)
-		default:
-			if isExtension(key) {
-				return s.extension(&x.Extensions, key)
-			}
-			return s.laterKeyword(x, key)
-		}
-		return err
-	})
+	return x, s.fields(func(key []byte) error { return s.schemaField(x, key) })
 }
 
-// laterKeyword reads a keyword of OpenAPI 3.1 and later, as encoding/json
-// does; any other key is left to kin-openapi.
-func (s *scanner) laterKeyword(x *openapi3.Schema, key []byte) error {
-	var dst any
-	switch string(key) {
-	case "const":
-		dst = &x.Const
-	case "examples":
-		dst = &x.Examples
-	case "prefixItems":
-		dst = &x.PrefixItems
-	case "contains":
-		dst = &x.Contains
-	case "minContains":
-		dst = &x.MinContains
-	case "maxContains":
-		dst = &x.MaxContains
-	case "patternProperties":
-		dst = &x.PatternProperties
-	case "dependentSchemas":
-		dst = &x.DependentSchemas
-	case "propertyNames":
-		dst = &x.PropertyNames
-	case "unevaluatedItems":
-		dst = &x.UnevaluatedItems
-	case "unevaluatedProperties":
-		dst = &x.UnevaluatedProperties
-	case "if":
-		dst = &x.If
-	case "then":
-		dst = &x.Then
-	case "else":
-		dst = &x.Else
-	case "dependentRequired":
-		dst = &x.DependentRequired
-	case "$defs":
-		dst = &x.Defs
-	case "$schema":
-		dst = &x.SchemaDialect
-	case "$comment":
-		dst = &x.Comment
-	case "$id":
-		dst = &x.SchemaID
-	case "$anchor":
-		dst = &x.Anchor
-	case "$dynamicRef":
-		dst = &x.DynamicRef
-	case "$dynamicAnchor":
-		dst = &x.DynamicAnchor
-	case "contentMediaType":
-		dst = &x.ContentMediaType
-	case "contentEncoding":
-		dst = &x.ContentEncoding
-	case "contentSchema":
-		dst = &x.ContentSchema
-	default:
-		return errUnsupported
+// schemaField reads one member of a schema: a keyword with a string, a
+// boolean or a number, a keyword of nested schemas or JSON values, an
+// extension, or a keyword encoding/json decodes (delegated); any other key
+// is left to kin-openapi.
+func (s *scanner) schemaField(x *openapi3.Schema, key []byte) error {
+	var err error
+	if p := textKeyword(x, key); p != nil {
+		*p, err = s.string()
+		return err
 	}
-	return s.delegate(dst)
+	if p := flagKeyword(x, key); p != nil {
+		*p, err = s.boolean()
+		return err
+	}
+	if done, err := s.numberKeyword(x, key); done {
+		return err
+	}
+	if done, err := s.nestedKeyword(x, key); done {
+		return err
+	}
+	if isExtension(key) {
+		return s.extension(&x.Extensions, key)
+	}
+	if field, ok := delegated[string(key)]; ok {
+		return s.delegate(field(x))
+	}
+	return errUnsupported
+}
+
+// textKeyword is the field of a keyword whose value is a string, or nil.
+func textKeyword(x *openapi3.Schema, key []byte) *string {
+	switch string(key) {
+	case "title":
+		return &x.Title
+	case "format":
+		return &x.Format
+	case "description":
+		return &x.Description
+	case "pattern":
+		return &x.Pattern
+	}
+	return nil
+}
+
+// flagKeyword is the field of a keyword whose value is a boolean, or nil.
+func flagKeyword(x *openapi3.Schema, key []byte) *bool {
+	switch string(key) {
+	case "uniqueItems":
+		return &x.UniqueItems
+	case "nullable":
+		return &x.Nullable
+	case "readOnly":
+		return &x.ReadOnly
+	case "writeOnly":
+		return &x.WriteOnly
+	case "allowEmptyValue":
+		return &x.AllowEmptyValue
+	case "deprecated":
+		return &x.Deprecated
+	}
+	return nil
+}
+
+// numberKeyword reads a keyword whose value is a number; done is false for
+// any other key.
+func (s *scanner) numberKeyword(x *openapi3.Schema, key []byte) (done bool, err error) {
+	switch string(key) {
+	case "minimum":
+		x.Min, err = s.floatPtr()
+	case "maximum":
+		x.Max, err = s.floatPtr()
+	case "multipleOf":
+		x.MultipleOf, err = s.floatPtr()
+	case "minLength":
+		x.MinLength, err = s.count()
+	case "maxLength":
+		x.MaxLength, err = s.countPtr()
+	case "minItems":
+		x.MinItems, err = s.count()
+	case "maxItems":
+		x.MaxItems, err = s.countPtr()
+	case "minProperties":
+		x.MinProps, err = s.count()
+	case "maxProperties":
+		x.MaxProps, err = s.countPtr()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// nestedKeyword reads a keyword of nested schemas, of names or of any JSON
+// value; done is false for any other key.
+func (s *scanner) nestedKeyword(x *openapi3.Schema, key []byte) (done bool, err error) {
+	switch string(key) {
+	case "oneOf":
+		err = decodeField(s, &x.OneOf, s.schemaRefs)
+	case "anyOf":
+		err = decodeField(s, &x.AnyOf, s.schemaRefs)
+	case "allOf":
+		err = decodeField(s, &x.AllOf, s.schemaRefs)
+	case "not":
+		err = decodeField(s, &x.Not, s.schemaRef)
+	case "items":
+		err = decodeField(s, &x.Items, s.schemaRef)
+	case "properties":
+		err = decodeField(s, &x.Properties, s.schemas)
+	case "type":
+		err = decodeField(s, &x.Type, s.types)
+	case "required":
+		x.Required, err = s.stringList()
+	case "default":
+		x.Default, err = s.generic()
+	case "example":
+		x.Example, err = s.generic()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// delegated are the keywords encoding/json decodes, one field at a time:
+// those whose decoding kin-openapi customises, and those of OpenAPI 3.1
+// and later.
+var delegated = map[string]func(x *openapi3.Schema) any{
+	"enum":                  func(x *openapi3.Schema) any { return &x.Enum },
+	"externalDocs":          func(x *openapi3.Schema) any { return &x.ExternalDocs },
+	"exclusiveMinimum":      func(x *openapi3.Schema) any { return &x.ExclusiveMin },
+	"exclusiveMaximum":      func(x *openapi3.Schema) any { return &x.ExclusiveMax },
+	"xml":                   func(x *openapi3.Schema) any { return &x.XML },
+	"additionalProperties":  func(x *openapi3.Schema) any { return &x.AdditionalProperties },
+	"discriminator":         func(x *openapi3.Schema) any { return &x.Discriminator },
+	"const":                 func(x *openapi3.Schema) any { return &x.Const },
+	"examples":              func(x *openapi3.Schema) any { return &x.Examples },
+	"prefixItems":           func(x *openapi3.Schema) any { return &x.PrefixItems },
+	"contains":              func(x *openapi3.Schema) any { return &x.Contains },
+	"minContains":           func(x *openapi3.Schema) any { return &x.MinContains },
+	"maxContains":           func(x *openapi3.Schema) any { return &x.MaxContains },
+	"patternProperties":     func(x *openapi3.Schema) any { return &x.PatternProperties },
+	"dependentSchemas":      func(x *openapi3.Schema) any { return &x.DependentSchemas },
+	"propertyNames":         func(x *openapi3.Schema) any { return &x.PropertyNames },
+	"unevaluatedItems":      func(x *openapi3.Schema) any { return &x.UnevaluatedItems },
+	"unevaluatedProperties": func(x *openapi3.Schema) any { return &x.UnevaluatedProperties },
+	"if":                    func(x *openapi3.Schema) any { return &x.If },
+	"then":                  func(x *openapi3.Schema) any { return &x.Then },
+	"else":                  func(x *openapi3.Schema) any { return &x.Else },
+	"dependentRequired":     func(x *openapi3.Schema) any { return &x.DependentRequired },
+	"$defs":                 func(x *openapi3.Schema) any { return &x.Defs },
+	"$schema":               func(x *openapi3.Schema) any { return &x.SchemaDialect },
+	"$comment":              func(x *openapi3.Schema) any { return &x.Comment },
+	"$id":                   func(x *openapi3.Schema) any { return &x.SchemaID },
+	"$anchor":               func(x *openapi3.Schema) any { return &x.Anchor },
+	"$dynamicRef":           func(x *openapi3.Schema) any { return &x.DynamicRef },
+	"$dynamicAnchor":        func(x *openapi3.Schema) any { return &x.DynamicAnchor },
+	"contentMediaType":      func(x *openapi3.Schema) any { return &x.ContentMediaType },
+	"contentEncoding":       func(x *openapi3.Schema) any { return &x.ContentEncoding },
+	"contentSchema":         func(x *openapi3.Schema) any { return &x.ContentSchema },
 }
 
 func (s *scanner) floatPtr() (*float64, error) {
