@@ -94,70 +94,60 @@ func (v *validator) openAPI(d *oasDocument) {
 		v.add("info.version: must be a non-empty string")
 	}
 	for p, item := range d.Paths {
-		if !strings.HasPrefix(p, "/") {
-			v.add("paths: path %q does not start with /", p)
-		}
-		names := pathParamNames(p)
-		for i, n := range names {
-			if slices.Contains(names[:i], n) {
-				v.add("paths.%s: more than one path parameter is named %q", p, n)
-			}
-		}
-		for _, n := range names {
-			declared := slices.ContainsFunc(item.Parameters, func(q parameter) bool { return q.Name == n && q.In == "path" && q.Required })
-			if !declared {
-				v.add("paths.%s.parameters: path parameter %q is not declared", p, n)
-			}
-		}
-		for _, m := range httpMethods {
-			op := *item.operation(m)
-			if op == nil {
-				continue
-			}
-			at := opField{p, m}
-			if !nonBlank(op.OperationID) {
-				v.add("%s.operationId: must not be blank", at)
-			}
-			if len(op.Responses) <= 0 {
-				v.add("%s.responses: must be a non-empty object", at)
-			}
-			for _, code := range op.Responses {
-				if !responseKey(code) {
-					v.add("%s.responses: %q is not a status code", at, code)
-				}
-			}
-			if op.RequestBody != nil {
-				if len(op.RequestBody.Content) <= 0 {
-					v.add("%s.requestBody.content: must not be empty", at)
-				}
-			}
+		v.pathItem(p, item)
+	}
+	v.securitySchemes(d)
+}
+
+// pathItem checks a path, its parameters and its operations.
+func (v *validator) pathItem(p string, item *pathItem) {
+	if !strings.HasPrefix(p, "/") {
+		v.add("paths: path %q does not start with /", p)
+	}
+	names := pathParamNames(p)
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			v.add("paths.%s: more than one path parameter is named %q", p, n)
 		}
 	}
+	for _, n := range names {
+		declared := slices.ContainsFunc(item.Parameters, func(q parameter) bool { return q.Name == n && q.In == "path" && q.Required })
+		if !declared {
+			v.add("paths.%s.parameters: path parameter %q is not declared", p, n)
+		}
+	}
+	for _, m := range httpMethods {
+		if op := *item.operation(m); op != nil {
+			v.operation(opField{p, m}, op)
+		}
+	}
+}
+
+func (v *validator) operation(at opField, op *operation) {
+	if !nonBlank(op.OperationID) {
+		v.add("%s.operationId: must not be blank", at)
+	}
+	if len(op.Responses) <= 0 {
+		v.add("%s.responses: must be a non-empty object", at)
+	}
+	for _, code := range op.Responses {
+		if !responseKey(code) {
+			v.add("%s.responses: %q is not a status code", at, code)
+		}
+	}
+	if op.RequestBody != nil && len(op.RequestBody.Content) <= 0 {
+		v.add("%s.requestBody.content: must not be empty", at)
+	}
+}
+
+// securitySchemes checks the schemes and that the security requirements name declared ones.
+func (v *validator) securitySchemes(d *oasDocument) {
 	var schemes map[string]*securityScheme
 	if d.Components != nil {
 		schemes = d.Components.SecuritySchemes
 	}
 	for _, name := range sortedKeys(schemes) {
-		s := schemes[name]
-		if !literalSegment(name) {
-			v.add("components.securitySchemes: %q is not a valid name", name)
-		}
-		switch s.Type {
-		case "apiKey":
-			if !(s.Name != "" && slices.Contains([]string{"header", "query", "cookie"}, s.In)) {
-				v.add("components.securitySchemes.%s: an apiKey scheme needs a name and in (header, query or cookie)", name)
-			}
-		case "http":
-			if s.Scheme == "" {
-				v.add("components.securitySchemes.%s.scheme: must not be empty", name)
-			}
-		case "oauth2":
-			if s.Flows == nil {
-				v.add("components.securitySchemes.%s.flows: must be present", name)
-			}
-		default:
-			v.add("components.securitySchemes.%s.type: %q is not a security scheme type", name, s.Type)
-		}
+		v.securityScheme(name, schemes[name])
 	}
 	for _, req := range d.Security {
 		for _, name := range sortedKeys(req) {
@@ -165,6 +155,28 @@ func (v *validator) openAPI(d *oasDocument) {
 				v.add("security: Missing required Security Scheme %q in components.securitySchemes", name)
 			}
 		}
+	}
+}
+
+func (v *validator) securityScheme(name string, s *securityScheme) {
+	if !literalSegment(name) {
+		v.add("components.securitySchemes: %q is not a valid name", name)
+	}
+	switch s.Type {
+	case "apiKey":
+		if !(s.Name != "" && slices.Contains([]string{"header", "query", "cookie"}, s.In)) {
+			v.add("components.securitySchemes.%s: an apiKey scheme needs a name and in (header, query or cookie)", name)
+		}
+	case "http":
+		if s.Scheme == "" {
+			v.add("components.securitySchemes.%s.scheme: must not be empty", name)
+		}
+	case "oauth2":
+		if s.Flows == nil {
+			v.add("components.securitySchemes.%s.flows: must be present", name)
+		}
+	default:
+		v.add("components.securitySchemes.%s.type: %q is not a security scheme type", name, s.Type)
 	}
 }
 
@@ -196,8 +208,10 @@ func (v *validator) extension(x *xTykAPIGateway) {
 	}
 }
 
+const upstreamField = "x-tyk-api-gateway.upstream"
+
 func (v *validator) upstream(u *xUpstream) {
-	const at = "x-tyk-api-gateway.upstream"
+	const at = upstreamField
 	hasTargets := u.LoadBalancing != nil && u.LoadBalancing.Enabled && len(u.LoadBalancing.Targets) > 0
 	discovered := u.ServiceDiscovery != nil && u.ServiceDiscovery.Enabled
 	if strings.TrimSpace(u.URL) == "" {
@@ -218,41 +232,51 @@ func (v *validator) upstream(u *xUpstream) {
 		}
 	}
 	if ut := u.UptimeTests; ut != nil {
-		for _, d := range []string{ut.HostDownRetestPeriod, ut.LogRetentionPeriod} {
-			if !readableFull.MatchString(d) {
-				v.add("%s.uptimeTests: %q is not a duration", at, d)
-			}
-		}
-		for i, t := range ut.Tests {
-			if !readableFull.MatchString(t.Timeout) {
-				v.add("%s.uptimeTests.tests.%d.timeout: %q is not a duration", at, i, t.Timeout)
-			}
-		}
+		v.uptimeTests(ut)
 	}
-	if rl := u.RateLimit; rl != nil {
-		if !readableSeconds.MatchString(rl.Per) {
-			v.add("%s.rateLimit.per: %q is not a duration", at, rl.Per)
-		}
+	if rl := u.RateLimit; rl != nil && !readableSeconds.MatchString(rl.Per) {
+		v.add("%s.rateLimit.per: %q is not a duration", at, rl.Per)
 	}
 	if a := u.Authentication; a != nil {
-		if b := a.BasicAuth; b != nil {
-			if !(nonBlank(b.Username) && nonBlank(b.Password)) {
-				v.add("%s.authentication.basicAuth: username and password must not be blank", at)
-			}
-		}
-		if o := a.OAuth; o != nil {
-			if cc := o.ClientCredentials; cc != nil {
-				if !(nonBlank(cc.ClientID) && nonBlank(cc.ClientSecret) && nonBlank(cc.TokenURL)) {
-					v.add("%s.authentication.oauth.clientCredentials: clientId, clientSecret and tokenUrl must not be blank", at)
-				}
-			}
-			if pw := o.Password; pw != nil {
-				if !(nonBlank(pw.ClientID) && nonBlank(pw.TokenURL) && nonBlank(pw.Username) && nonBlank(pw.Password)) {
-					v.add("%s.authentication.oauth.password: clientId, tokenUrl, username and password must not be blank", at)
-				}
-			}
+		v.upstreamAuth(a)
+	}
+	v.upstreamTLS(u)
+}
+
+func (v *validator) uptimeTests(ut *xUptimeTests) {
+	const at = upstreamField
+	for _, d := range []string{ut.HostDownRetestPeriod, ut.LogRetentionPeriod} {
+		if !readableFull.MatchString(d) {
+			v.add("%s.uptimeTests: %q is not a duration", at, d)
 		}
 	}
+	for i, t := range ut.Tests {
+		if !readableFull.MatchString(t.Timeout) {
+			v.add("%s.uptimeTests.tests.%d.timeout: %q is not a duration", at, i, t.Timeout)
+		}
+	}
+}
+
+func (v *validator) upstreamAuth(a *xUpstreamAuth) {
+	const at = upstreamField
+	if b := a.BasicAuth; b != nil && !(nonBlank(b.Username) && nonBlank(b.Password)) {
+		v.add("%s.authentication.basicAuth: username and password must not be blank", at)
+	}
+	o := a.OAuth
+	if o == nil {
+		return
+	}
+	if cc := o.ClientCredentials; cc != nil && !(nonBlank(cc.ClientID) && nonBlank(cc.ClientSecret) && nonBlank(cc.TokenURL)) {
+		v.add("%s.authentication.oauth.clientCredentials: clientId, clientSecret and tokenUrl must not be blank", at)
+	}
+	if pw := o.Password; pw != nil && !(nonBlank(pw.ClientID) && nonBlank(pw.TokenURL) && nonBlank(pw.Username) && nonBlank(pw.Password)) {
+		v.add("%s.authentication.oauth.password: clientId, tokenUrl, username and password must not be blank", at)
+	}
+}
+
+// upstreamTLS checks the domains of the certificates and pins and the TLS versions.
+func (v *validator) upstreamTLS(u *xUpstream) {
+	const at = upstreamField
 	if mt := u.MutualTLS; mt != nil {
 		for i, m := range mt.DomainToCertificateMapping {
 			if !domainPattern.MatchString(m.Domain) {
@@ -276,8 +300,10 @@ func (v *validator) upstream(u *xUpstream) {
 	}
 }
 
+const serverField = "x-tyk-api-gateway.server"
+
 func (v *validator) server(s *xServer) {
-	const at = "x-tyk-api-gateway.server"
+	const at = serverField
 	if !nonBlank(s.ListenPath.Value) {
 		v.add("%s.listenPath.value: must not be blank", at)
 	} else if !strings.HasPrefix(s.ListenPath.Value, "/") {
@@ -297,43 +323,49 @@ func (v *validator) server(s *xServer) {
 		}
 	}
 	for i, e := range s.EventHandlers {
-		if !slices.Contains(eventTriggers, e.Trigger) {
-			v.add("%s.eventHandlers.%d.trigger: %q is not an event", at, i, e.Trigger)
-		}
-		if !readableSeconds.MatchString(e.CooldownPeriod) {
-			v.add("%s.eventHandlers.%d.cooldownPeriod: %q is not a duration", at, i, e.CooldownPeriod)
-		}
-		switch e.Type {
-		case "webhook":
-			if !slices.Contains(webhookMethods, e.Method) {
-				v.add("%s.eventHandlers.%d.method: %q is not one of %v", at, i, e.Method, webhookMethods)
-			}
-			if e.BodyTemplate == nil {
-				v.add("%s.eventHandlers.%d.bodyTemplate: is required", at, i)
-			}
-		case "custom":
-			if e.Path == nil {
-				v.add("%s.eventHandlers.%d.path: is required", at, i)
-			}
-		case "log":
-			if e.LogPrefix == nil {
-				v.add("%s.eventHandlers.%d.logPrefix: is required", at, i)
-			}
-		default:
-			v.add("%s.eventHandlers.%d.type: %q is not one of webhook, custom, log", at, i, e.Type)
-		}
+		v.eventHandler(i, &e)
 	}
-	a := s.Authentication
-	if a == nil {
-		return
+	if a := s.Authentication; a != nil {
+		v.authentication(a)
 	}
+}
+
+func (v *validator) eventHandler(i int, e *xEventHandler) {
+	const at = serverField
+	if !slices.Contains(eventTriggers, e.Trigger) {
+		v.add("%s.eventHandlers.%d.trigger: %q is not an event", at, i, e.Trigger)
+	}
+	if !readableSeconds.MatchString(e.CooldownPeriod) {
+		v.add("%s.eventHandlers.%d.cooldownPeriod: %q is not a duration", at, i, e.CooldownPeriod)
+	}
+	switch e.Type {
+	case "webhook":
+		if !slices.Contains(webhookMethods, e.Method) {
+			v.add("%s.eventHandlers.%d.method: %q is not one of %v", at, i, e.Method, webhookMethods)
+		}
+		if e.BodyTemplate == nil {
+			v.add("%s.eventHandlers.%d.bodyTemplate: is required", at, i)
+		}
+	case "custom":
+		if e.Path == nil {
+			v.add("%s.eventHandlers.%d.path: is required", at, i)
+		}
+	case "log":
+		if e.LogPrefix == nil {
+			v.add("%s.eventHandlers.%d.logPrefix: is required", at, i)
+		}
+	default:
+		v.add("%s.eventHandlers.%d.type: %q is not one of webhook, custom, log", at, i, e.Type)
+	}
+}
+
+func (v *validator) authentication(a *xAuthentication) {
+	const at = serverField
 	if !slices.Contains(baseIdentityProviders, a.BaseIdentityProvider) {
 		v.add("%s.authentication.baseIdentityProvider: %q is not a provider", at, a.BaseIdentityProvider)
 	}
-	if kl := a.CustomKeyLifetime; kl != nil && kl.Value != "" {
-		if !(readableSeconds.MatchString(kl.Value) && kl.Value != "0s") {
-			v.add("%s.authentication.customKeyLifetime.value: %q is not a positive duration", at, kl.Value)
-		}
+	if kl := a.CustomKeyLifetime; kl != nil && kl.Value != "" && !(readableSeconds.MatchString(kl.Value) && kl.Value != "0s") {
+		v.add("%s.authentication.customKeyLifetime.value: %q is not a positive duration", at, kl.Value)
 	}
 	if cu := a.Custom; cu != nil && cu.Config != nil && cu.Config.IDExtractor != nil {
 		ex := cu.Config.IDExtractor
@@ -344,25 +376,19 @@ func (v *validator) server(s *xServer) {
 			v.add("%s.authentication.custom.config.idExtractor.with: %q is not one of value, xpath, regex", at, ex.With)
 		}
 	}
-	if a.Enabled {
-		if !(a.SecuritySchemes != nil || a.HMAC != nil || a.OIDC != nil || a.Custom != nil) {
-			v.add("%s.authentication: authentication is enabled but no method is configured", at)
-		}
+	if a.Enabled && !(a.SecuritySchemes != nil || a.HMAC != nil || a.OIDC != nil || a.Custom != nil) {
+		v.add("%s.authentication: authentication is enabled but no method is configured", at)
 	}
 }
 
 func (v *validator) middleware(m *xMiddleware) {
 	const at = "x-tyk-api-gateway.middleware"
 	if g := m.Global; g != nil {
-		if tl := g.TrafficLogs; tl != nil && tl.CustomRetentionPeriod != "" {
-			if !readableSeconds.MatchString(tl.CustomRetentionPeriod) {
-				v.add("%s.global.trafficLogs.customRetentionPeriod: %q is not a duration", at, tl.CustomRetentionPeriod)
-			}
+		if tl := g.TrafficLogs; tl != nil && tl.CustomRetentionPeriod != "" && !readableSeconds.MatchString(tl.CustomRetentionPeriod) {
+			v.add("%s.global.trafficLogs.customRetentionPeriod: %q is not a duration", at, tl.CustomRetentionPeriod)
 		}
-		if rs := g.RequestSizeLimit; rs != nil {
-			if rs.Value < 0 {
-				v.add("%s.global.requestSizeLimit.value: %d is negative", at, rs.Value)
-			}
+		if rs := g.RequestSizeLimit; rs != nil && rs.Value < 0 {
+			v.add("%s.global.requestSizeLimit.value: %d is negative", at, rs.Value)
 		}
 	}
 	for id, op := range m.Operations {
@@ -370,65 +396,67 @@ func (v *validator) middleware(m *xMiddleware) {
 		if !nonBlank(id) {
 			v.add("%s: the operationId must not be blank", o)
 		}
-		for _, tb := range []*xTransformBody{op.TransformRequestBody, op.TransformResponseBody} {
-			if tb != nil {
-				if !(tb.Format == "json" || tb.Format == "xml") {
-					v.add("%s: transform body format %q is not one of json, xml", o, tb.Format)
-				}
-				if !(tb.Body != nil || tb.Path != nil) {
-					v.add("%s: a body transform needs a body or a path", o)
-				}
+		v.transforms(o, op)
+		v.limits(o, op)
+		v.responses(o, op)
+	}
+}
+
+// transforms checks what an operation changes of the request or the response.
+func (v *validator) transforms(o operationField, op *xOperation) {
+	for _, tb := range []*xTransformBody{op.TransformRequestBody, op.TransformResponseBody} {
+		if tb == nil {
+			continue
+		}
+		if !(tb.Format == "json" || tb.Format == "xml") {
+			v.add("%s: transform body format %q is not one of json, xml", o, tb.Format)
+		}
+		if !(tb.Body != nil || tb.Path != nil) {
+			v.add("%s: a body transform needs a body or a path", o)
+		}
+	}
+	if tm := op.TransformRequestMethod; tm != nil && !validMethod(tm.ToMethod) {
+		v.add("%s.transformRequestMethod.toMethod: %q is not an HTTP method", o, tm.ToMethod)
+	}
+	if ur := op.URLRewrite; ur != nil {
+		for i, t := range ur.Triggers {
+			if !(t.Condition == "any" || t.Condition == "all") {
+				v.add("%s.urlRewrite.triggers.%d.condition: %q is not one of any, all", o, i, t.Condition)
 			}
 		}
-		if tm := op.TransformRequestMethod; tm != nil {
-			if !validMethod(tm.ToMethod) {
-				v.add("%s.transformRequestMethod.toMethod: %q is not an HTTP method", o, tm.ToMethod)
-			}
+	}
+}
+
+// limits checks an operation's timeouts, sizes and rates.
+func (v *validator) limits(o operationField, op *xOperation) {
+	if c := op.Cache; c != nil && c.Timeout < 0 {
+		v.add("%s.cache.timeout: %d is negative", o, c.Timeout)
+	}
+	if et := op.EnforceTimeout; et != nil && et.Value < 0 {
+		v.add("%s.enforceTimeout.value: %d is negative", o, et.Value)
+	}
+	if cb := op.CircuitBreaker; cb != nil {
+		if !(cb.Threshold >= 0 && cb.Threshold <= 1) {
+			v.add("%s.circuitBreaker.threshold: %v is not between 0 and 1", o, cb.Threshold)
 		}
-		if c := op.Cache; c != nil {
-			if c.Timeout < 0 {
-				v.add("%s.cache.timeout: %d is negative", o, c.Timeout)
-			}
+		if !(cb.SampleSize >= 0 && cb.CoolDownPeriod >= 0) {
+			v.add("%s.circuitBreaker: sampleSize and coolDownPeriod must not be negative", o)
 		}
-		if et := op.EnforceTimeout; et != nil {
-			if et.Value < 0 {
-				v.add("%s.enforceTimeout.value: %d is negative", o, et.Value)
-			}
-		}
-		if cb := op.CircuitBreaker; cb != nil {
-			if !(cb.Threshold >= 0 && cb.Threshold <= 1) {
-				v.add("%s.circuitBreaker.threshold: %v is not between 0 and 1", o, cb.Threshold)
-			}
-			if !(cb.SampleSize >= 0 && cb.CoolDownPeriod >= 0) {
-				v.add("%s.circuitBreaker: sampleSize and coolDownPeriod must not be negative", o)
-			}
-		}
-		if rs := op.RequestSizeLimit; rs != nil {
-			if rs.Value < 0 {
-				v.add("%s.requestSizeLimit.value: %d is negative", o, rs.Value)
-			}
-		}
-		if rl := op.RateLimit; rl != nil {
-			if !readableSeconds.MatchString(rl.Per) {
-				v.add("%s.rateLimit.per: %q is not a duration", o, rl.Per)
-			}
-		}
-		if mr := op.MockResponse; mr != nil {
-			if !(mr.Code >= 100 && mr.Code <= 599) {
-				v.add("%s.mockResponse.code: %d is not an HTTP status code", o, mr.Code)
-			}
-		}
-		if ve := op.VirtualEndpoint; ve != nil {
-			if !(ve.Body != nil || ve.Path != nil) {
-				v.add("%s.virtualEndpoint: needs a body or a path", o)
-			}
-		}
-		if ur := op.URLRewrite; ur != nil {
-			for i, t := range ur.Triggers {
-				if !(t.Condition == "any" || t.Condition == "all") {
-					v.add("%s.urlRewrite.triggers.%d.condition: %q is not one of any, all", o, i, t.Condition)
-				}
-			}
-		}
+	}
+	if rs := op.RequestSizeLimit; rs != nil && rs.Value < 0 {
+		v.add("%s.requestSizeLimit.value: %d is negative", o, rs.Value)
+	}
+	if rl := op.RateLimit; rl != nil && !readableSeconds.MatchString(rl.Per) {
+		v.add("%s.rateLimit.per: %q is not a duration", o, rl.Per)
+	}
+}
+
+// responses checks the answers an operation gives itself.
+func (v *validator) responses(o operationField, op *xOperation) {
+	if mr := op.MockResponse; mr != nil && !(mr.Code >= 100 && mr.Code <= 599) {
+		v.add("%s.mockResponse.code: %d is not an HTTP status code", o, mr.Code)
+	}
+	if ve := op.VirtualEndpoint; ve != nil && !(ve.Body != nil || ve.Path != nil) {
+		v.add("%s.virtualEndpoint: needs a body or a path", o)
 	}
 }
