@@ -17,6 +17,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
+	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -32,6 +34,22 @@ func newLog(t testing.TB, limits config.Audit) (*Log, kv.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return logOn(t, e, limits)
+}
+
+// newEtcdLog is newLog on an embedded single-member etcd.
+func newEtcdLog(t testing.TB) (*Log, kv.Engine) {
+	t.Helper()
+	c := etcdtest.Start(t, 1)
+	e, err := etcdkv.Open(context.Background(), etcdkv.Config{Endpoints: c.Endpoints(), Prefix: "/audit-test/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return logOn(t, e, config.Audit{})
+}
+
+func logOn(t testing.TB, e kv.Engine, limits config.Audit) (*Log, kv.Engine) {
+	t.Helper()
 	t.Cleanup(func() { e.Close() })
 	l, err := New(e, Options{Service: "test", OpenAPI: []byte(openapi), Limits: limits})
 	if err != nil {
@@ -84,6 +102,19 @@ func writeThing(e kv.Engine, fail error) func(ctx context.Context) error {
 
 func TestWritesAreAuditedReadsAndAnonymousAreNot(t *testing.T) {
 	l, e := newLog(t, config.Audit{})
+	checkWritesAudited(t, l, e)
+}
+
+func TestWritesAreAuditedOnEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd")
+	}
+	l, e := newEtcdLog(t)
+	checkWritesAudited(t, l, e)
+	checkEntryCommitsWithTheWrite(t, l, e)
+}
+
+func checkWritesAudited(t *testing.T, l *Log, e kv.Engine) {
 	conflict := rest.Error(codes.AlreadyExists, http.StatusConflict, "taken")
 	steps := []struct {
 		method, user string
@@ -122,6 +153,11 @@ func TestWritesAreAuditedReadsAndAnonymousAreNot(t *testing.T) {
 // fail), and a failed write's entry never says success.
 func TestEntryCommitsWithTheWrite(t *testing.T) {
 	l, e := newLog(t, config.Audit{})
+	checkEntryCommitsWithTheWrite(t, l, e)
+}
+
+func checkEntryCommitsWithTheWrite(t *testing.T, l *Log, e kv.Engine) {
+	before, _, _ := l.List(context.Background(), Query{})
 	var sawEntry bool
 	err := call(l, "Create", "u1", func(ctx context.Context) error {
 		if err := writeThing(e, nil)(ctx); err != nil {
@@ -130,7 +166,7 @@ func TestEntryCommitsWithTheWrite(t *testing.T) {
 		// Inside the request, after the commit: the entry is already stored.
 		return e.View(ctx, func(r kv.ReadTx) error {
 			n, err := r.Count(Prefix)
-			sawEntry = n == 1
+			sawEntry = n == len(before)+1
 			return err
 		})
 	})
@@ -140,8 +176,8 @@ func TestEntryCommitsWithTheWrite(t *testing.T) {
 	boom := errors.New("boom")
 	call(l, "Create", "u1", writeThing(e, boom))
 	got, _ := list(t, l, Query{Page: 1})
-	if len(got) != 2 || got[0].Status != 500 || got[1].Status != 201 {
-		t.Fatalf("entries %+v, want a 500 and a 201", got)
+	if len(got) != len(before)+2 || got[0].Status != 500 || got[1].Status != 201 {
+		t.Fatalf("entries %+v, want a 500 and a 201 on top of %d", got, len(before))
 	}
 }
 
