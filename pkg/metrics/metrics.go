@@ -148,6 +148,15 @@ const (
 	Retried   = "retried"
 )
 
+// NotificationsEnabled makes gatehouse_gateway_notifications_total show its
+// three outcomes (at 0) from the start, as the service with notifications on
+// calls it.
+func NotificationsEnabled() {
+	for _, o := range []string{Published, Failed, Retried} {
+		gatewayNotifications.WithLabelValues(o)
+	}
+}
+
 // CountNotification counts one reload notification attempt by outcome
 // (Published, Failed, Retried).
 func CountNotification(outcome string) {

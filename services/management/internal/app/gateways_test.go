@@ -1,15 +1,21 @@
 package app
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
 	"github.com/gatehouse/gatehouse/pkg/redistest"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
+	"github.com/gatehouse/gatehouse/services/management/internal/gateways"
 )
 
 const nodeSecret = "node-secret-for-tests-0123456789"
@@ -179,5 +185,58 @@ func TestGatewayDouble(t *testing.T) {
 	}
 	if r := in.admin("GET", "/api/system/nodes", nil); !strings.Contains(string(r.body), gw.NodeID()) {
 		t.Fatalf("nodes: %s", r.body)
+	}
+}
+
+// TestGatewayNotificationsOnEtcdReplicas: two replicas on one etcd prefix,
+// each with the node secret and the Redis: a write on either is announced
+// once, by the replica that committed it, and either replica serves the
+// other's writes to gateways.
+func TestGatewayNotificationsOnEtcdReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and redis-server")
+	}
+	c := etcdtest.Start(t, 1)
+	rd := redistest.Start(t)
+	onEtcd := func(cfg *config.Config) {
+		cfg.Store, cfg.DBPath = config.StoreEtcd, ""
+		cfg.Etcd = config.Etcd{Endpoints: c.Endpoints(), Prefix: "/gatehouse/management/"}
+		cfg.Gateways = config.Gateways{NodeSecret: nodeSecret, Redis: "redis://" + rd.Addr}
+	}
+	var replicas []*instance
+	for range 2 {
+		in := servertest.Start(t, Serve, "", adminToken, onEtcd)
+		replicas = append(replicas, &instance{t: t, base: in.Base, conn: in.Conn, stop: in.Stop})
+	}
+	sub := redis.NewClient(&redis.Options{Addr: rd.Addr})
+	defer sub.Close()
+	ps := sub.Subscribe(context.Background(), gateways.Channel)
+	defer ps.Close()
+	if _, err := ps.Receive(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range replicas {
+		id := fmt.Sprintf("e7cd%028d", i)
+		expect(t, "create on replica", in.admin("POST", "/api/apis", classicBody(id, "On replica")), 200, "")
+		var got []string
+		deadline := time.After(3 * time.Second)
+	collect:
+		for {
+			select {
+			case m := <-ps.Channel():
+				var n gateways.Notification
+				json.Unmarshal([]byte(m.Payload), &n)
+				got = append(got, n.Command)
+			case <-deadline:
+				break collect
+			}
+		}
+		if len(got) != 1 || got[0] != "ApiAdded" {
+			t.Errorf("a create on replica %d was announced as %v, want one ApiAdded", i, got)
+		}
+		other := replicas[1-i]
+		if r := other.do("GET", "/system/apis", nodeSecret, nil); !strings.Contains(string(r.body), id) {
+			t.Errorf("replica %d does not serve replica %d's API to gateways", 1-i, i)
+		}
 	}
 }

@@ -105,6 +105,7 @@ type Notifier struct {
 
 // NewNotifier returns a notifier publishing with pub, signing with secret.
 func NewNotifier(pub Publisher, secret string, log *slog.Logger) *Notifier {
+	metrics.NotificationsEnabled()
 	return &Notifier{pub: pub, secret: secret, log: log.With("component", "gateway-notifier"), wake: make(chan struct{}, 1)}
 }
 
