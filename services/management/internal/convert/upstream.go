@@ -342,33 +342,40 @@ func (c *converter) upstreamAuth() *xUpstreamAuth {
 	if b := ua.BasicAuth; b.Enabled || b.Username != "" || b.Password != "" {
 		out.BasicAuth = &xUpstreamBasicAuth{Enabled: b.Enabled, Header: authSource(b.Header), Username: b.Username, Password: b.Password}
 	}
-	o := ua.OAuth
-	cc, pw := o.ClientCredentials, o.PasswordAuthentication
-	if o.Enabled || len(o.AllowedAuthorizeTypes) > 0 || cc.ClientID != "" || pw.ClientID != "" {
-		out.OAuth = &xUpstreamOAuth{Enabled: o.Enabled, AllowedAuthorizeTypes: o.AllowedAuthorizeTypes}
-		if out.OAuth.AllowedAuthorizeTypes == nil {
-			out.OAuth.AllowedAuthorizeTypes = []string{}
-		}
-		for _, typ := range o.AllowedAuthorizeTypes {
-			if typ != "clientCredentials" && typ != "password" {
-				c.fail("upstream_auth.oauth.allowed_authorize_types: %q is not one of clientCredentials, password", typ)
-			}
-		}
-		if cc.ClientID != "" || cc.ClientSecret != "" || cc.TokenURL != "" {
-			out.OAuth.ClientCredentials = &xClientCredentials{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, TokenURL: cc.TokenURL,
-				Scopes: cc.Scopes, Header: authSource(cc.Header), ExtraMetadata: cc.ExtraMetadata}
-		}
-		if pw.ClientID != "" || pw.Username != "" || pw.TokenURL != "" {
-			out.OAuth.Password = &xPasswordCredentials{ClientID: pw.ClientID, ClientSecret: pw.ClientSecret, TokenURL: pw.TokenURL,
-				Scopes: pw.Scopes, Username: pw.Username, Password: pw.Password, Header: authSource(pw.Header), ExtraMetadata: pw.ExtraMetadata}
-		}
-	}
+	out.OAuth = c.upstreamOAuth()
 	if rs.IsEnabled || rs.Secret != "" || rs.KeyID != "" || rs.CertificateID != "" || rs.Algorithm != "" {
 		out.RequestSigning = &xRequestSigning{Enabled: rs.IsEnabled, SignatureHeader: rs.SignatureHeader, Algorithm: rs.Algorithm,
 			KeyID: rs.KeyID, Headers: rs.HeaderList, Secret: rs.Secret, CertificateID: rs.CertificateID}
 	}
 	if !out.Enabled && out.BasicAuth == nil && out.OAuth == nil && out.RequestSigning == nil {
 		return nil
+	}
+	return out
+}
+
+// upstreamOAuth is the OAuth the gateway uses towards the upstream, nil when none is configured.
+func (c *converter) upstreamOAuth() *xUpstreamOAuth {
+	o := c.api.UpstreamAuth.OAuth
+	cc, pw := o.ClientCredentials, o.PasswordAuthentication
+	if !(o.Enabled || len(o.AllowedAuthorizeTypes) > 0 || cc.ClientID != "" || pw.ClientID != "") {
+		return nil
+	}
+	out := &xUpstreamOAuth{Enabled: o.Enabled, AllowedAuthorizeTypes: o.AllowedAuthorizeTypes}
+	if out.AllowedAuthorizeTypes == nil {
+		out.AllowedAuthorizeTypes = []string{}
+	}
+	for _, typ := range o.AllowedAuthorizeTypes {
+		if typ != "clientCredentials" && typ != "password" {
+			c.fail("upstream_auth.oauth.allowed_authorize_types: %q is not one of clientCredentials, password", typ)
+		}
+	}
+	if cc.ClientID != "" || cc.ClientSecret != "" || cc.TokenURL != "" {
+		out.ClientCredentials = &xClientCredentials{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, TokenURL: cc.TokenURL,
+			Scopes: cc.Scopes, Header: authSource(cc.Header), ExtraMetadata: cc.ExtraMetadata}
+	}
+	if pw.ClientID != "" || pw.Username != "" || pw.TokenURL != "" {
+		out.Password = &xPasswordCredentials{ClientID: pw.ClientID, ClientSecret: pw.ClientSecret, TokenURL: pw.TokenURL,
+			Scopes: pw.Scopes, Username: pw.Username, Password: pw.Password, Header: authSource(pw.Header), ExtraMetadata: pw.ExtraMetadata}
 	}
 	return out
 }
