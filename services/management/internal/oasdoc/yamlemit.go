@@ -88,14 +88,14 @@ func (e *yamlEmitter) indent(n int) {
 	}
 }
 
-// mapping writes the non-empty object at pos, its keys at column col. When
-// inline is set the first key continues the current line (after "- ").
-func (e *yamlEmitter) mapping(col int, inline bool) {
-	e.pos++ // '{'
-	first := true
-	for {
+// items walks the non-empty object or array at pos, calling each at every
+// member or element; each starts a new line at column col, but the first
+// when inline is set (it continues the current line, after "- ").
+func (e *yamlEmitter) items(end byte, col int, inline bool, each func()) {
+	e.pos++ // '{' or '['
+	for first := true; ; first = false {
 		e.skipSpace()
-		if e.peek() == '}' {
+		if e.peek() == end {
 			e.pos++
 			return
 		}
@@ -109,7 +109,14 @@ func (e *yamlEmitter) mapping(col int, inline bool) {
 			}
 			e.indent(col)
 		}
-		first = false
+		each()
+	}
+}
+
+// mapping writes the non-empty object at pos, its keys at column col. When
+// inline is set the first key continues the current line (after "- ").
+func (e *yamlEmitter) mapping(col int, inline bool) {
+	e.items('}', col, inline, func() {
 		key := e.str()
 		if len(key) > 128 {
 			// too long for an implicit key: an explicit one
@@ -125,30 +132,12 @@ func (e *yamlEmitter) mapping(col int, inline bool) {
 		e.pos++ // ':'
 		e.skipSpace()
 		e.value(col)
-	}
+	})
 }
 
 // sequence writes the non-empty array at pos, its dashes at column col.
 func (e *yamlEmitter) sequence(col int, inline bool) {
-	e.pos++ // '['
-	first := true
-	for {
-		e.skipSpace()
-		if e.peek() == ']' {
-			e.pos++
-			return
-		}
-		if e.peek() == ',' {
-			e.pos++
-			e.skipSpace()
-		}
-		if !first || !inline {
-			if len(e.out) > 0 {
-				e.out = append(e.out, '\n')
-			}
-			e.indent(col)
-		}
-		first = false
+	e.items(']', col, inline, func() {
 		e.out = append(e.out, "- "...)
 		switch e.peek() {
 		case '{':
@@ -166,7 +155,7 @@ func (e *yamlEmitter) sequence(col int, inline bool) {
 		default:
 			e.scalar(col + 2)
 		}
-	}
+	})
 }
 
 // value writes the value of a mapping key whose column is col; the key and
