@@ -235,21 +235,9 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err != nil {
 		return failed([]string{fmt.Sprintf("the staged copy %s cannot be promoted: %v", stagedID, err)}), nil
 	}
-	children, err := t.Children(stagedID)
-	if err != nil {
-		return outcome{}, err
-	}
-	var versions []convert.Document
-	for _, childID := range children {
-		child, err := t.API(childID)
-		if err != nil {
-			return outcome{}, err
-		}
-		doc, err := convert.Unstage(child.Doc)
-		if err != nil {
-			return failed([]string{fmt.Sprintf("the staged version %s cannot be promoted: %v", childID, err)}), nil
-		}
-		versions = append(versions, convert.Document{APIID: strings.TrimPrefix(childID, convert.StagingIDPrefix), JSON: doc})
+	versions, o, err := stagedVersions(t, stagedID)
+	if err != nil || o.decided() {
+		return o, err
 	}
 	if msg, err := versionConflict(t, it.id, documentIDs(versions)); err != nil || msg != nil {
 		return failed(msg), err
@@ -260,19 +248,47 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err := deleteChildren(t, it.id); err != nil {
 		return outcome{}, err
 	}
-	if err := putStamped(t, store.API{ID: it.id, DBID: it.dbID, Kind: store.OAS, Categories: staged.Categories, Doc: base}); err != nil {
-		return outcome{}, err
+	return outcome{ok: true}, putPromoted(t, store.API{ID: it.id, DBID: it.dbID, Kind: store.OAS, Categories: staged.Categories, Doc: base}, versions)
+}
+
+// putPromoted stores the promoted base and its versions, each version with
+// a fresh db id.
+func putPromoted(t *store.Tx, base store.API, versions []convert.Document) error {
+	if err := putStamped(t, base); err != nil {
+		return err
 	}
 	for _, v := range versions {
 		dbID, err := t.NewDBID()
 		if err != nil {
-			return outcome{}, err
+			return err
 		}
-		if err := putStamped(t, store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: it.id, Categories: []string{}, Doc: v.JSON}); err != nil {
-			return outcome{}, err
+		if err := putStamped(t, store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: base.ID, Categories: []string{}, Doc: v.JSON}); err != nil {
+			return err
 		}
 	}
-	return outcome{ok: true}, nil
+	return nil
+}
+
+// stagedVersions reads back the staged copy's versions, without the
+// staging prefixes; a version that cannot be promoted fails the API.
+func stagedVersions(t *store.Tx, stagedID string) ([]convert.Document, outcome, error) {
+	children, err := t.Children(stagedID)
+	if err != nil {
+		return nil, outcome{}, err
+	}
+	var versions []convert.Document
+	for _, childID := range children {
+		child, err := t.API(childID)
+		if err != nil {
+			return nil, outcome{}, err
+		}
+		doc, err := convert.Unstage(child.Doc)
+		if err != nil {
+			return nil, failed([]string{fmt.Sprintf("the staged version %s cannot be promoted: %v", childID, err)}), nil
+		}
+		versions = append(versions, convert.Document{APIID: strings.TrimPrefix(childID, convert.StagingIDPrefix), JSON: doc})
+	}
+	return versions, outcome{}, nil
 }
 
 // putStamped stores an OAS API whose document does not hold its db id yet.

@@ -525,29 +525,7 @@ func checkIndexes(t *Tx) error {
 		if err != nil {
 			return err
 		}
-		if id, ok, err := t.APIIDByDBID(a.DBID); err != nil || !ok || id != a.ID {
-			return fmt.Errorf("db id index: %s → %q, want %q (%v)", a.DBID, id, a.ID, err)
-		}
-		want[string(dbIDPrefix)]++
-		for _, c := range a.Categories {
-			if v, err := t.r.Get(pairKey(categoryPrefix, c, a.ID)); err != nil || v == nil {
-				return fmt.Errorf("category index misses %q → %s (%v)", c, a.ID, err)
-			}
-			want[string(categoryPrefix)]++
-		}
-		if a.StagedFrom != "" {
-			if id, _, err := t.StagedCopy(a.StagedFrom); err != nil || id != a.ID {
-				return fmt.Errorf("staged index: %s → %q, want %q (%v)", a.StagedFrom, id, a.ID, err)
-			}
-			want[string(stagedPrefix)]++
-		}
-		if a.BaseID != "" {
-			if v, err := t.r.Get(pairKey(childPrefix, a.BaseID, a.ID)); err != nil || v == nil {
-				return fmt.Errorf("child index misses %s → %s (%v)", a.BaseID, a.ID, err)
-			}
-			want[string(childPrefix)]++
-		}
-		return nil
+		return checkAPIIndexes(t, a, want)
 	})
 	if err != nil {
 		return err
@@ -568,6 +546,34 @@ func checkIndexes(t *Tx) error {
 		if got != want[string(p)] {
 			return fmt.Errorf("index %s holds %d entries, want %d", p, got, want[string(p)])
 		}
+	}
+	return nil
+}
+
+// checkAPIIndexes checks the index entries of one API and counts them in
+// want, by index prefix.
+func checkAPIIndexes(t *Tx, a API, want map[string]int) error {
+	if id, ok, err := t.APIIDByDBID(a.DBID); err != nil || !ok || id != a.ID {
+		return fmt.Errorf("db id index: %s → %q, want %q (%v)", a.DBID, id, a.ID, err)
+	}
+	want[string(dbIDPrefix)]++
+	for _, c := range a.Categories {
+		if v, err := t.r.Get(pairKey(categoryPrefix, c, a.ID)); err != nil || v == nil {
+			return fmt.Errorf("category index misses %q → %s (%v)", c, a.ID, err)
+		}
+		want[string(categoryPrefix)]++
+	}
+	if a.StagedFrom != "" {
+		if id, _, err := t.StagedCopy(a.StagedFrom); err != nil || id != a.ID {
+			return fmt.Errorf("staged index: %s → %q, want %q (%v)", a.StagedFrom, id, a.ID, err)
+		}
+		want[string(stagedPrefix)]++
+	}
+	if a.BaseID != "" {
+		if v, err := t.r.Get(pairKey(childPrefix, a.BaseID, a.ID)); err != nil || v == nil {
+			return fmt.Errorf("child index misses %s → %s (%v)", a.BaseID, a.ID, err)
+		}
+		want[string(childPrefix)]++
 	}
 	return nil
 }

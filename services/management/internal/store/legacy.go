@@ -54,8 +54,16 @@ func upgrade(w kv.WriteTx, from int) error {
 			return err
 		}
 	}
+	if err := upgradeUsers(t, w); err != nil {
+		return err
+	}
+	return deleteLegacy(w)
+}
+
+// upgradeUsers rewrites the users of the earlier layout, with their indexes.
+func upgradeUsers(t *Tx, w kv.WriteTx) error {
 	var users []User
-	err = w.Scan(legacyUsers, nil, func(k, v []byte) error {
+	err := w.Scan(legacyUsers, nil, func(k, v []byte) error {
 		u, err := decodeUser(string(k[len(legacyUsers):]), v)
 		users = append(users, u)
 		return err
@@ -74,6 +82,11 @@ func upgrade(w kv.WriteTx, from int) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// deleteLegacy deletes every key of the earlier layout.
+func deleteLegacy(w kv.WriteTx) error {
 	var old [][]byte
 	if err := w.Scan(legacyPrefix, nil, func(k, _ []byte) error { old = append(old, bytes.Clone(k)); return nil }); err != nil {
 		return err
