@@ -37,7 +37,7 @@ LDFLAGS := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISIO
 
 build: ## build bin/studio, bin/management and bin/portal, stamped with VERSION and REVISION (from git)
 	@mkdir -p bin
-	@echo "go build bin/{$$(echo $(SERVICES) | tr ' ' ,)} $(VERSION) (a first build compiles every dependency: minutes, see README)"
+	@echo "go build bin/{$$(echo $(SERVICES) | tr ' ' ,)} $(VERSION) (a first build compiles every dependency: about 130 CPU-seconds, 1-2 minutes on 2 idle cores, longer on busy ones)"
 	@go build -ldflags '$(LDFLAGS)' -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
 
 run: build ## run all three services on their defaults; Ctrl-C stops them
