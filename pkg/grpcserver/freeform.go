@@ -21,26 +21,13 @@ import (
 // wire form of md) over the bounds, or nil. Malformed data is left to the
 // decoder.
 func checkFree(b []byte, md protoreflect.MessageDescriptor, path string) error {
-	type total struct{ bytes, members int }
-	var totals map[protowire.Number]*total
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+	var totals map[protowire.Number]*freeTotal
+	for {
+		num, v, after, ok := nextBytes(b)
+		if !ok {
 			return nil
 		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return nil
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return nil
-		}
-		b = b[n:]
+		b = after
 		fd := md.Fields().ByNumber(num)
 		if fd == nil || (fd.Message() == nil && !fd.IsMap()) {
 			continue
@@ -56,25 +43,60 @@ func checkFree(b []byte, md protoreflect.MessageDescriptor, path string) error {
 			continue
 		}
 		if totals == nil {
-			totals = map[protowire.Number]*total{}
+			totals = map[protowire.Number]*freeTotal{}
 		}
 		t := totals[num]
 		if t == nil {
-			t = &total{}
+			t = &freeTotal{}
 			totals[num] = t
 		}
-		t.bytes += len(v)
-		if fd.IsMap() || fd.IsList() {
-			t.members++ // one entry or element
-		}
-		if !fd.IsMap() {
-			t.members += members(v, freeKind(fd.Message()), jsonstrict.MaxFreeMembers+1-t.members)
-		}
-		if t.bytes > jsonstrict.MaxFreeBytes || t.members > jsonstrict.MaxFreeMembers {
+		if t.add(fd, v) {
 			return rest.Error(codes.InvalidArgument, 400, (&jsonstrict.Problem{Path: p, Kind: jsonstrict.FreeTooLarge}).Error())
 		}
 	}
-	return nil
+}
+
+// freeTotal is what one free-form field holds so far: its bytes, and its
+// members and elements at any depth.
+type freeTotal struct{ bytes, members int }
+
+// add counts v, the wire form of one value of fd (an entry of a map, an
+// element of a list), and reports whether the field is over the bounds.
+func (t *freeTotal) add(fd protoreflect.FieldDescriptor, v []byte) (over bool) {
+	t.bytes += len(v)
+	if fd.IsMap() || fd.IsList() {
+		t.members++ // one entry or element
+	}
+	if !fd.IsMap() {
+		t.members += members(v, freeKind(fd.Message()), jsonstrict.MaxFreeMembers+1-t.members)
+	}
+	return t.bytes > jsonstrict.MaxFreeBytes || t.members > jsonstrict.MaxFreeMembers
+}
+
+// nextBytes reads b up to its next field of the bytes wire type and returns
+// that field's number and value, and the rest of b; ok is false at the end
+// of b or on malformed data (left to the decoder).
+func nextBytes(b []byte) (num protowire.Number, v, rest []byte, ok bool) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, nil, nil, false
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return 0, nil, nil, false
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return 0, nil, nil, false
+		}
+		return num, v, b[n:], true
+	}
+	return 0, nil, nil, false
 }
 
 // The free-form message types.
@@ -101,24 +123,12 @@ func freeKind(md protoreflect.MessageDescriptor) int {
 // budget.
 func members(b []byte, kind, budget int) int {
 	count := 0
-	for len(b) > 0 && count < budget {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+	for count < budget {
+		num, v, after, ok := nextBytes(b)
+		if !ok {
 			return count
 		}
-		b = b[n:]
-		if typ != protowire.BytesType {
-			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
-				return count
-			}
-			b = b[n:]
-			continue
-		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return count
-		}
-		b = b[n:]
+		b = after
 		switch {
 		case kind == freeStruct && num == 1: // fields: an entry {1: key, 2: Value}
 			count++

@@ -152,15 +152,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate,
 		Budget: budget, Bodies: bodies}
 	var draining atomic.Bool
-	gwOpts.Ready = func(ctx context.Context) error {
-		if draining.Load() {
-			return gateway.ErrShuttingDown
-		}
-		if svc.Ready == nil {
-			return nil
-		}
-		return svc.Ready(ctx)
-	}
+	gwOpts.Ready = readiness(&draining, svc.Ready)
 	gwOpts.NoMetrics = l.Metrics != nil
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
@@ -213,6 +205,27 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 			log.Error("server failed", "err", serveErr)
 		}
 	}
+	drain(log, grpcSrv, append(aux, httpServer{httpSrv, httpL}))
+	return serveErr
+}
+
+// readiness is /readyz's check: the service's own, and not ready once the
+// service drains.
+func readiness(draining *atomic.Bool, ready func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if draining.Load() {
+			return gateway.ErrShuttingDown
+		}
+		if ready == nil {
+			return nil
+		}
+		return ready(ctx)
+	}
+}
+
+// drain lets the calls and requests in progress finish, within
+// HTTPDrainTimeout and GRPCDrainTimeout, then closes what is left.
+func drain(log *slog.Logger, grpcSrv *grpc.Server, servers []httpServer) {
 	log.Info("shutting down: listeners closed, draining", "http_drain", HTTPDrainTimeout, "grpc_drain", GRPCDrainTimeout)
 	drainHTTP := make(chan struct{})
 	go func() {
@@ -220,7 +233,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		drain, cancel := context.WithTimeout(context.Background(), HTTPDrainTimeout)
 		defer cancel()
 		var wg sync.WaitGroup
-		for _, s := range append(aux, httpServer{httpSrv, httpL}) {
+		for _, s := range servers {
 			wg.Go(func() {
 				if err := s.srv.Shutdown(drain); err != nil {
 					log.Warn("HTTP drain budget spent: closing the remaining connections", "err", err)
@@ -240,7 +253,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		<-stopped
 	}
 	<-drainHTTP
-	return serveErr
 }
 
 // closeWhenDraining answers Connection: close once the service drains, so
