@@ -252,6 +252,27 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 	ep := &v.ExtendedPaths
 	field := func(name string) listField { return listField{at, name} }
 
+	c.refuseLegacyLists(at, field, v)
+
+	ep.WhiteList = c.expandEndpointMeta(field("white_list"), ep.WhiteList, &ep.MockResponse)
+	ep.BlackList = c.expandEndpointMeta(field("black_list"), ep.BlackList, &ep.MockResponse)
+	ep.Ignored = c.expandEndpointMeta(field("ignored"), ep.Ignored, &ep.MockResponse)
+	for i := range ep.MockResponse {
+		m := &ep.MockResponse[i]
+		c.endpoint(field("mock_response"), &m.Path, &m.Method)
+	}
+	if !v.UseExtendedPaths && !c.api.UseKeyless {
+		c.refuseInertAuthSkips(field, ep)
+	}
+	c.migrateCacheList(v)
+	c.normaliseEndpoints(field, ep)
+	c.normaliseValidateJSON(field, ep)
+}
+
+// refuseLegacyLists fails the legacy path lists (use_extended_paths false) and the lists that have no Tyk
+// OAS equivalent.
+func (c *converter) refuseLegacyLists(at string, field func(string) listField, v *versionInfo) {
+	ep := &v.ExtendedPaths
 	if !v.UseExtendedPaths {
 		for _, l := range []struct {
 			name string
@@ -270,20 +291,12 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 			c.fail("%s: %s %s: %s has no Tyk OAS equivalent", field(l.name), e.Method, e.Path, l.name)
 		}
 	}
+}
 
-	ep.WhiteList = c.expandEndpointMeta(field("white_list"), ep.WhiteList, &ep.MockResponse)
-	ep.BlackList = c.expandEndpointMeta(field("black_list"), ep.BlackList, &ep.MockResponse)
-	ep.Ignored = c.expandEndpointMeta(field("ignored"), ep.Ignored, &ep.MockResponse)
-	for i := range ep.MockResponse {
-		m := &ep.MockResponse[i]
-		c.endpoint(field("mock_response"), &m.Path, &m.Method)
-	}
-	if !v.UseExtendedPaths && !c.api.UseKeyless {
-		c.refuseInertAuthSkips(field, ep)
-	}
-
-	// MigrateCachePlugin: simple cache entries become GET, HEAD and OPTIONS advanced entries. Like Tyk,
-	// only when extended paths are in use; otherwise the list is inert in classic too.
+// migrateCacheList is MigrateCachePlugin: simple cache entries become GET, HEAD and OPTIONS advanced entries.
+// Like Tyk, only when extended paths are in use; otherwise the list is inert in classic too.
+func (c *converter) migrateCacheList(v *versionInfo) {
+	ep := &v.ExtendedPaths
 	if v.UseExtendedPaths && len(ep.Cached) > 0 {
 		opts := c.api.CacheOptions
 		timeout := opts.CacheTimeout
@@ -300,7 +313,10 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 		ep.AdvanceCacheConfig = append(adv, ep.AdvanceCacheConfig...)
 	}
 	ep.Cached = nil
+}
 
+// normaliseEndpoints checks the path and method of the entries of the other lists.
+func (c *converter) normaliseEndpoints(field func(string) listField, ep *extendedPaths) {
 	for i := range ep.AdvanceCacheConfig {
 		e := &ep.AdvanceCacheConfig[i]
 		c.endpoint(field("advance_cache_config"), &e.Path, &e.Method)
@@ -350,6 +366,10 @@ func (c *converter) normaliseVersion(key string, v *versionInfo) {
 		e := &ep.RateLimit[i]
 		c.endpoint(field("rate_limit"), &e.Path, &e.Method)
 	}
+}
+
+// normaliseValidateJSON checks the validate_json entries and decodes the schemas stored as schema_b64.
+func (c *converter) normaliseValidateJSON(field func(string) listField, ep *extendedPaths) {
 	for i := range ep.ValidateJSON {
 		e := &ep.ValidateJSON[i]
 		if !c.endpoint(field("validate_json"), &e.Path, &e.Method) {
