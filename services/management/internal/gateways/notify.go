@@ -36,7 +36,7 @@ var (
 	RetryMax = 5 * time.Second
 )
 
-// The commands a gateway reloads on, in the order a round sends them.
+// The commands a gateway reloads on, by the change they announce.
 var commands = []struct {
 	change store.Change
 	name   string
@@ -176,28 +176,35 @@ func (n *Notifier) Run(ctx context.Context) {
 	}
 }
 
-// round publishes one notification per kind of change in c.
-func (n *Notifier) round(ctx context.Context, c store.Change, retry bool) error {
+// command names what a round announces: the one kind of change pending,
+// or ApiUpdated when several are (a gateway reloads everything, APIs and
+// policies, on any of them; one message a round halves what a long burst
+// sends).
+func command(c store.Change) string {
 	for _, cmd := range commands {
-		if c&cmd.change == 0 {
-			continue
+		if c == cmd.change {
+			return cmd.name
 		}
-		msg, err := json.Marshal(Sign(Notification{Command: cmd.name, Payload: "gatehouse"}, n.secret))
-		if err != nil {
-			return err
-		}
-		if retry {
-			metrics.CountNotification(metrics.Retried)
-		}
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = n.pub.Publish(pctx, Channel, msg)
-		cancel()
-		if err != nil {
-			metrics.CountNotification(metrics.Failed)
-			return err
-		}
-		metrics.CountNotification(metrics.Published)
 	}
+	return "ApiUpdated"
+}
+
+// round publishes one notification for the changes in c.
+func (n *Notifier) round(ctx context.Context, c store.Change, retry bool) error {
+	msg, err := json.Marshal(Sign(Notification{Command: command(c), Payload: "gatehouse"}, n.secret))
+	if err != nil {
+		return err
+	}
+	if retry {
+		metrics.CountNotification(metrics.Retried)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := n.pub.Publish(pctx, Channel, msg); err != nil {
+		metrics.CountNotification(metrics.Failed)
+		return err
+	}
+	metrics.CountNotification(metrics.Published)
 	return nil
 }
 
