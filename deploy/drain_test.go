@@ -170,8 +170,10 @@ func TestDrainOnSIGTERM(t *testing.T) {
 	}
 	p.Wait(t, delay+15*time.Second)
 	took := time.Since(signalled)
-	if turned := time.Unix(0, notReadyAt.Load()).Sub(signalled); turned > time.Second {
-		t.Errorf("readiness turned %v after SIGTERM, want at once", turned)
+	// "At once" is pkg/server's TestShutdownDelay (within 200 ms, in
+	// process); here, on a loaded machine, the bound is the delay itself.
+	if turned := time.Unix(0, notReadyAt.Load()).Sub(signalled); turned > delay {
+		t.Errorf("the balancer saw readiness turn %v after SIGTERM, after the %v delay", turned, delay)
 	}
 	failures.Range(func(k, _ any) bool { t.Errorf("refused or cut: %s", k); return true })
 	t.Logf("%d requests, %d refused or cut; NOT_SERVING %v after SIGTERM; exit %v after it",
