@@ -31,68 +31,103 @@ func (l *Log) List(ctx context.Context, q Query) ([]Entry, int, error) {
 	var out []Entry
 	var matches int
 	err := l.e.View(ctx, func(r kv.ReadTx) error {
-		out, matches = nil, 0
-		start := []byte(nil)
+		ls := newListing(q)
+		var start []byte
 		if !q.To.IsZero() {
 			start = timeKey(q.To.Add(time.Nanosecond)) // entries at To included
 		}
-		var stop []byte
-		if !q.From.IsZero() {
-			stop = timeKey(q.From.Add(-time.Nanosecond))
-		}
-		first := (q.Page - 1) * q.PageSize
-		userNeedle, actionNeedle := needle("user_id", q.UserID), needle("action", q.Action)
-		plain := q.UserID == "" && q.Action == "" && start == nil && stop == nil
 		total := 0
-		if plain {
+		if ls.plain = ls.plain && start == nil; ls.plain {
 			var err error
 			if total, err = r.Count(Prefix); err != nil {
 				return err
 			}
 		}
-		defer func() {
-			if plain {
-				matches = total
-			}
-		}()
-		return r.Scan(Prefix, start, func(k, v []byte) error {
-			if plain && q.Page > 0 && matches >= first+q.PageSize {
-				return kv.ErrStop
-			}
-			if stop != nil && bytes.Compare(k, stop) > 0 {
-				return kv.ErrStop
-			}
-			var e Entry
-			decoded := false
-			if !bytes.Contains(v, userNeedle) || !bytes.Contains(v, actionNeedle) {
-				return nil // entries are written by json.Marshal: a match holds these bytes
-			}
-			if q.UserID != "" || q.Action != "" {
-				if err := json.Unmarshal(v, &e); err != nil {
-					return fmt.Errorf("audit entry %q unreadable: %w", k, err)
-				}
-				if (q.UserID != "" && e.UserID != q.UserID) || (q.Action != "" && e.Action != q.Action) {
-					return nil
-				}
-				decoded = true
-			}
-			matches++
-			if q.Page > 0 && (matches <= first || matches > first+q.PageSize) {
-				return nil
-			}
-			if !decoded {
-				if err := json.Unmarshal(v, &e); err != nil {
-					return fmt.Errorf("audit entry %q unreadable: %w", k, err)
-				}
-			}
-			out = append(out, e)
-			return nil
-		})
+		err := r.Scan(Prefix, start, ls.visit)
+		if ls.plain {
+			ls.matches = total
+		}
+		out, matches = ls.out, ls.matches
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
 	return out, matches, nil
+}
+
+// listing is one List's scan: the query, and the page and count so far.
+type listing struct {
+	q                        Query
+	first                    int    // matches before the page
+	stop                     []byte // the key after the last one to read (From), or nil
+	userNeedle, actionNeedle []byte
+	plain                    bool // no filter: the count is the store's
+	out                      []Entry
+	matches                  int
+}
+
+func newListing(q Query) *listing {
+	ls := &listing{q: q, first: (q.Page - 1) * q.PageSize,
+		userNeedle: needle("user_id", q.UserID), actionNeedle: needle("action", q.Action),
+		plain: q.UserID == "" && q.Action == "" && q.From.IsZero()}
+	if !q.From.IsZero() {
+		ls.stop = timeKey(q.From.Add(-time.Nanosecond))
+	}
+	return ls
+}
+
+// visit reads one entry of the scan: counted when it matches, kept when it
+// is on the page.
+func (ls *listing) visit(k, v []byte) error {
+	if ls.plain && ls.q.Page > 0 && ls.matches >= ls.first+ls.q.PageSize {
+		return kv.ErrStop
+	}
+	if ls.stop != nil && bytes.Compare(k, ls.stop) > 0 {
+		return kv.ErrStop
+	}
+	e, ok, err := ls.match(k, v)
+	if err != nil || !ok {
+		return err
+	}
+	ls.matches++
+	if ls.q.Page > 0 && (ls.matches <= ls.first || ls.matches > ls.first+ls.q.PageSize) {
+		return nil
+	}
+	if e == nil {
+		e = &Entry{}
+		if err := decodeEntry(k, v, e); err != nil {
+			return err
+		}
+	}
+	ls.out = append(ls.out, *e)
+	return nil
+}
+
+// match reports whether the entry matches the query's user and action; it
+// returns the entry when it had to decode it to tell.
+func (ls *listing) match(k, v []byte) (*Entry, bool, error) {
+	if !bytes.Contains(v, ls.userNeedle) || !bytes.Contains(v, ls.actionNeedle) {
+		return nil, false, nil // entries are written by json.Marshal: a match holds these bytes
+	}
+	if ls.q.UserID == "" && ls.q.Action == "" {
+		return nil, true, nil
+	}
+	var e Entry
+	if err := decodeEntry(k, v, &e); err != nil {
+		return nil, false, err
+	}
+	if (ls.q.UserID != "" && e.UserID != ls.q.UserID) || (ls.q.Action != "" && e.Action != ls.q.Action) {
+		return nil, false, nil
+	}
+	return &e, true, nil
+}
+
+func decodeEntry(k, v []byte, e *Entry) error {
+	if err := json.Unmarshal(v, e); err != nil {
+		return fmt.Errorf("audit entry %q unreadable: %w", k, err)
+	}
+	return nil
 }
 
 // NewQuery is the Query of a list request's filters (from and to as
