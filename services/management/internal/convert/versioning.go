@@ -38,29 +38,9 @@ func (t *target) describe() string {
 func (c *converter) splitVersions(opts Options) []*target {
 	api := c.api
 	vd := api.VersionData
-	def := api.Definition
 	enabled := !vd.NotVersioned
 
-	// Requests that name no version go to the default version. Only a default_version that names an existing
-	// version makes the base that default ("self"); otherwise classic refuses such requests, and so does Tyk
-	// OAS with an empty default (what Tyk's own migration writes), whichever version becomes the base.
-	baseKey, ok := vd.DefaultVersion, false
-	defaultName := ""
-	if enabled {
-		defaultName = "self"
-	}
-	if _, ok = vd.Versions[baseKey]; !ok {
-		defaultName = ""
-		if _, ok = vd.Versions["Default"]; ok {
-			baseKey = "Default"
-		} else {
-			keys := sortedKeys(vd.Versions)
-			baseKey = ""
-			if len(keys) > 0 {
-				baseKey = keys[0]
-			}
-		}
-	}
+	baseKey, defaultName := baseVersion(vd, enabled)
 	baseV := vd.Versions[baseKey]
 	if baseV == nil {
 		baseV = &versionInfo{}
@@ -99,8 +79,53 @@ func (c *converter) splitVersions(opts Options) []*target {
 			}
 		}
 	}
+	targets = append(targets, c.childTargets(opts, childKeys)...)
+
+	if opts.Staging {
+		for _, t := range targets {
+			t.apiID = StagingIDPrefix + t.apiID
+			t.name = StagingNamePrefix + t.name
+			t.listenPath = StagingListenPathPrefix + t.listenPath
+		}
+	}
+
+	if enabled || len(childKeys) > 0 {
+		base.versioning = c.versioning(baseKey, defaultName, enabled, targets[1:])
+	}
+	return targets
+}
+
+// baseVersion picks the version the base document keeps, and the name of the default version.
+func baseVersion(vd versionData, enabled bool) (baseKey, defaultName string) {
+	// Requests that name no version go to the default version. Only a default_version that names an existing
+	// version makes the base that default ("self"); otherwise classic refuses such requests, and so does Tyk
+	// OAS with an empty default (what Tyk's own migration writes), whichever version becomes the base.
+	baseKey, ok := vd.DefaultVersion, false
+	if enabled {
+		defaultName = "self"
+	}
+	if _, ok = vd.Versions[baseKey]; !ok {
+		defaultName = ""
+		if _, ok = vd.Versions["Default"]; ok {
+			baseKey = "Default"
+		} else {
+			keys := sortedKeys(vd.Versions)
+			baseKey = ""
+			if len(keys) > 0 {
+				baseKey = keys[0]
+			}
+		}
+	}
+	return baseKey, defaultName
+}
+
+// childTargets makes a child document per version key, in the order of keys.
+func (c *converter) childTargets(opts Options, keys []string) []*target {
+	api := c.api
+	vd := api.VersionData
+	var targets []*target
 	trimmed := strings.TrimSuffix(api.Proxy.ListenPath, "/")
-	for _, k := range childKeys {
+	for _, k := range keys {
 		v := vd.Versions[k]
 		escaped := url.QueryEscape(k)
 		child := &target{
@@ -126,49 +151,42 @@ func (c *converter) splitVersions(opts Options) []*target {
 		}
 		targets = append(targets, child)
 	}
-
-	if opts.Staging {
-		for _, t := range targets {
-			t.apiID = StagingIDPrefix + t.apiID
-			t.name = StagingNamePrefix + t.name
-			t.listenPath = StagingListenPathPrefix + t.listenPath
-		}
-	}
-
-	// fallback_to_default falls back to default_version; when that names no version, classic finds nothing
-	// to fall back to and refuses the request, while a Tyk OAS base with fallbackToDefault and no default
-	// answers 500 (mw_version_check.go looks up the empty name), so the setting is written only with a default.
-	if enabled || len(childKeys) > 0 {
-		strip := def.StripVersioningData
-		if def.Location == "url" {
-			strip = def.StripPath
-		}
-		vs := &xVersioning{
-			Enabled:              enabled,
-			Name:                 baseKey,
-			Default:              defaultName,
-			Location:             def.Location,
-			Key:                  def.Key,
-			StripVersioningData:  strip,
-			FallbackToDefault:    def.FallbackToDefault && defaultName != "",
-			URLVersioningPattern: def.URLVersioningPattern,
-		}
-		for _, t := range targets[1:] {
-			vs.Versions = append(vs.Versions, xVersionToID{Name: t.versionName, ID: t.apiID})
-		}
-		sort.Slice(vs.Versions, func(i, j int) bool { return vs.Versions[i].Name < vs.Versions[j].Name })
-		switch vs.Location {
-		case "header", "url-param":
-			if vs.Key == "" {
-				c.fail("definition.key: versioning by %s needs the name of the %s that carries the version", vs.Location, vs.Location)
-			}
-		case "url":
-		default:
-			c.fail("definition.location: %q is not one of header, url-param, url", vs.Location)
-		}
-		base.versioning = vs
-	}
 	return targets
+}
+
+// versioning is the base document's info.versioning. fallback_to_default falls back to default_version; when
+// that names no version, classic finds nothing to fall back to and refuses the request, while a Tyk OAS base with fallbackToDefault and no default
+// answers 500 (mw_version_check.go looks up the empty name), so the setting is written only with a default.
+func (c *converter) versioning(baseKey, defaultName string, enabled bool, children []*target) *xVersioning {
+	def := c.api.Definition
+	strip := def.StripVersioningData
+	if def.Location == "url" {
+		strip = def.StripPath
+	}
+	vs := &xVersioning{
+		Enabled:              enabled,
+		Name:                 baseKey,
+		Default:              defaultName,
+		Location:             def.Location,
+		Key:                  def.Key,
+		StripVersioningData:  strip,
+		FallbackToDefault:    def.FallbackToDefault && defaultName != "",
+		URLVersioningPattern: def.URLVersioningPattern,
+	}
+	for _, t := range children {
+		vs.Versions = append(vs.Versions, xVersionToID{Name: t.versionName, ID: t.apiID})
+	}
+	sort.Slice(vs.Versions, func(i, j int) bool { return vs.Versions[i].Name < vs.Versions[j].Name })
+	switch vs.Location {
+	case "header", "url-param":
+		if vs.Key == "" {
+			c.fail("definition.key: versioning by %s needs the name of the %s that carries the version", vs.Location, vs.Location)
+		}
+	case "url":
+	default:
+		c.fail("definition.location: %q is not one of header, url-param, url", vs.Location)
+	}
+	return vs
 }
 
 // expirationLayout is the format of classic expiration and expires dates.
