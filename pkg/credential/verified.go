@@ -1,6 +1,7 @@
 package credential
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -82,4 +83,13 @@ func (v *Verified) Forget(hash []byte) {
 		delete(v.seen, k)
 		v.mu.Unlock()
 	}
+}
+
+// Found turns a lookup's error into whether the key was found: notFound
+// (matched with errors.Is) is false without an error.
+func Found(err, notFound error) (bool, error) {
+	if errors.Is(err, notFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -23,10 +23,9 @@ import (
 // front door, not the authority: the service's AuthFunc still checks every
 // call, and a key it refuses is dropped from the set.
 type FrontDoor struct {
-	// KeyHash returns the hash of the key in the authorization values in
-	// the service's own form (credential.Hash of the secret); false when
-	// there is none or it is malformed.
-	KeyHash func(authorization []string) ([]byte, bool)
+	// Key reads the key of the authorization values in the service's own
+	// form; false when there is none or it is malformed.
+	Key func(authorization []string) (string, bool)
 	// Known reports whether hash is a live key's (a store read).
 	Known func(ctx context.Context, hash []byte) (bool, error)
 	// Refusal is the service's Unauthenticated error, the same the AuthFunc
@@ -65,7 +64,7 @@ func (d *FrontDoor) tap(ctx context.Context, info *tap.Info) (context.Context, e
 	if openMethod(info.FullMethodName) {
 		return ctx, nil
 	}
-	hash, ok := d.KeyHash(info.Header.Get("authorization"))
+	hash, ok := d.keyHash(info.Header.Get("authorization"))
 	if !ok {
 		return nil, d.refuse()
 	}
@@ -93,9 +92,18 @@ func (d *FrontDoor) refuse() error {
 	return d.Refusal
 }
 
+// keyHash is the stored hash of the key in authorization.
+func (d *FrontDoor) keyHash(authorization []string) ([]byte, bool) {
+	key, ok := d.Key(authorization)
+	if !ok {
+		return nil, false
+	}
+	return credential.Hash(key), true
+}
+
 // forget drops the key of a call the AuthFunc refused as unauthenticated.
 func (d *FrontDoor) forget(ctx context.Context) {
-	if hash, ok := d.KeyHash(metadata.ValueFromIncomingContext(ctx, "authorization")); ok {
+	if hash, ok := d.keyHash(metadata.ValueFromIncomingContext(ctx, "authorization")); ok {
 		d.verified.Forget(hash)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
 )
 
 // Attack drives hostile clients at one running service binary, as an
@@ -448,4 +451,19 @@ func (a *Attack) FreeFormGRPC(field string, maxGrowthMiB float64) {
 	} else {
 		t.Logf("gRPC free-form field of %d bytes: %v in %v, peak memory +%.1f MiB", len(req), st.Code(), took.Round(time.Millisecond), g)
 	}
+}
+
+// StartAttack builds the binary of svc from the workspace at root, runs it
+// on a fresh bbolt store with token as its bootstrap admin (env added to
+// the environment), and aims a at it: a's T, PID and addresses are set.
+func StartAttack(t *testing.T, root, svc, token string, a Attack, env ...string) *Attack {
+	t.Helper()
+	bins, err := binproc.Build(root, t.TempDir(), []string{svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := binproc.Start(t, bins[svc], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), svc+".db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
+	a.T, a.PID, a.HTTPAddr, a.GRPCAddr = t, p.Cmd.Process.Pid, p.HTTPAddr, p.GRPCAddr
+	return &a
 }

@@ -242,19 +242,10 @@ func requestPath(ctx context.Context, template string, req any) string {
 // decided per call above).
 func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 	return &grpcserver.FrontDoor{
-		KeyHash: func(authorization []string) ([]byte, bool) {
-			key, ok := keyOf(authorization)
-			if !ok {
-				return nil, false
-			}
-			return credential.Hash(key), true
-		},
+		Key: keyOf,
 		Known: func(ctx context.Context, hash []byte) (bool, error) {
-			u, err := s.store.UserByKeyHash(ctx, hash)
-			if errors.Is(err, store.ErrNotFound) {
-				return false, nil
-			}
-			return err == nil && !u.Inactive, err // a deactivated user's key is refused here too
+			_, err := s.store.UserByKeyHash(ctx, hash)
+			return credential.Found(err, store.ErrNotFound)
 		},
 		Refusal: errUnauthorized,
 		Refused: func() { metrics.CountAuthFailure("management") },

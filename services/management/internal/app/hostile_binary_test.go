@@ -1,14 +1,12 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
@@ -18,14 +16,8 @@ import (
 // user.user_permissions (fields 1, 4) is a free-form Struct.
 func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
-	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"management"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := binproc.Start(t, bins["management"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "management.db"), "--bootstrap-token", adminToken}, append(os.Environ(), env...), nil, "")
-	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: adminToken,
-		Method: "/gatehouse.management.v1.ManagementService/CreateUser", Nest: []protowire.Number{1, 4}}
+	return servertest.StartAttack(t, filepath.Join("..", "..", "..", ".."), "management", adminToken,
+		servertest.Attack{Auth: adminToken, Method: "/gatehouse.management.v1.ManagementService/CreateUser", Nest: []protowire.Number{1, 4}}, env...)
 }
 
 // TestHostileBinary reproduces issue 18's rows against the real binary,

@@ -78,11 +78,11 @@ func (s *Server) Precheck(fail func(w http.ResponseWriter, r *http.Request, err 
 // `authorization` value, live when KeyValid says so.
 func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 	return &grpcserver.FrontDoor{
-		KeyHash: func(authorization []string) ([]byte, bool) {
+		Key: func(authorization []string) (string, bool) {
 			if len(authorization) != 1 || authorization[0] == "" {
-				return nil, false
+				return "", false
 			}
-			return credential.Hash(authorization[0]), true
+			return authorization[0], true
 		},
 		Known: func(ctx context.Context, hash []byte) (bool, error) {
 			return s.store.KeyValid(ctx, hash)

@@ -3,14 +3,12 @@ package app
 import (
 	"bytes"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
@@ -21,15 +19,8 @@ import (
 // and 16 decoded for an empty one.
 func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
-	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"portal"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := binproc.Start(t, bins["portal"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "portal.db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
-	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: token,
-		Method: "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", Nest: []protowire.Number{2},
-		Amplify: func(n int) []byte { return bytes.Repeat([]byte{0x0a, 0x00}, n/2) }}
+	return servertest.StartAttack(t, filepath.Join("..", "..", "..", ".."), "portal", token,
+		servertest.Attack{Auth: token, Method: "/gatehouse.portal.v1.PortalService/ReorderTutorialPages", Nest: []protowire.Number{2}, Amplify: func(n int) []byte { return bytes.Repeat([]byte{0x0a, 0x00}, n/2) }}, env...)
 }
 
 // TestHostileBinary reproduces issue 18's rows against the real binary,

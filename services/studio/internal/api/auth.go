@@ -78,19 +78,10 @@ func bearerKey(values []string) (string, bool) {
 // above still decides on admin).
 func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 	return &grpcserver.FrontDoor{
-		KeyHash: func(authorization []string) ([]byte, bool) {
-			key, ok := bearerKey(authorization)
-			if !ok {
-				return nil, false
-			}
-			return credential.Hash(key), true
-		},
+		Key: bearerKey,
 		Known: func(ctx context.Context, hash []byte) (bool, error) {
 			_, err := s.store.UserByKeyHash(ctx, hash)
-			if errors.Is(err, store.ErrNotFound) {
-				return false, nil
-			}
-			return err == nil, err
+			return credential.Found(err, store.ErrNotFound)
 		},
 		Refusal: errUnauthorized,
 		Refused: func() { metrics.CountAuthFailure("studio") },

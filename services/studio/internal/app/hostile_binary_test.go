@@ -1,14 +1,12 @@
 package app
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
@@ -18,14 +16,8 @@ import (
 // data.attributes.metadata (fields 1, 2, 11) is a free-form Struct.
 func startAttacked(t *testing.T, env ...string) *servertest.Attack {
 	t.Helper()
-	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"studio"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := binproc.Start(t, bins["studio"], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), "studio.db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
-	return &servertest.Attack{T: t, PID: p.Cmd.Process.Pid, HTTPAddr: p.HTTPAddr, GRPCAddr: p.GRPCAddr, Auth: "Bearer " + token,
-		Method: "/gatehouse.studio.v1.StudioService/CreateLlmSettings", Nest: []protowire.Number{1, 2, 11}}
+	return servertest.StartAttack(t, filepath.Join("..", "..", "..", ".."), "studio", token,
+		servertest.Attack{Auth: "Bearer " + token, Method: "/gatehouse.studio.v1.StudioService/CreateLlmSettings", Nest: []protowire.Number{1, 2, 11}}, env...)
 }
 
 // TestHostileBinary reproduces issue 18's rows against the real binary,
