@@ -105,14 +105,7 @@ func (h *Hostile) Send(r Request) (int, []byte) {
 	if len(show) > 300 {
 		show = append(show[:300:300], "..."...)
 	}
-	switch {
-	case res.StatusCode >= 500:
-		h.T.Errorf("%s: %s %s answered %d %s", r.Name, r.Method, r.Path, res.StatusCode, show)
-	case r.Want != 0 && res.StatusCode != r.Want:
-		h.T.Errorf("%s: %s %s answered %d %s, want %d", r.Name, r.Method, r.Path, res.StatusCode, show, r.Want)
-	case r.MustRefuse && res.StatusCode < 400:
-		h.T.Errorf("%s: %s %s was accepted (%d %s), want a 4xx", r.Name, r.Method, r.Path, res.StatusCode, show)
-	}
+	h.judge(r, res.StatusCode, show)
 	if res.StatusCode < 300 && r.Undo != nil {
 		r.Undo(h, res.Header, body)
 	}
@@ -125,6 +118,19 @@ func (h *Hostile) Send(r Request) (int, []byte) {
 	}
 	h.before = after
 	return res.StatusCode, body
+}
+
+// judge fails the test when the answer breaks r's expectations.
+func (h *Hostile) judge(r Request, code int, show []byte) {
+	h.T.Helper()
+	switch {
+	case code >= 500:
+		h.T.Errorf("%s: %s %s answered %d %s", r.Name, r.Method, r.Path, code, show)
+	case r.Want != 0 && code != r.Want:
+		h.T.Errorf("%s: %s %s answered %d %s, want %d", r.Name, r.Method, r.Path, code, show, r.Want)
+	case r.MustRefuse && code < 400:
+		h.T.Errorf("%s: %s %s was accepted (%d %s), want a 4xx", r.Name, r.Method, r.Path, code, show)
+	}
 }
 
 // Do sends a request without the checks, for set-up and undoing; it fails
@@ -165,39 +171,11 @@ func Mutations(valid string, free ...string) []Mutation {
 	if err != nil {
 		panic(fmt.Sprintf("Mutations: %v", err))
 	}
-	isFree := func(path string) bool {
-		for _, f := range free {
-			if path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
-				return true
-			}
-		}
-		return false
-	}
-	var out []Mutation
+	isFree := func(path string) bool { return under(path, free) }
+	out := wholeBodyMutations(valid)
 	add := func(name string, body []byte, wrong bool) {
 		out = append(out, Mutation{Name: name, Body: body, Wrong: wrong})
 	}
-	// The body as a whole.
-	whole := map[string]string{
-		"empty": "", "white space": " \r\n\t ", "null": "null", "array": "[]", "string": `"x"`, "number": "1",
-		"truncated": valid[:len(valid)/2], "trailing garbage": valid + " garbage", "two values": valid + valid,
-		"trailing comma": strings.TrimSuffix(strings.TrimSpace(valid), "}") + ",}", "single quotes": strings.ReplaceAll(valid, `"`, `'`),
-		"comment": "/* c */" + valid, "BOM": "\ufeff" + valid, "NaN literal": `{"x":NaN}`,
-	}
-	if !strings.Contains(valid, `"`) {
-		delete(whole, "single quotes")
-	}
-	for _, name := range SortedKeys(whole) {
-		add("body "+name, []byte(whole[name]), true)
-	}
-	if strings.HasPrefix(valid, "{") {
-		add("invalid UTF-8 in an unknown member", []byte(`{"zz_unknown":"\xff\xfe",`+valid[1:]), true)
-		add("deep nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+","+valid[1:]), true)
-		add("moderate nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat(`{"a":`, 50)+"1"+strings.Repeat("}", 50)+","+valid[1:]), false)
-		add("huge array in an unknown member", []byte(`{"zz_unknown":[`+strings.Repeat("1,", 20000)+"1],"+valid[1:]), false)
-		add("huge string in an unknown member", []byte(`{"zz_unknown":"`+strings.Repeat("x", 1<<20)+`",`+valid[1:]), false)
-	}
-
 	walk(root, "", func(path string, v any, set func(any)) {
 		wrongType := !isFree(path)
 		name := func(what string) string { return fmt.Sprintf("%s %s", orRoot(path), what) }
@@ -423,4 +401,44 @@ func SortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// under reports whether path is one of paths or inside one.
+func under(path string, paths []string) bool {
+	for _, f := range paths {
+		if path == f || strings.HasPrefix(path, f+".") || strings.HasPrefix(path, f+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeBodyMutations are the bodies that break valid as a whole, and those
+// that hide trouble in an unknown member of it.
+func wholeBodyMutations(valid string) []Mutation {
+	var out []Mutation
+	add := func(name string, body []byte, wrong bool) {
+		out = append(out, Mutation{Name: name, Body: body, Wrong: wrong})
+	}
+	whole := map[string]string{
+		"empty": "", "white space": " \r\n\t ", "null": "null", "array": "[]", "string": `"x"`, "number": "1",
+		"truncated": valid[:len(valid)/2], "trailing garbage": valid + " garbage", "two values": valid + valid,
+		"trailing comma": strings.TrimSuffix(strings.TrimSpace(valid), "}") + ",}", "single quotes": strings.ReplaceAll(valid, `"`, `'`),
+		"comment": "/* c */" + valid, "BOM": "\ufeff" + valid, "NaN literal": `{"x":NaN}`,
+	}
+	if !strings.Contains(valid, `"`) {
+		delete(whole, "single quotes")
+	}
+	for _, name := range SortedKeys(whole) {
+		add("body "+name, []byte(whole[name]), true)
+	}
+	if strings.HasPrefix(valid, "{") {
+		add("invalid UTF-8 in an unknown member", []byte(`{"zz_unknown":"\xff\xfe",`+valid[1:]), true)
+		add("deep nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat("[", 10000)+strings.Repeat("]", 10000)+","+valid[1:]), true)
+		add("moderate nesting in an unknown member", []byte(`{"zz_unknown":`+strings.Repeat(`{"a":`, 50)+"1"+strings.Repeat("}", 50)+","+valid[1:]), false)
+		add("huge array in an unknown member", []byte(`{"zz_unknown":[`+strings.Repeat("1,", 20000)+"1],"+valid[1:]), false)
+		add("huge string in an unknown member", []byte(`{"zz_unknown":"`+strings.Repeat("x", 1<<20)+`",`+valid[1:]), false)
+	}
+
+	return out
 }

@@ -85,7 +85,34 @@ func (d *Description) Check(tb testing.TB, auth string, c Call) {
 		tb.Errorf("%s documents success statuses %v, want exactly one", name, success)
 		return
 	}
-	u, err := url.Parse(c.URL)
+	d.checkQuery(tb, name, op, c.URL)
+
+	status, body := d.send(tb, c, auth)
+	if strconv.Itoa(status) != success[0] {
+		tb.Errorf("%s %s answered %d, documented %s: %s", c.Method, c.URL, status, success[0], body)
+		return
+	}
+	d.checkSuccess(tb, name+" "+success[0], responses[success[0]], status, body)
+	if c.Effect != nil {
+		if msg := c.Effect(body); msg != "" {
+			tb.Errorf("%s %s: %s", c.Method, c.URL, msg)
+		}
+	}
+
+	status, body = d.send(tb, c, "")
+	resp, ok := responses[strconv.Itoa(status)].(map[string]any)
+	if status != http.StatusUnauthorized || !ok {
+		tb.Errorf("%s without a key answered %d, documented %v", name, status, keys(responses))
+		return
+	}
+	d.checkNames(tb, name+" 401", resp, body)
+}
+
+// checkQuery checks that every query parameter of rawURL is documented
+// for op, and notes it as exercised.
+func (d *Description) checkQuery(tb testing.TB, name string, op map[string]any, rawURL string) {
+	tb.Helper()
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -99,35 +126,21 @@ func (d *Description) Check(tb testing.TB, auth string, c Call) {
 		}
 		d.exercised[name][q] = true
 	}
+}
 
-	status, body := d.send(tb, c, auth)
-	if strconv.Itoa(status) != success[0] {
-		tb.Errorf("%s %s answered %d, documented %s: %s", c.Method, c.URL, status, success[0], body)
+// checkSuccess checks a success's body against its documented response.
+func (d *Description) checkSuccess(tb testing.TB, name string, response any, status int, body []byte) {
+	tb.Helper()
+	resp, _ := response.(map[string]any)
+	if status != http.StatusNoContent {
+		d.checkNames(tb, name, resp, body)
 		return
 	}
-	resp, _ := responses[success[0]].(map[string]any)
-	if status == http.StatusNoContent {
-		// protoc-gen-openapiv2 always writes a schema, empty ({}) when the
-		// annotation gives none.
-		if schema, _ := resp["schema"].(map[string]any); len(schema) != 0 || len(body) != 0 {
-			tb.Errorf("%s: 204 with schema %v and body %q, want neither", name, resp["schema"], body)
-		}
-	} else {
-		d.checkNames(tb, name+" "+success[0], resp, body)
+	// protoc-gen-openapiv2 always writes a schema, empty ({}) when the
+	// annotation gives none.
+	if schema, _ := resp["schema"].(map[string]any); len(schema) != 0 || len(body) != 0 {
+		tb.Errorf("%s with schema %v and body %q, want neither", name, resp["schema"], body)
 	}
-	if c.Effect != nil {
-		if msg := c.Effect(body); msg != "" {
-			tb.Errorf("%s %s: %s", c.Method, c.URL, msg)
-		}
-	}
-
-	status, body = d.send(tb, c, "")
-	resp, ok = responses[strconv.Itoa(status)].(map[string]any)
-	if status != http.StatusUnauthorized || !ok {
-		tb.Errorf("%s without a key answered %d, documented %v", name, status, keys(responses))
-		return
-	}
-	d.checkNames(tb, name+" 401", resp, body)
 }
 
 // CheckQueriesExercised fails when a documented query parameter of a
