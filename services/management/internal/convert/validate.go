@@ -222,14 +222,7 @@ func (v *validator) upstream(u *xUpstream) {
 		v.add("%s.url: %q is not a URI reference", at, u.URL)
 	}
 	if lb := u.LoadBalancing; lb != nil {
-		if !(!lb.Enabled || len(lb.Targets) > 0) {
-			v.add("%s.loadBalancing.targets: must not be empty when load balancing is enabled", at)
-		}
-		for i, t := range lb.Targets {
-			if !nonBlank(t.URL) {
-				v.add("%s.loadBalancing.targets.%d.url: must not be blank", at, i)
-			}
-		}
+		v.loadBalancing(lb)
 	}
 	if ut := u.UptimeTests; ut != nil {
 		v.uptimeTests(ut)
@@ -241,6 +234,18 @@ func (v *validator) upstream(u *xUpstream) {
 		v.upstreamAuth(a)
 	}
 	v.upstreamTLS(u)
+}
+
+func (v *validator) loadBalancing(lb *xLoadBalancing) {
+	const at = upstreamField
+	if !(!lb.Enabled || len(lb.Targets) > 0) {
+		v.add("%s.loadBalancing.targets: must not be empty when load balancing is enabled", at)
+	}
+	for i, t := range lb.Targets {
+		if !nonBlank(t.URL) {
+			v.add("%s.loadBalancing.targets.%d.url: must not be blank", at, i)
+		}
+	}
 }
 
 func (v *validator) uptimeTests(ut *xUptimeTests) {
@@ -368,16 +373,20 @@ func (v *validator) authentication(a *xAuthentication) {
 		v.add("%s.authentication.customKeyLifetime.value: %q is not a positive duration", at, kl.Value)
 	}
 	if cu := a.Custom; cu != nil && cu.Config != nil && cu.Config.IDExtractor != nil {
-		ex := cu.Config.IDExtractor
-		if !slices.Contains([]string{"body", "header", "form"}, ex.Source) {
-			v.add("%s.authentication.custom.config.idExtractor.source: %q is not one of body, header, form", at, ex.Source)
-		}
-		if !slices.Contains([]string{"value", "xpath", "regex"}, ex.With) {
-			v.add("%s.authentication.custom.config.idExtractor.with: %q is not one of value, xpath, regex", at, ex.With)
-		}
+		v.idExtractor(cu.Config.IDExtractor)
 	}
 	if a.Enabled && !(a.SecuritySchemes != nil || a.HMAC != nil || a.OIDC != nil || a.Custom != nil) {
 		v.add("%s.authentication: authentication is enabled but no method is configured", at)
+	}
+}
+
+func (v *validator) idExtractor(ex *xIDExtractor) {
+	const at = serverField
+	if !slices.Contains([]string{"body", "header", "form"}, ex.Source) {
+		v.add("%s.authentication.custom.config.idExtractor.source: %q is not one of body, header, form", at, ex.Source)
+	}
+	if !slices.Contains([]string{"value", "xpath", "regex"}, ex.With) {
+		v.add("%s.authentication.custom.config.idExtractor.with: %q is not one of value, xpath, regex", at, ex.With)
 	}
 }
 
