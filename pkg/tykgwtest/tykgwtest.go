@@ -268,8 +268,13 @@ func (g *Gateway) signed(n Notification) bool {
 	if n.Algorithm != 5 {
 		return false // needs public_key_path, which a double has not
 	}
-	sum := sha256.Sum256([]byte(n.Command + n.Payload + g.cfg.NodeSecret))
-	return n.Signature == hex.EncodeToString(sum[:])
+	return n.Signature == sign(n.Command+n.Payload+g.cfg.NodeSecret)
+}
+
+// sign is lowercase hex SHA-256.
+func sign(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // reloadLoop runs queued reloads at each 1 s tick.
