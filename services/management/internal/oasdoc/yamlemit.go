@@ -239,7 +239,10 @@ const (
 // style picks how s is written: plain when YAML reads it back as the same
 // string, single-quoted when only its characters prevent that, double-quoted
 // when it would read as another type or needs escapes, literal for
-// multi-line values that read back exactly.
+// multi-line values that read back exactly. It is a classifier of YAML
+// 1.1/1.2 scalar rules, each a test of the string in the order the YAML
+// parser applies them; splitting it would scatter that order (cyclomatic
+// complexity over 15 on purpose).
 func (e *yamlEmitter) style(s string, literal bool) int {
 	if resolvesOther(s) || yaml11Bools[s] {
 		return doubleStyle
