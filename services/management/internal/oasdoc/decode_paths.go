@@ -21,12 +21,13 @@ func (s *scanner) paths() (*openapi3.Paths, error) {
 	return paths, err
 }
 
-// pathItem reads a path item, as kin-openapi does: one case per member of
-// the OpenAPI object (its operations, one per method, and its other
-// fields), the shape of every object reader of this scanner (cyclomatic
-// complexity over 15 for the number of members).
+// pathItem reads a path item, as kin-openapi does: its operations, one per
+// method, and its other fields.
 func (s *scanner) pathItem(item *openapi3.PathItem) error {
 	return s.fields(func(key []byte) error {
+		if op := operationOf(item, key); op != nil {
+			return decodeField(s, op, s.operation)
+		}
 		var err error
 		switch string(key) {
 		case "$ref":
@@ -35,26 +36,6 @@ func (s *scanner) pathItem(item *openapi3.PathItem) error {
 			item.Summary, err = s.string()
 		case "description":
 			item.Description, err = s.string()
-		case "connect":
-			return decodeField(s, &item.Connect, s.operation)
-		case "delete":
-			return decodeField(s, &item.Delete, s.operation)
-		case "get":
-			return decodeField(s, &item.Get, s.operation)
-		case "head":
-			return decodeField(s, &item.Head, s.operation)
-		case "options":
-			return decodeField(s, &item.Options, s.operation)
-		case "patch":
-			return decodeField(s, &item.Patch, s.operation)
-		case "post":
-			return decodeField(s, &item.Post, s.operation)
-		case "put":
-			return decodeField(s, &item.Put, s.operation)
-		case "trace":
-			return decodeField(s, &item.Trace, s.operation)
-		case "query":
-			return decodeField(s, &item.Query, s.operation)
 		case "parameters":
 			return decodeField(s, &item.Parameters, s.parameters)
 		case "servers":
@@ -66,4 +47,32 @@ func (s *scanner) pathItem(item *openapi3.PathItem) error {
 		}
 		return err
 	})
+}
+
+// operationOf is the field of the operation a path item's key names (a
+// method), or nil.
+func operationOf(item *openapi3.PathItem, key []byte) **openapi3.Operation {
+	switch string(key) {
+	case "connect":
+		return &item.Connect
+	case "delete":
+		return &item.Delete
+	case "get":
+		return &item.Get
+	case "head":
+		return &item.Head
+	case "options":
+		return &item.Options
+	case "patch":
+		return &item.Patch
+	case "post":
+		return &item.Post
+	case "put":
+		return &item.Put
+	case "trace":
+		return &item.Trace
+	case "query":
+		return &item.Query
+	}
+	return nil
 }
