@@ -139,43 +139,34 @@ func (e *yamlEmitter) mapping(col int, inline bool) {
 func (e *yamlEmitter) sequence(col int, inline bool) {
 	e.items(']', col, inline, func() {
 		e.out = append(e.out, "- "...)
-		switch e.peek() {
-		case '{':
-			if e.emptyContainer() {
-				e.out = append(e.out, "{}"...)
-			} else {
-				e.mapping(col+2, true)
-			}
-		case '[':
-			if e.emptyContainer() {
-				e.out = append(e.out, "[]"...)
-			} else {
-				e.sequence(col+2, true)
-			}
-		default:
-			e.scalar(col + 2)
-		}
+		e.node(col, true, "")
 	})
 }
 
 // value writes the value of a mapping key whose column is col; the key and
 // its colon are written.
-func (e *yamlEmitter) value(col int) {
+func (e *yamlEmitter) value(col int) { e.node(col, false, " ") }
+
+// node writes the value at pos, in a mapping or a sequence whose column is
+// col: a non-empty container on the lines below (inline: its first line
+// continues the current one, after "- "), or after sep an empty one or a
+// scalar.
+func (e *yamlEmitter) node(col int, inline bool, sep string) {
 	switch e.peek() {
 	case '{':
 		if e.emptyContainer() {
-			e.out = append(e.out, " {}"...)
+			e.out = append(append(e.out, sep...), "{}"...)
 		} else {
-			e.mapping(col+2, false)
+			e.mapping(col+2, inline)
 		}
 	case '[':
 		if e.emptyContainer() {
-			e.out = append(e.out, " []"...)
+			e.out = append(append(e.out, sep...), "[]"...)
 		} else {
-			e.sequence(col+2, false)
+			e.sequence(col+2, inline)
 		}
 	default:
-		e.out = append(e.out, ' ')
+		e.out = append(e.out, sep...)
 		e.scalar(col + 2)
 	}
 }
