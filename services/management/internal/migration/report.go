@@ -133,26 +133,20 @@ func (r *Report) JSON() []byte {
 		list(len(d.Versions), func(j int) { b.Write(d.Versions[j]) })
 		b.WriteByte('}')
 	})
-	b.WriteString(`,"warnings":`)
-	list(len(r.Warnings), func(i int) {
-		w := r.Warnings[i]
+	// an API's messages: {"apiID":..,"message":[..]}
+	messages := func(apiID string, msgs []string) {
 		b.WriteString(`{"apiID":`)
-		str(w.APIID)
+		str(apiID)
 		b.WriteString(`,"message":`)
-		list(len(w.Messages), func(j int) { str(w.Messages[j]) })
+		list(len(msgs), func(j int) { str(msgs[j]) })
 		b.WriteByte('}')
-	})
+	}
+	b.WriteString(`,"warnings":`)
+	list(len(r.Warnings), func(i int) { messages(r.Warnings[i].APIID, r.Warnings[i].Messages) })
 	b.WriteString(`},"failure":{`)
 	count(len(r.Failures))
 	b.WriteString(`,"errors":`)
-	list(len(r.Failures), func(i int) {
-		f := r.Failures[i]
-		b.WriteString(`{"apiID":`)
-		str(f.APIID)
-		b.WriteString(`,"message":`)
-		list(len(f.Messages), func(j int) { str(f.Messages[j]) })
-		b.WriteByte('}')
-	})
+	list(len(r.Failures), func(i int) { messages(r.Failures[i].APIID, r.Failures[i].Messages) })
 	b.WriteString(`},"skipped":{`)
 	count(len(r.Skipped))
 	b.WriteString(`,"apis":`)
