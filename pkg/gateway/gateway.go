@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
 	"time"
@@ -174,7 +173,6 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 			closeUnread(ctx, w)
 			return nil
 		}),
-		runtime.WithIncomingHeaderMatcher(incomingHeader),
 		runtime.WithOutgoingHeaderMatcher(outgoingHeader),
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithDisablePathLengthFallback(),
@@ -346,18 +344,6 @@ func forwardStatus(ctx context.Context, w http.ResponseWriter, _ proto.Message) 
 	}
 	w.WriteHeader(code)
 	return nil
-}
-
-// incomingHeader forwards what grpc-gateway forwards by default (permanent
-// HTTP headers as grpcgateway-*; Authorization as authorization, which
-// grpc-gateway passes on whatever the matcher says) but no Grpc-Metadata-*
-// header: a REST caller does not choose the service's gRPC metadata, such as
-// a second authorization value or a token a store client would pass on.
-func incomingHeader(key string) (string, bool) {
-	if strings.HasPrefix(textproto.CanonicalMIMEHeaderKey(key), runtime.MetadataHeaderPrefix) {
-		return "", false
-	}
-	return runtime.DefaultHeaderMatcher(key)
 }
 
 // outgoingHeader sends only the headers handlers asked for (rest.SetHeader):
