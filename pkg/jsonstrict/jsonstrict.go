@@ -205,13 +205,17 @@ func (s *Shape) want() string {
 
 // Check reports whether data is one JSON value of shape s (nil: any), as
 // nil or an *Error listing every problem found. A syntax error ends the
-// search: the problems before it are listed, then it.
+// search: the problems before it are listed, then it. A document of more
+// than MaxValues values is refused for that alone, before it is walked.
 func Check(data []byte, s *Shape) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{[]Problem{{Kind: Empty}}}
 	}
 	if !utf8.Valid(data) {
 		return &Error{[]Problem{{Kind: InvalidUTF8}}}
+	}
+	if overMaxValues(data) {
+		return &Error{[]Problem{{Kind: TooManyValues}}}
 	}
 	w := walker{data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	w.dec.UseNumber()
