@@ -19,6 +19,7 @@ var (
 	errCannotGrant   = rest.Error(codes.PermissionDenied, http.StatusForbidden, "access denied: cannot grant permissions you do not hold")
 	errOwnPerms      = rest.Error(codes.PermissionDenied, http.StatusForbidden, "access denied: cannot change your own permissions")
 	errAdminRequired = rest.Error(codes.PermissionDenied, http.StatusForbidden, "access denied: only an admin may change an admin or another user's key")
+	errHigherUser    = rest.Error(codes.PermissionDenied, http.StatusForbidden, "access denied: cannot change a user who holds permissions you do not hold")
 	errLastAdmin     = rest.Error(codes.FailedPrecondition, http.StatusConflict, "at least one admin must remain")
 )
 
@@ -55,8 +56,9 @@ func mayGrant(ctx context.Context, perms map[string]string) error {
 }
 
 // mayChange lets the caller update (with perms, nil when they stay) or
-// delete the stored user u: only an admin changes an admin, and nobody
-// changes its own permissions.
+// delete the stored user u: only an admin changes an admin, a non-admin
+// changes (renames, deactivates, deletes) only users who hold nothing it
+// does not hold itself, and nobody changes its own permissions.
 func mayChange(ctx context.Context, u store.User, perms map[string]string) error {
 	c, ok := Caller(ctx)
 	switch {
@@ -64,6 +66,8 @@ func mayChange(ctx context.Context, u store.User, perms map[string]string) error
 		return errUnauthorized
 	case store.IsAdmin(u.Permissions) && !store.IsAdmin(c.Permissions):
 		return errAdminRequired
+	case c.ID != u.ID && mayGrant(ctx, u.Permissions) != nil:
+		return errHigherUser
 	case perms != nil && c.ID == u.ID && !maps.Equal(perms, u.Permissions):
 		return errOwnPerms
 	}

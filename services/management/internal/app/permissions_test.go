@@ -213,10 +213,12 @@ func TestLeastPrivilege(t *testing.T) {
 	admin := bootstrap["id"].(string)
 	mgrID, mgr := in.createUser(`{"users":"write"}`)
 	otherID, _ := in.createUser(`{"users":"read"}`)
+	higherID, _ := in.createUser(`{"users":"read","apis":"write"}`)
 	api := "0123456789abcdef0123456789abcdef"
 	expect(t, "create API", in.admin("POST", "/api/apis/oas", oasDoc(api, "LP", "/lp/")), 200, "")
 
 	grant := mgmtErr("access denied: cannot grant permissions you do not hold")
+	higher := mgmtErr("access denied: cannot change a user who holds permissions you do not hold")
 	cases := []struct {
 		name, method, path, body string
 		status                   int
@@ -237,6 +239,10 @@ func TestLeastPrivilege(t *testing.T) {
 		{"deactivate the admin", "PUT", "/api/users/" + admin, `{"active":false}`, 403, ""},
 		{"delete the admin", "DELETE", "/api/users/" + admin, "", 403, ""},
 		{"still no API writes", "DELETE", "/api/apis/oas/" + api, "", 403, ""},
+		// a user who holds more than the manager is out of its reach too
+		{"deactivate an API writer", "PUT", "/api/users/" + higherID, `{"active":false}`, 403, higher},
+		{"rename an API writer", "PUT", "/api/users/" + higherID, `{"first_name":"Mallory"}`, 403, higher},
+		{"delete an API writer", "DELETE", "/api/users/" + higherID, "", 403, higher},
 		// what a user manager may do
 		{"create a user with less", "POST", "/api/users", `{"email_address":"ok1@x.test","user_permissions":{"users":"read"}}`, 200, ""},
 		{"create a user with the same", "POST", "/api/users", `{"email_address":"ok2@x.test","user_permissions":{"users":"write","apis":"deny"}}`, 200, ""},
