@@ -19,6 +19,6 @@ func TestMetrics(t *testing.T) {
 
 	m := metricstest.Scrape(t, p.base)
 	m.CheckCommon(t, "/portal-api/products/{product_id}")
-	m.CheckRoutes(t, p.base)
+	m.CheckRoutes(t, p.base, "site") // gateway.Public's label: TestBrowser's pages, in this process when Chromium is installed
 	m.CheckNoSecrets(t, token, "wrong-key-5b1e", "nowhere-7f3a", "/portal-api/products/"+id)
 }
