@@ -41,12 +41,23 @@ var buildFlags = binproc.BuildFlags
 const repoRoot = ".."
 
 // binDir receives the binaries; every user can read it (the pod-user run).
+// TestMain removes it when every test has ended.
 var binDir string
 
 // builtBinaries builds every service whose cmd folder exists with one `go
-// build` (shared packages compile once) into binDir.
+// build` (shared packages compile once) into binDir, once per test binary:
+// every test here that runs the services as built by the Dockerfile shares
+// it (linking them again per test was most of this package's build time).
 var builtBinaries = sync.OnceValues(func() (map[string]string, error) {
-	return binproc.Build(repoRoot, binDir, services)
+	dir, err := os.MkdirTemp("", "gatehouse-bin-")
+	if err != nil {
+		return nil, err
+	}
+	binDir = dir
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return binproc.Build(repoRoot, dir, services)
 })
 
 func cmdDir(svc string) string { return binproc.CmdDir(repoRoot, svc) }
@@ -55,17 +66,11 @@ func TestBinaries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the three services; skipped with -short")
 	}
-	dir, err := os.MkdirTemp("", "gatehouse-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	binDir = dir
 	for _, svc := range services {
 		t.Run(svc, func(t *testing.T) {
+			// each service on its own ports (127.0.0.1:0) and folders: the
+			// three wait out their manifests' SHUTDOWN_DELAY side by side
+			t.Parallel()
 			if _, err := os.Stat(cmdDir(svc)); errors.Is(err, fs.ErrNotExist) {
 				t.Skipf("services/%s/cmd/%s does not exist yet: nothing to build", svc, svc)
 			}

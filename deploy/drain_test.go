@@ -2,10 +2,10 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,16 +24,15 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/binproc"
 )
 
-// studioBinary builds the studio as the Dockerfile does, once per test
-// binary, for the tests that run it as an operator would.
-var studioBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "gatehouse-studio-")
-	if err != nil {
-		return "", err
+// studioBinary is the studio as the Dockerfile builds it (builtBinaries),
+// for the tests that run it as an operator would.
+func studioBinary() (string, error) {
+	bins, err := builtBinaries()
+	if err == nil && bins["studio"] == "" {
+		err = errors.New("the studio was not built")
 	}
-	bins, err := binproc.Build(repoRoot, dir, []string{"studio"})
 	return bins["studio"], err
-})
+}
 
 func startStudio(t *testing.T, db, token string, args ...string) *binproc.Process {
 	t.Helper()

@@ -250,5 +250,9 @@ func TestMain(m *testing.M) {
 	if _, err := os.Stat("base/kustomization.yaml"); err != nil {
 		panic("deploy tests must run in the deploy folder: " + err.Error())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }

@@ -50,8 +50,7 @@ func TestREADMEExamples(t *testing.T) {
 	if len(blocks) < 4 {
 		t.Fatalf("README.md has %d ```sh blocks, want the studio, management, portal and gRPC examples", len(blocks))
 	}
-	// Its own build (not builtBinaries: TestBinaries removes its folder when it ends).
-	bins, err := binproc.Build(repoRoot, t.TempDir(), []string{"studio", "management", "portal"})
+	bins, err := builtBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
