@@ -32,8 +32,16 @@ var BuildFlags = []string{"-trimpath", "-ldflags=-s -w"}
 // Build builds every service in services whose cmd folder exists under the
 // workspace root with one `go build` (shared packages compile once) into dir,
 // with CGO_ENABLED=0 and in workspace mode even when the caller runs with
-// GOWORK=off. It returns the binary of each service built.
+// GOWORK=off. It returns the binary of each service built. In a test binary
+// whose TestMain is Main, each service is linked once and shared (shared.go).
 func Build(root, dir string, services []string) (map[string]string, error) {
+	if bins, ok, err := buildShared(root, dir, services); ok {
+		return bins, err
+	}
+	return build(root, dir, services)
+}
+
+func build(root, dir string, services []string) (map[string]string, error) {
 	args := append([]string{"build"}, BuildFlags...)
 	args = append(args, "-o", dir+string(filepath.Separator))
 	bins := map[string]string{}
