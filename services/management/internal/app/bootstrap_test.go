@@ -81,6 +81,7 @@ func TestBootstrapSurvivesRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and restarts it")
 	}
+	t.Parallel() // its own store, a process on 127.0.0.1:0
 	bin := buildBinary(t)
 	db := filepath.Join(t.TempDir(), "management.db")
 	var p *binproc.Process
@@ -99,6 +100,7 @@ func TestBootstrapSurvivesRestartsOnEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs etcd")
 	}
+	t.Parallel() // its own etcd, processes on 127.0.0.1:0
 	c := etcdtest.Start(t, 1)
 	bin := buildBinary(t)
 	const prefix = "/gatehouse-test/bootstrap/"
@@ -119,6 +121,7 @@ func TestDeactivationOnEveryReplica(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs etcd")
 	}
+	t.Parallel() // its own etcd, processes on 127.0.0.1:0
 	c := etcdtest.Start(t, 1)
 	bin := buildBinary(t)
 	const prefix = "/gatehouse-test/deactivation/"

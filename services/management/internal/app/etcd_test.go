@@ -121,6 +121,7 @@ func TestMigrateReplicasOnEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a 3-member etcd cluster")
 	}
+	t.Parallel() // its own etcd cluster, processes on 127.0.0.1:0; mostly waits on etcd
 	const n = 300
 	c := etcdtest.Start(t, 3)
 	const prefix = "/gatehouse-test/management/"

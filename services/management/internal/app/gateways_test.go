@@ -196,6 +196,7 @@ func TestGatewayNotificationsOnEtcdReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs etcd and redis-server")
 	}
+	t.Parallel() // its own etcd and Redis on free ports; mostly waits (3 s per replica for a second notification)
 	c := etcdtest.Start(t, 1)
 	rd := redistest.Start(t)
 	onEtcd := func(cfg *config.Config) {

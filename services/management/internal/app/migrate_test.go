@@ -236,27 +236,37 @@ func TestMigrateCrashLeavesEveryAPIWhole(t *testing.T) {
 	}
 	const n = 6000
 	bin := buildBinary(t)
+	// one seeded store, copied for each kill point (seeding 6,000 APIs under
+	// the race detector took seconds per subtest)
+	seeded := filepath.Join(t.TempDir(), "seed.db")
+	ids := seedClassic(t, seeded, n)
+	before := map[string][]byte{}
+	st := openStore(t, seeded)
+	st.View(context.Background(), func(tx *store.Tx) error {
+		for _, id := range ids {
+			a, _ := tx.API(id)
+			before[id] = a.Doc
+		}
+		return nil
+	})
+	st.Close()
+	template, err := os.ReadFile(seeded)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, when := range []string{"early", "after-first-chunk"} {
 		t.Run(when, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "management.db")
-			ids := seedClassic(t, db, n)
-			before := map[string][]byte{}
-			st := openStore(t, db)
-			st.View(context.Background(), func(tx *store.Tx) error {
-				for _, id := range ids {
-					a, _ := tx.API(id)
-					before[id] = a.Doc
-				}
-				return nil
-			})
-			st.Close()
+			if err := os.WriteFile(db, template, 0o600); err != nil {
+				t.Fatal(err)
+			}
 
 			p := startBinary(t, bin, db)
 			go postMigrate(p, `{"mode":"direct","all":true}`)
 			waitForKillPoint(t, p, ids[0], when)
 			p.Cmd.Process.Kill() // binproc waits for the process at cleanup
 
-			st = openStore(t, db)
+			st := openStore(t, db)
 			defer st.Close()
 			migrated := checkWhole(t, st, ids, before)
 			t.Logf("killed %s: %d of %d APIs were migrated, every API whole", when, migrated, n)
