@@ -52,6 +52,8 @@ type Options struct {
 	Store  *store.Store // APIs, policies and node records
 	// Derive is the OAS → classic derivation; while it is nil, Tyk OAS APIs
 	// are left out of /system/apis (a gateway cannot load them without it).
+	// With it, New makes Store keep each OAS API's derived definition with
+	// its record (store.Store.DeriveWith), so a list derives nothing.
 	Derive Derive
 	Log    *slog.Logger
 }
@@ -69,10 +71,13 @@ type Server struct {
 }
 
 // New returns the routes' server and makes gatehouse_gateway_nodes count
-// its store's live nodes.
+// its store's live nodes. Call it before the store is used.
 func New(o Options) *Server {
 	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
 	metrics.GatewayNodes(s.liveNodes)
+	if s.derive != nil {
+		o.Store.DeriveWith(s.classic)
+	}
 	return s
 }
 

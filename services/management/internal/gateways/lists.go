@@ -65,7 +65,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, what string, eac
 // apis serves GET /system/apis: every classic API as stored with
 // "oas":null, and every Tyk OAS API (staged copies and versions included)
 // as the classic definition derived from its document, with is_oas true,
-// beside the document.
+// beside the document. The derived definition is the one kept with the
+// record when it was written (store.API.Derived); only a record without
+// one is derived here.
 func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 	var item []byte
 	s.stream(w, r, "apis", func(tx *store.Tx, emit func([]byte) error) error {
@@ -77,7 +79,10 @@ func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 				item = append(item, `,"oas":null}`...)
 				return emit(item)
 			}
-			def, ok := s.derived(a)
+			def, ok := a.Derived, len(a.Derived) > 0
+			if !ok {
+				def, ok = s.derived(a)
+			}
 			if !ok {
 				return nil
 			}
@@ -90,9 +95,10 @@ func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// derived is the classic definition a gateway loads for an OAS API, with
-// the API's IDs and is_oas true. An API whose document does not derive is
-// left out (the gateway would skip it as invalid) and logged.
+// derived is the classic definition of an OAS API whose record keeps none
+// (written before the store kept them, or its document does not derive).
+// An API whose document does not derive is left out (the gateway would
+// skip it as invalid) and logged.
 func (s *Server) derived(a store.API) ([]byte, bool) {
 	if s.derive == nil {
 		return nil, false
@@ -100,6 +106,18 @@ func (s *Server) derived(a store.API) ([]byte, bool) {
 	if def, ok := s.cache.get(a); ok {
 		return def, true
 	}
+	def, err := s.classic(a)
+	if err != nil {
+		s.log.Warn("OAS API left out of /system/apis: no classic definition derives from it", "api_id", a.ID, "err", err)
+		return nil, false
+	}
+	s.cache.put(a, def)
+	return def, true
+}
+
+// classic is the classic definition a gateway loads for an OAS API, with
+// the API's IDs and is_oas true: what the store keeps as store.API.Derived.
+func (s *Server) classic(a store.API) ([]byte, error) {
 	def, err := s.derive(a.Doc)
 	if err == nil {
 		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
@@ -110,12 +128,7 @@ func (s *Server) derived(a store.API) ([]byte, bool) {
 	if err == nil {
 		def, err = rawjson.Set(def, []byte("true"), "is_oas")
 	}
-	if err != nil {
-		s.log.Warn("OAS API left out of /system/apis: no classic definition derives from it", "api_id", a.ID, "err", err)
-		return nil, false
-	}
-	s.cache.put(a, def)
-	return def, true
+	return def, err
 }
 
 // policies serves GET /system/policies: every policy as stored (each has

@@ -48,21 +48,34 @@ type API struct {
 	// does not come back to an earlier one, but for a chance in 2^63).
 	// Records written before revisions read as revision 0.
 	Revision uint64
+	// Derived is, for an OAS API, the classic definition gateways load
+	// (/system/apis), derived from Doc by the store's Derive hook when the
+	// record was written (PutAPI ignores what it is given). Empty when the
+	// record was written without the hook, by a version before it, or when
+	// Doc did not derive. Only EachAPI reads it (a view, like Doc).
+	Derived []byte
 }
 
 // recordVersion is the first byte of every API record written;
-// noRevisionVersion is the layout before revisions, still read.
+// noDerivedVersion (before Derived) and noRevisionVersion (before
+// revisions) are earlier layouts, still read.
 const (
-	recordVersion     = 3
+	recordVersion     = 4
+	noDerivedVersion  = 3
 	noRevisionVersion = 2
 )
 
+// knownLayout reports whether a record's first byte names a layout read here.
+func knownLayout(v []byte) bool {
+	return len(v) >= 2 && (v[0] == recordVersion || v[0] == noDerivedVersion || v[0] == noRevisionVersion)
+}
+
 // encodeAPI lays a record out as: version byte, kind byte, the uvarint
 // revision, the uvarint length-prefixed db id, name, staged-from and base
-// ID, the number of categories and each length-prefixed, then the document
-// bytes.
+// ID, the number of categories and each length-prefixed, the
+// length-prefixed derived definition, then the document bytes.
 func encodeAPI(a API) []byte {
-	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Doc) + 5*binary.MaxVarintLen32 + binary.MaxVarintLen64
+	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Derived) + len(a.Doc) + 6*binary.MaxVarintLen32 + binary.MaxVarintLen64
 	for _, c := range a.Categories {
 		n += len(c) + binary.MaxVarintLen32
 	}
@@ -77,28 +90,31 @@ func encodeAPI(a API) []byte {
 		out = binary.AppendUvarint(out, uint64(len(c)))
 		out = append(out, c...)
 	}
+	out = binary.AppendUvarint(out, uint64(len(a.Derived)))
+	out = append(out, a.Derived...)
 	return append(out, a.Doc...)
 }
 
-// decodeAPI reads a record; the result shares no memory with v.
+// decodeAPI reads a record, without its derived definition; the result
+// shares no memory with v.
 func decodeAPI(id string, v []byte) (API, error) {
 	a, doc, err := decodeHeader(id, v)
-	a.Doc = bytes.Clone(doc)
+	a.Doc, a.Derived = bytes.Clone(doc), nil
 	return a, err
 }
 
 // decodeHeader reads a record without copying its document, which it
-// returns as a slice of v.
+// returns as a slice of v (and a.Derived, a slice of v too).
 func decodeHeader(id string, v []byte) (API, []byte, error) {
 	bad := func(what string) (API, []byte, error) {
 		return API{}, nil, fmt.Errorf("%w: api %q: %s", ErrCorrupt, id, what)
 	}
-	if len(v) < 2 || v[0] != recordVersion && v[0] != noRevisionVersion {
+	if !knownLayout(v) {
 		return bad("unknown record layout")
 	}
 	a := API{ID: id, Kind: Kind(v[1])}
 	rest := v[2:]
-	if v[0] == recordVersion {
+	if v[0] != noRevisionVersion {
 		rev, w := binary.Uvarint(rest)
 		if w <= 0 {
 			return bad("truncated record")
@@ -133,6 +149,13 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 			return bad("truncated record")
 		}
 		a.Categories = append(a.Categories, c)
+	}
+	if v[0] == recordVersion {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || uint64(len(rest)-w) < n {
+			return bad("truncated record")
+		}
+		a.Derived, rest = rest[w:w+int(n):w+int(n)], rest[w+int(n):]
 	}
 	return a, rest, nil
 }
@@ -173,7 +196,7 @@ func (t *Tx) CompareClassic(id, dbID string, revision uint64) (Compared, error) 
 
 // kindOf reads only a record's kind.
 func kindOf(v []byte) Kind {
-	if len(v) < 2 || v[0] != recordVersion && v[0] != noRevisionVersion {
+	if !knownLayout(v) {
 		return 0
 	}
 	return Kind(v[1])
@@ -294,6 +317,7 @@ func (t *Tx) putRecord(a API) error {
 		t.changed |= APIAdded
 		a.Revision = rand.Uint64()>>1 + 1 // from 1 to 2^63
 	}
+	a.Derived = t.deriveOf(a)
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
 	}
@@ -578,9 +602,9 @@ func checkAPIIndexes(t *Tx, a API, want map[string]int) error {
 	return nil
 }
 
-// EachAPI calls fn with every API in ID order. a.Doc is a view of the
-// stored bytes, valid only during the call: what is streamed from it (the
-// gateways' /system/apis) is never copied whole.
+// EachAPI calls fn with every API in ID order. a.Doc and a.Derived are
+// views of the stored bytes, valid only during the call: what is streamed
+// from them (the gateways' /system/apis) is never copied whole.
 func (t *Tx) EachAPI(fn func(a API) error) error {
 	return t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
 		a, doc, err := decodeHeader(string(k[len(apiPrefix):]), v)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -557,8 +558,10 @@ func TestRevisions(t *testing.T) {
 		t.Fatalf("created again with revision %d, an earlier one", c3.Revision)
 	}
 	// the layout before revisions: version 2, no revision after the kind
-	v2 := encodeAPI(classic("old", db(3), "Old #o"))
-	v2 = append([]byte{noRevisionVersion, v2[1]}, v2[3:]...)
+	// (nor a derived definition before the document)
+	oldAPI := classic("old", db(3), "Old #o")
+	v4 := encodeAPI(oldAPI)
+	v2 := slices.Concat([]byte{noRevisionVersion, v4[1]}, v4[3:len(v4)-len(oldAPI.Doc)-1], oldAPI.Doc)
 	s.e.Update(bg, func(w kv.WriteTx) error {
 		if err := w.Put(key(apiPrefix, "old"), v2); err != nil {
 			return err
@@ -575,6 +578,55 @@ func TestRevisions(t *testing.T) {
 	put(t, s, classic("old", db(3), "Old #o"))
 	if old, _ = get(t, s, "old"); old.Revision != 1 {
 		t.Fatalf("rewritten: revision %d, want 1", old.Revision)
+	}
+}
+
+// TestDerived: an OAS record keeps what the store's Derive hook made of it
+// at its last write (EachAPI shows it), a classic one nothing, and a record
+// of the layout before Derived reads with none.
+func TestDerived(t *testing.T) {
+	s := open(t)
+	s.DeriveWith(func(a API) ([]byte, error) {
+		if bytes.Contains(a.Doc, []byte("refused")) {
+			return nil, errors.New("refused")
+		}
+		return fmt.Appendf(nil, `{"from":%q,"rev":%d,"len":%d}`, a.ID, a.Revision, len(a.Doc)), nil
+	})
+	derived := func() map[string]string {
+		got := map[string]string{}
+		s.View(bg, func(tx *Tx) error {
+			return tx.EachAPI(func(a API) error {
+				got[a.ID] = string(a.Derived)
+				return nil
+			})
+		})
+		return got
+	}
+	o := oas("o", db(1), "x")
+	put(t, s, o, classic("c", db(2), "C"))
+	first, _ := get(t, s, "o")
+	want := fmt.Sprintf(`{"from":"o","rev":%d,"len":%d}`, first.Revision, len(o.Doc))
+	if got := derived(); got["o"] != want || got["c"] != "" || first.Derived != nil {
+		t.Fatalf("derived %q, want o: %s and c: none (API() leaves it out: %q)", got, want, first.Derived)
+	}
+	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], ` }`...)
+	o.Derived = []byte("ignored")
+	put(t, s, o)
+	want = fmt.Sprintf(`{"from":"o","rev":%d,"len":%d}`, first.Revision+1, len(o.Doc))
+	if got := derived(); got["o"] != want {
+		t.Fatalf("after a rewrite derived %q, want %s", got["o"], want)
+	}
+	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], `,"refused":1}`...)
+	put(t, s, o)
+	if got := derived(); got["o"] != "" {
+		t.Fatalf("a refused document keeps %q", got["o"])
+	}
+	// the layout before Derived: version 3, no derived definition
+	v4 := encodeAPI(API{ID: "o", DBID: db(1), Kind: OAS, Name: o.Name, Categories: o.Categories, Revision: 7, Derived: []byte("x"), Doc: o.Doc})
+	v3 := slices.Concat([]byte{noDerivedVersion}, v4[1:len(v4)-len(o.Doc)-2], o.Doc)
+	s.e.Update(bg, func(w kv.WriteTx) error { return w.Put(key(apiPrefix, "o"), v3) })
+	if got, err := get(t, s, "o"); err != nil || got.Revision != 7 || !bytes.Equal(got.Doc, o.Doc) || derived()["o"] != "" {
+		t.Fatalf("a record without derived definition: %+v %v", got, err)
 	}
 }
 
