@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
@@ -13,30 +15,35 @@ import (
 )
 
 // serveGateways sets up what Tyk Gateways use (CONTRACT §6): with a node
-// secret, the gateway routes; with --gateway-redis too, the notifier that
-// announces every committed change to APIs and policies, run until stop is
-// called (stop waits for it).
+// secret, the gateway routes and, in the background, the re-derivation of
+// OAS records whose kept classic definition another build made; with
+// --gateway-redis too, the notifier that announces every committed change
+// to APIs and policies. Both run until stop is called (stop waits for them).
 func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg config.Gateways) (routes []gateway.PlainRoute, stop func(), err error) {
 	if cfg.NodeSecret == "" {
 		return nil, func() {}, nil
 	}
-	routes = gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Derive: deriveClassic, Log: log}).Routes()
-	if cfg.Redis == "" {
-		return routes, func() {}, nil
+	var client *redis.Client
+	if cfg.Redis != "" {
+		if client, err = gateways.NewRedis(cfg.Redis, cfg.RedisPassword); err != nil {
+			return nil, nil, err
+		}
 	}
-	client, err := gateways.NewRedis(cfg.Redis, cfg.RedisPassword)
-	if err != nil {
-		return nil, nil, err
-	}
-	n := gateways.NewNotifier(gateways.RedisPublisher{Client: client}, cfg.NodeSecret, log)
-	st.OnCommit(n.Changed)
+	srv := gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Derive: deriveClassic, Log: log})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	wg.Go(func() { n.Run(runCtx) })
-	return routes, func() {
+	if client != nil {
+		n := gateways.NewNotifier(gateways.RedisPublisher{Client: client}, cfg.NodeSecret, log)
+		st.OnCommit(n.Changed)
+		wg.Go(func() { n.Run(runCtx) })
+	}
+	wg.Go(func() { srv.Rederive(runCtx) })
+	return srv.Routes(), func() {
 		cancel()
 		wg.Wait()
-		client.Close()
+		if client != nil {
+			client.Close()
+		}
 	}, nil
 }
 

@@ -53,7 +53,8 @@ type Options struct {
 	// Derive is the OAS → classic derivation; while it is nil, Tyk OAS APIs
 	// are left out of /system/apis (a gateway cannot load them without it).
 	// With it, New makes Store keep each OAS API's derived definition with
-	// its record (store.Store.DeriveWith), so a list derives nothing.
+	// its record (store.Store.DeriveWith, tagged with this build), so a list
+	// derives nothing; Rederive brings records written otherwise up to date.
 	Derive Derive
 	Log    *slog.Logger
 }
@@ -76,9 +77,27 @@ func New(o Options) *Server {
 	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
 	metrics.GatewayNodes(s.liveNodes)
 	if s.derive != nil {
-		o.Store.DeriveWith(s.classic)
+		o.Store.DeriveWith(buildTag(), s.classic)
 	}
 	return s
+}
+
+// Rederive makes every OAS API record keep the definition this build
+// derives (records written by another build, or before records kept one),
+// logging how many it rewrote; run it once, in the background, at start.
+func (s *Server) Rederive(ctx context.Context) {
+	if s.derive == nil {
+		return
+	}
+	start := time.Now()
+	n, err := s.store.Rederive(ctx)
+	if err != nil {
+		s.log.Warn("derived definitions not all brought up to date; /system/apis derives the rest", "rewritten", n, "err", err)
+		return
+	}
+	if n > 0 {
+		s.log.Info("derived definitions brought up to date", "rewritten", n, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // Paths are the gateway routes' paths (the route label of their metrics).

@@ -50,10 +50,13 @@ type API struct {
 	Revision uint64
 	// Derived is, for an OAS API, the classic definition gateways load
 	// (/system/apis), derived from Doc by the store's Derive hook when the
-	// record was written (PutAPI ignores what it is given). Empty when the
-	// record was written without the hook, by a version before it, or when
-	// Doc did not derive. Only EachAPI reads it (a view, like Doc).
+	// record was written (PutAPI ignores what it is given). Only EachAPI
+	// reads it (a view, like Doc), and only when the hook that made it has
+	// the store's hook's tag (see DeriveWith); otherwise, or when Doc did not
+	// derive, it is empty.
 	Derived []byte
+	// derivedBy is the tag of the hook that made Derived.
+	derivedBy string
 }
 
 // recordVersion is the first byte of every API record written;
@@ -73,9 +76,10 @@ func knownLayout(v []byte) bool {
 // encodeAPI lays a record out as: version byte, kind byte, the uvarint
 // revision, the uvarint length-prefixed db id, name, staged-from and base
 // ID, the number of categories and each length-prefixed, the
-// length-prefixed derived definition, then the document bytes.
+// length-prefixed tag of the derivation and derived definition, then the
+// document bytes.
 func encodeAPI(a API) []byte {
-	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.Derived) + len(a.Doc) + 6*binary.MaxVarintLen32 + binary.MaxVarintLen64
+	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.derivedBy) + len(a.Derived) + len(a.Doc) + 7*binary.MaxVarintLen32 + binary.MaxVarintLen64
 	for _, c := range a.Categories {
 		n += len(c) + binary.MaxVarintLen32
 	}
@@ -90,6 +94,8 @@ func encodeAPI(a API) []byte {
 		out = binary.AppendUvarint(out, uint64(len(c)))
 		out = append(out, c...)
 	}
+	out = binary.AppendUvarint(out, uint64(len(a.derivedBy)))
+	out = append(out, a.derivedBy...)
 	out = binary.AppendUvarint(out, uint64(len(a.Derived)))
 	out = append(out, a.Derived...)
 	return append(out, a.Doc...)
@@ -99,7 +105,7 @@ func encodeAPI(a API) []byte {
 // shares no memory with v.
 func decodeAPI(id string, v []byte) (API, error) {
 	a, doc, err := decodeHeader(id, v)
-	a.Doc, a.Derived = bytes.Clone(doc), nil
+	a.Doc, a.Derived, a.derivedBy = bytes.Clone(doc), nil, ""
 	return a, err
 }
 
@@ -151,11 +157,12 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 		a.Categories = append(a.Categories, c)
 	}
 	if v[0] == recordVersion {
+		by, ok := next()
 		n, w := binary.Uvarint(rest)
-		if w <= 0 || uint64(len(rest)-w) < n {
+		if !ok || w <= 0 || uint64(len(rest)-w) < n {
 			return bad("truncated record")
 		}
-		a.Derived, rest = rest[w:w+int(n):w+int(n)], rest[w+int(n):]
+		a.derivedBy, a.Derived, rest = by, rest[w:w+int(n):w+int(n)], rest[w+int(n):]
 	}
 	return a, rest, nil
 }
@@ -317,7 +324,7 @@ func (t *Tx) putRecord(a API) error {
 		t.changed |= APIAdded
 		a.Revision = rand.Uint64()>>1 + 1 // from 1 to 2^63
 	}
-	a.Derived = t.deriveOf(a)
+	a.derivedBy, a.Derived = t.derive.of(a)
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
 	}
@@ -612,6 +619,9 @@ func (t *Tx) EachAPI(fn func(a API) error) error {
 			return err
 		}
 		a.Doc = doc
+		if a.derivedBy != t.derive.tag || a.derivedBy == "" {
+			a.Derived = nil
+		}
 		return fn(a)
 	})
 }

@@ -64,18 +64,8 @@ type Store struct {
 	e        kv.Engine
 	orgID    string
 	onCommit func(Change)
-	derive   Derive
+	derive   deriver
 }
-
-// Derive yields what an OAS API record keeps as API.Derived: the classic
-// definition gateways load for it. It must depend only on the record it is
-// given (it may run more than once per write: see Update).
-type Derive func(a API) ([]byte, error)
-
-// DeriveWith makes every write of an OAS API record keep fn's result with
-// the record, in the same transaction (a record whose document fn refuses
-// keeps none). Call it before the store is used.
-func (s *Store) DeriveWith(fn Derive) { s.derive = fn }
 
 // Change says what a committed transaction changed that gateways load.
 type Change uint8
@@ -144,7 +134,7 @@ type Tx struct {
 	r       kv.ReadTx
 	w       kv.WriteTx // nil in View
 	changed Change     // what this run of the transaction changed
-	derive  Derive     // the store's, in Update
+	derive  deriver    // the store's
 }
 
 // Update runs fn in one serializable read-write transaction, committed when
@@ -164,19 +154,7 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // View runs fn in one read-only transaction: one consistent snapshot.
 func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
-	return s.e.View(ctx, func(r kv.ReadTx) error { return fn(&Tx{r: r}) })
-}
-
-// deriveOf is what a record written now keeps as API.Derived.
-func (t *Tx) deriveOf(a API) []byte {
-	if a.Kind != OAS || t.derive == nil {
-		return nil
-	}
-	def, err := t.derive(a)
-	if err != nil {
-		return nil
-	}
-	return def
+	return s.e.View(ctx, func(r kv.ReadTx) error { return fn(&Tx{r: r, derive: s.derive}) })
 }
 
 func (t *Tx) put(k, v []byte) error {

@@ -582,16 +582,20 @@ func TestRevisions(t *testing.T) {
 }
 
 // TestDerived: an OAS record keeps what the store's Derive hook made of it
-// at its last write (EachAPI shows it), a classic one nothing, and a record
-// of the layout before Derived reads with none.
+// at its last write (EachAPI shows it), a classic one nothing; what another
+// hook (tag) made reads as none until Rederive rewrites it; a record of the
+// layout before Derived reads with none.
 func TestDerived(t *testing.T) {
 	s := open(t)
-	s.DeriveWith(func(a API) ([]byte, error) {
-		if bytes.Contains(a.Doc, []byte("refused")) {
-			return nil, errors.New("refused")
+	hook := func(tag string) Derive {
+		return func(a API) ([]byte, error) {
+			if bytes.Contains(a.Doc, []byte("refused")) {
+				return nil, errors.New("refused")
+			}
+			return fmt.Appendf(nil, `{"by":%q,"from":%q,"rev":%d,"len":%d}`, tag, a.ID, a.Revision, len(a.Doc)), nil
 		}
-		return fmt.Appendf(nil, `{"from":%q,"rev":%d,"len":%d}`, a.ID, a.Revision, len(a.Doc)), nil
-	})
+	}
+	s.DeriveWith("t1", hook("t1"))
 	derived := func() map[string]string {
 		got := map[string]string{}
 		s.View(bg, func(tx *Tx) error {
@@ -603,30 +607,46 @@ func TestDerived(t *testing.T) {
 		return got
 	}
 	o := oas("o", db(1), "x")
-	put(t, s, o, classic("c", db(2), "C"))
+	put(t, s, o, classic("c", db(2), "C"), oas("p", db(3)))
 	first, _ := get(t, s, "o")
-	want := fmt.Sprintf(`{"from":"o","rev":%d,"len":%d}`, first.Revision, len(o.Doc))
+	want := fmt.Sprintf(`{"by":"t1","from":"o","rev":%d,"len":%d}`, first.Revision, len(o.Doc))
 	if got := derived(); got["o"] != want || got["c"] != "" || first.Derived != nil {
 		t.Fatalf("derived %q, want o: %s and c: none (API() leaves it out: %q)", got, want, first.Derived)
 	}
 	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], ` }`...)
 	o.Derived = []byte("ignored")
 	put(t, s, o)
-	want = fmt.Sprintf(`{"from":"o","rev":%d,"len":%d}`, first.Revision+1, len(o.Doc))
+	want = fmt.Sprintf(`{"by":"t1","from":"o","rev":%d,"len":%d}`, first.Revision+1, len(o.Doc))
 	if got := derived(); got["o"] != want {
 		t.Fatalf("after a rewrite derived %q, want %s", got["o"], want)
 	}
+	// another build: its derivation replaces what the last one kept
+	s.DeriveWith("t2", hook("t2"))
+	if got := derived(); got["o"] != "" || got["p"] != "" {
+		t.Fatalf("derived by another hook still read: %q", got)
+	}
+	if n, err := s.Rederive(bg); n != 2 || err != nil {
+		t.Fatalf("rederived %d (%v), want o and p", n, err)
+	}
+	want = fmt.Sprintf(`{"by":"t2","from":"o","rev":%d,"len":%d}`, first.Revision+2, len(o.Doc))
+	if got := derived(); got["o"] != want || !strings.Contains(got["p"], `"t2"`) {
+		t.Fatalf("after Rederive %q, want o: %s", got, want)
+	}
 	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], `,"refused":1}`...)
 	put(t, s, o)
-	if got := derived(); got["o"] != "" {
-		t.Fatalf("a refused document keeps %q", got["o"])
+	if n, err := s.Rederive(bg); n != 0 || err != nil || derived()["o"] != "" {
+		t.Fatalf("a refused document: rederived %d (%v), keeps %q", n, err, derived()["o"])
 	}
 	// the layout before Derived: version 3, no derived definition
-	v4 := encodeAPI(API{ID: "o", DBID: db(1), Kind: OAS, Name: o.Name, Categories: o.Categories, Revision: 7, Derived: []byte("x"), Doc: o.Doc})
+	o = oas("o", db(1), "x")
+	v4 := encodeAPI(API{ID: "o", DBID: db(1), Kind: OAS, Name: o.Name, Categories: o.Categories, Revision: 7, Doc: o.Doc})
 	v3 := slices.Concat([]byte{noDerivedVersion}, v4[1:len(v4)-len(o.Doc)-2], o.Doc)
 	s.e.Update(bg, func(w kv.WriteTx) error { return w.Put(key(apiPrefix, "o"), v3) })
 	if got, err := get(t, s, "o"); err != nil || got.Revision != 7 || !bytes.Equal(got.Doc, o.Doc) || derived()["o"] != "" {
 		t.Fatalf("a record without derived definition: %+v %v", got, err)
+	}
+	if n, err := s.Rederive(bg); n != 1 || err != nil || derived()["o"] == "" {
+		t.Fatalf("old layout: rederived %d (%v), derived %q", n, err, derived()["o"])
 	}
 }
 
