@@ -50,10 +50,10 @@ type API struct {
 	Revision uint64
 	// Derived is, for an OAS API, the classic definition gateways load
 	// (/system/apis), derived from Doc by the store's Derive hook when the
-	// record was written (PutAPI ignores what it is given). Only EachAPI
-	// reads it (a view, like Doc), and only when the hook that made it has
-	// the store's hook's tag (see DeriveWith); otherwise, or when Doc did not
-	// derive, it is empty.
+	// record was written (PutAPI ignores what it is given; none over
+	// MaxDerived). Only EachAPI reads it (a view, like Doc), and only when
+	// the hook that made it has the store's hook's tag (see DeriveWith);
+	// otherwise, or when Doc did not derive, it is empty.
 	Derived []byte
 	// derivedBy is the tag of the hook that made Derived.
 	derivedBy string

@@ -24,14 +24,19 @@ type deriver struct {
 // Rederive). An empty tag keeps nothing. Call it before the store is used.
 func (s *Store) DeriveWith(tag string, fn Derive) { s.derive = deriver{tag: tag, fn: fn} }
 
+// MaxDerived bounds the derived definition a record keeps: a larger one is
+// not kept (its reader derives it), so that a record still fits where its
+// document alone fits (etcd's request size) but for this much.
+const MaxDerived = 256 << 10
+
 // of is what a record written now keeps: the tag and the derived bytes.
 func (d deriver) of(a API) (string, []byte) {
 	if a.Kind != OAS || d.fn == nil || d.tag == "" {
 		return "", nil
 	}
 	def, err := d.fn(a)
-	if err != nil {
-		return d.tag, nil // refused by this derivation: not tried again
+	if err != nil || len(def) > MaxDerived {
+		return d.tag, nil // refused or too large: not tried again
 	}
 	return d.tag, def
 }
