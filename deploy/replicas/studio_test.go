@@ -94,6 +94,7 @@ func TestStudioReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and runs a 3-member etcd cluster")
 	}
+	t.Parallel() // its own etcd cluster and replicas on free ports; mostly waits on etcd
 	bins, etcdBin := binaries(t)
 	c := startCluster(t, etcdBin, 3)
 	token := binproc.RandomToken(t)
