@@ -124,6 +124,7 @@ func TestConformance(t *testing.T) {
 
 // TestEngine runs the engine's own cases on one member.
 func TestEngine(t *testing.T) {
+	t.Parallel() // its own etcd on free ports, overlapping TestFaults' waits
 	c := etcdtest.Start(t, 1)
 	ctx := context.Background()
 
@@ -508,6 +509,7 @@ func freePort(t *testing.T) string {
 }
 
 func TestOpenNoEndpoint(t *testing.T) {
+	t.Parallel() // waits out its 2 s start timeout
 	l := freePort(t)
 	start := time.Now()
 	_, err := etcdkv.Open(context.Background(), etcdkv.Config{

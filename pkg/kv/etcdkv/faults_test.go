@@ -18,6 +18,7 @@ func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-member etcd cluster")
 	}
+	t.Parallel() // its own cluster; the quorum-loss part mostly waits out request timeouts
 	c := etcdtest.Start(t, 3)
 	e := open(t, c)
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 // TestTLS: a member that requires client certificates refuses an engine
 // with the CA alone and serves one with the client certificate.
 func TestTLS(t *testing.T) {
+	t.Parallel() // its own etcd on free ports
 	files := etcdtest.WriteTLSFiles(t)
 	c := etcdtest.StartTLS(t, files)
 	ctx := context.Background()
@@ -39,6 +40,7 @@ func TestTLS(t *testing.T) {
 // TestAuth: with etcd authentication enabled an engine without credentials
 // is refused and one with a user's name and password works.
 func TestAuth(t *testing.T) {
+	t.Parallel() // its own etcd on free ports (auth enabled on it alone)
 	c := etcdtest.Start(t, 1)
 	ctx := context.Background()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
