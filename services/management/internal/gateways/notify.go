@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
@@ -76,10 +78,20 @@ func (p RedisPublisher) Publish(ctx context.Context, channel string, message []b
 	return p.Client.Publish(ctx, channel, message).Err()
 }
 
-// NewRedis connects to the gateways' Redis: url is redis:// or rediss://
-// (host, port, database); password, when not empty, replaces the URL's.
-func NewRedis(url, password string) (*redis.Client, error) {
-	opt, err := redis.ParseURL(url)
+// NewRedis connects to the gateways' Redis: rawURL is redis:// or rediss://
+// (host, port, database); password, when not empty, replaces the URL's. A
+// URL that carries a password is refused (the flag is a command-line
+// value, and CONTRACT §0 keeps secrets off command lines), and no error
+// repeats the URL, so that a mistyped one cannot put a secret in a log.
+func NewRedis(rawURL, password string) (*redis.Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, errors.New("--gateway-redis: not a valid URL")
+	}
+	if _, set := u.User.Password(); set {
+		return nil, errors.New("--gateway-redis: the URL carries a password; give it in GATEWAY_REDIS_PASSWORD (or GATEWAY_REDIS_PASSWORD_FILE) instead")
+	}
+	opt, err := redis.ParseURL(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("--gateway-redis: %w", err)
 	}
