@@ -17,9 +17,9 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // action is what the OpenAPI description says of one RPC's REST route.
@@ -95,7 +95,7 @@ func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 			}
 			return resp, err
 		}
-		if m, p, ok := gateway.Route(ctx); ok {
+		if m, p, ok := restfacade.Route(ctx); ok {
 			a.method, a.pattern = m, p // the REST binding actually called
 		}
 		r := &record{success: a.success, entry: Entry{Time: time.Now().UTC(), Action: a.method + " " + a.pattern,
@@ -142,7 +142,7 @@ func httpStatus(err error) int {
 	return rest.HTTPStatus(st.Code())
 }
 
-// REST wraps the facade's authentication hook (gateway.Options.Authenticate),
+// REST wraps the facade's authentication hook (restfacade.Options.Authenticate),
 // so that a write request it refuses with a caller known (403 before the
 // body is read) is audited too, and one without valid credentials counted.
 func (l *Log) REST(check func(*http.Request) error) func(*http.Request) error {
@@ -160,7 +160,7 @@ func (l *Log) REST(check func(*http.Request) error) func(*http.Request) error {
 		if err == nil {
 			return nil
 		}
-		_, pattern, _ := gateway.Route(req.Context())
+		_, pattern, _ := restfacade.Route(req.Context())
 		r.mu.Lock()
 		r.entry.Action = req.Method + " " + pattern
 		r.entry.ObjectID = lastParam(pattern, req.URL.Path)

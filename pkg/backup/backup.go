@@ -6,7 +6,7 @@
 // --db and starting it again. On etcd the answer is 409 naming etcdctl
 // snapshot save, which backs up the whole cluster consistently.
 //
-// It is a plain REST route (gateway.Options.Plain), not an RPC: a store
+// It is a plain REST route (restfacade.Options.Plain), not an RPC: a store
 // file is a byte stream of any size, which a unary gRPC message cannot carry
 // and the in-process facade does not stream.
 package backup
@@ -22,9 +22,9 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/gatehouse/gatehouse/pkg/audit"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // Path is the backup route under a service's REST base.
@@ -51,9 +51,9 @@ type Options struct {
 }
 
 // Routes returns the backup route under the REST base, GET and HEAD, for
-// gateway.Options.Plain (which answers other methods 405 with Allow).
-func Routes(base string, o Options) []gateway.PlainRoute {
-	return []gateway.PlainRoute{
+// restfacade.Options.Plain (which answers other methods 405 with Allow).
+func Routes(base string, o Options) []restfacade.PlainRoute {
+	return []restfacade.PlainRoute{
 		{Method: http.MethodGet, Path: base + Path, Serve: o.serve},
 		{Method: http.MethodHead, Path: base + Path, Serve: o.serve},
 	}

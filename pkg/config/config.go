@@ -126,7 +126,7 @@ type Etcd struct {
 }
 
 // Limits bound what clients can hold of a service. Zero fields take the
-// defaults of pkg/server and pkg/gateway; only the Max fields are flags, the
+// defaults of pkg/server and pkg/restfacade; only the Max fields are flags, the
 // timeouts and the gRPC fields are for tests.
 type Limits struct {
 	MaxConns    int // open HTTP connections, and gRPC connections apart; one more is answered 503 (gRPC: closed) (--max-conns, MAX_CONNS)

@@ -8,7 +8,7 @@
 // in its JSON type (a number or boolean written as a string, a fraction or
 // an out-of-range number where a whole number is wanted, an object for an
 // array and so on is a fault). Members the shape does not name need only be
-// valid JSON. pkg/gateway checks every body against its proto message's
+// valid JSON. pkg/restfacade checks every body against its proto message's
 // fields with it; the portal checks its bodies against its own names and
 // words the problems as its API does.
 package jsonstrict

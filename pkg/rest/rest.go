@@ -1,6 +1,6 @@
 // Package rest is how a gRPC handler speaks to its REST facade: the HTTP
 // status of a success, extra response headers, and the HTTP status and
-// message list of an error. Handlers set these; pkg/gateway applies them, and
+// message list of an error. Handlers set these; pkg/restfacade applies them, and
 // gRPC callers simply see ordinary headers and status details.
 package rest
 

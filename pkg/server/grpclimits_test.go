@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // serveLimited runs Serve with an empty service and limits on 127.0.0.1:0
@@ -40,7 +40,7 @@ func serveLimited(t *testing.T, limits config.Limits) string {
 		done <- Serve(ctx, log, l, Service{
 			Name:     "gatehouse.test.v1.TestService",
 			Register: func(grpc.ServiceRegistrar) {},
-			Gateway: gateway.Options{
+			Gateway: restfacade.Options{
 				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },

@@ -17,7 +17,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // serveTest runs an empty service with delay as its shutdown delay, logging
@@ -37,7 +37,7 @@ func serveTest(t *testing.T, level slog.Level, delay time.Duration) (logs *syncB
 			Name:          "gatehouse.test.v1.TestService",
 			Register:      func(grpc.ServiceRegistrar) {},
 			ShutdownDelay: delay,
-			Gateway: gateway.Options{
+			Gateway: restfacade.Options{
 				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // Listeners are a service's open sockets: the REST facade and gRPC always,
@@ -151,12 +151,12 @@ func auxServers(log *slog.Logger, l *Listeners, svc Service, limits config.Limit
 	if l.Site != nil && svc.Site != nil {
 		busy := rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Retry-After": {"1"}}, []byte("server busy: too many connections, retry later\n"))
 		busyIP := rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Retry-After": {"1"}}, []byte("server busy: too many connections from your address, retry later\n"))
-		h := gateway.Public(svc.Site, log, limits.MaxInFlight)
+		h := restfacade.Public(svc.Site, log, limits.MaxInFlight)
 		// Site requests carry no body: the header timeout bounds the whole read.
 		out = append(out, httpServer{newHTTPServer(log, h, limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Site, limits.MaxConns, limits.MaxConnsPerIP, busy, busyIP)})
 	}
 	if l.Metrics != nil {
-		out = append(out, httpServer{newHTTPServer(log, gateway.Metrics(), limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Metrics, limits.MaxConns, limits.MaxConnsPerIP, nil, nil)})
+		out = append(out, httpServer{newHTTPServer(log, restfacade.Metrics(), limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Metrics, limits.MaxConns, limits.MaxConnsPerIP, nil, nil)})
 	}
 	return out
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/inflight"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
@@ -33,7 +33,7 @@ type ServeFunc func(ctx context.Context, log *slog.Logger, l *Listeners, cfg con
 // for a graceful stop, exit status 0 after it, 1 on failure, 2 on bad flags.
 func Main(name string, defaults config.Defaults, serve ServeFunc) {
 	// The limits' real defaults, so that --help shows them.
-	defaults.Limits = config.Limits{MaxConns: DefaultMaxConns, MaxInFlight: gateway.DefaultMaxInFlight,
+	defaults.Limits = config.Limits{MaxConns: DefaultMaxConns, MaxInFlight: restfacade.DefaultMaxInFlight,
 		MaxConnsPerIP: DefaultMaxConnsPerIP, MaxInFlightBytes: inflight.DefaultBytes}
 	cfg, err := config.Parse(name, os.Args[1:], os.Getenv, defaults, os.Stderr)
 	switch {

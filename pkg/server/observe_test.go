@@ -20,7 +20,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // syncBuffer is a log destination safe for concurrent writers.
@@ -48,7 +48,7 @@ func emptyService(ready func(context.Context) error) ServeFunc {
 			Name:     "gatehouse.test.v1.TestService",
 			Register: func(grpc.ServiceRegistrar) {},
 			Ready:    ready,
-			Gateway: gateway.Options{
+			Gateway: restfacade.Options{
 				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },

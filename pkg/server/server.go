@@ -25,9 +25,9 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/inflight"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // The drain budgets: how long in-flight REST requests and gRPC calls may
@@ -56,7 +56,7 @@ type Service struct {
 	// Gateway describes the REST facade; it calls the service in-process
 	// (grpcserver.Local) through the same interceptors as a gRPC client, so
 	// Auth, metrics, logging and recovery apply to REST calls too.
-	Gateway gateway.Options
+	Gateway restfacade.Options
 	// Limits bound what clients can hold of the service (cfg.Limits);
 	// zero fields take the defaults.
 	Limits config.Limits
@@ -82,7 +82,7 @@ type Service struct {
 
 // The defaults of config.Limits. A 16 MiB body on a slow link (64 KiB/s)
 // takes 256 s: the facade gives each body its own deadline by its length
-// (gateway.DefaultBodyGrace, gateway.DefaultMinBodyRate); the server's
+// (restfacade.DefaultBodyGrace, restfacade.DefaultMinBodyRate); the server's
 // read timeout is the bound for the largest, the write timeout leaves the
 // handler and the answer as long again.
 const (
@@ -112,9 +112,9 @@ func withDefaults(l config.Limits) config.Limits {
 		l.GRPCMaxStreams = grpcserver.MaxConcurrentStreams
 	}
 	set(&l.GRPCPingMinTime, grpcserver.PingMinTime)
-	set(&l.BodyGrace, gateway.DefaultBodyGrace)
+	set(&l.BodyGrace, restfacade.DefaultBodyGrace)
 	if l.MinBodyRate <= 0 {
-		l.MinBodyRate = gateway.DefaultMinBodyRate
+		l.MinBodyRate = restfacade.DefaultMinBodyRate
 	}
 	return l
 }
@@ -149,7 +149,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	gwCtx, stopGateway := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopGateway()
 	gwOpts := svc.Gateway
-	gwOpts.Limits = gateway.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate,
+	gwOpts.Limits = restfacade.Limits{MaxInFlight: limits.MaxInFlight, BodyGrace: limits.BodyGrace, MinBodyRate: limits.MinBodyRate,
 		Budget: budget, Bodies: bodies}
 	var draining atomic.Bool
 	gwOpts.Ready = readiness(&draining, svc.Ready)
@@ -157,11 +157,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
 	}
-	handler, err := gateway.New(gwCtx, srv.Local, gwOpts)
+	handler, err := restfacade.New(gwCtx, srv.Local, gwOpts)
 	if err != nil {
 		return err
 	}
-	httpSrv := newHTTPServer(log, closeWhenDraining(&draining, handler), limits, limits.ReadHeaderTimeout+limits.BodyGrace+gateway.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
+	httpSrv := newHTTPServer(log, closeWhenDraining(&draining, handler), limits, limits.ReadHeaderTimeout+limits.BodyGrace+restfacade.MaxBody*time.Second/time.Duration(limits.MinBodyRate))
 	refusal := func(msg string) []byte {
 		body, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{msg}))
 		return rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, body)
@@ -214,7 +214,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 func readiness(draining *atomic.Bool, ready func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if draining.Load() {
-			return gateway.ErrShuttingDown
+			return restfacade.ErrShuttingDown
 		}
 		if ready == nil {
 			return nil
@@ -286,7 +286,7 @@ func followReadiness(ctx context.Context, log *slog.Logger, svc Service, health 
 			return
 		case <-tick.C:
 		}
-		check, cancel := context.WithTimeout(ctx, gateway.ReadyTimeout)
+		check, cancel := context.WithTimeout(ctx, restfacade.ReadyTimeout)
 		err := svc.Ready(check)
 		cancel()
 		if ctx.Err() != nil {

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // loopback is a configuration listening on free loopback ports.
@@ -96,7 +96,7 @@ func TestServeStopsGracefully(t *testing.T) {
 		done <- Serve(ctx, log, l, Service{
 			Name:     "gatehouse.test.v1.TestService",
 			Register: func(grpc.ServiceRegistrar) {},
-			Gateway: gateway.Options{
+			Gateway: restfacade.Options{
 				Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 				OpenAPI:   []byte(`{"paths":{}}`),
 				ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },
@@ -148,7 +148,7 @@ func TestStopDuringInit(t *testing.T) {
 		Name:     "gatehouse.test.v1.TestService",
 		Register: func(grpc.ServiceRegistrar) {},
 		Init:     func(ctx context.Context, _ *slog.Logger) error { cancel(); <-ctx.Done(); return ctx.Err() },
-		Gateway: gateway.Options{
+		Gateway: restfacade.Options{
 			Register:  func(context.Context, *runtime.ServeMux, grpc.ClientConnInterface) error { return nil },
 			OpenAPI:   []byte(`{"paths":{}}`),
 			ErrorBody: func(_ *http.Request, status int, msgs []string) any { return msgs },

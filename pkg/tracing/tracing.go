@@ -1,6 +1,6 @@
 // Package tracing sets up OpenTelemetry tracing for a Gatehouse process.
 //
-// Spans are made for every REST request (pkg/gateway), every gRPC call
+// Spans are made for every REST request (pkg/restfacade), every gRPC call
 // (otelgrpc on the server), every in-process call the facade makes
 // (grpcserver.Local), every store transaction of a kv engine
 // (pkg/kv/kvobserve) and every migration. The
@@ -10,7 +10,7 @@
 // Spans are exported over OTLP only when the standard
 // OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is
 // set; otherwise OpenTelemetry's global tracer stays the no-op one and a
-// span costs almost nothing (see the benchmark in pkg/gateway).
+// span costs almost nothing (see the benchmark in pkg/restfacade).
 package tracing
 
 import (

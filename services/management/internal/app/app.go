@@ -17,8 +17,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
@@ -73,7 +73,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Door:     srv.FrontDoor(),
 		// the operations that carry API definitions, OAS documents, migration requests or page content
 		LargeBodies: []string{"CreateAPI", "UpdateAPI", "CreateOASAPI", "UpdateOASAPI", "Migrate"},
-		Gateway: gateway.Options{
+		Gateway: restfacade.Options{
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				return managementv1.RegisterManagementServiceHandlerClient(ctx, mux, managementv1.NewManagementServiceClient(conn))
 			},

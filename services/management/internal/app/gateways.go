@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/gateways"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -19,7 +19,7 @@ import (
 // OAS records whose kept classic definition another build made; with
 // --gateway-redis too, the notifier that announces every committed change
 // to APIs and policies. Both run until stop is called (stop waits for them).
-func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg config.Gateways) (routes []gateway.PlainRoute, stop func(), err error) {
+func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg config.Gateways) (routes []restfacade.PlainRoute, stop func(), err error) {
 	if cfg.NodeSecret == "" {
 		return nil, func() {}, nil
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -93,6 +93,6 @@ func TestHostileRequests(t *testing.T) {
 	path := "/api/apis/oas/" + oasID + "/categories"
 	h.Send(servertest.Request{Name: "body of exactly 1 MiB", Method: "PUT", Path: path, Body: pad(bodylimit.Small), Want: http.StatusOK})
 	h.Send(servertest.Request{Name: "body of 1 MiB + 1", Method: "PUT", Path: path, Body: pad(bodylimit.Small + 1), Want: http.StatusRequestEntityTooLarge})
-	h.Send(servertest.Request{Name: "definition of 16 MiB + 1", Method: "PUT", Path: "/api/apis/" + classicID, Body: pad(gateway.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
+	h.Send(servertest.Request{Name: "definition of 16 MiB + 1", Method: "PUT", Path: "/api/apis/" + classicID, Body: pad(restfacade.MaxBody + 1), Want: http.StatusRequestEntityTooLarge})
 	t.Logf("%d hostile requests, %d refused", h.Sent, h.Refused)
 }

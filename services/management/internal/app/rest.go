@@ -13,8 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 )
 
@@ -70,10 +70,10 @@ func forwardPath(_ context.Context, r *http.Request) metadata.MD {
 // response body leaves as the handler assembled it; every other message is
 // the facade's JSON codec: compact out, strictly typed in. A response_body
 // wrapper around an HttpBody answers with the HttpBody's content type.
-type marshaler struct{ pb gateway.JSON }
+type marshaler struct{ pb restfacade.JSON }
 
 func newMarshaler(o protojson.MarshalOptions) *marshaler {
-	return &marshaler{pb: gateway.NewJSON(o)}
+	return &marshaler{pb: restfacade.NewJSON(o)}
 }
 
 // responseBody is what grpc-gateway's response_body wrappers implement.
@@ -101,7 +101,7 @@ func (m *marshaler) Unmarshal(data []byte, v any) error {
 }
 
 func (m *marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	return gateway.BodyDecoder(r, func(data []byte, v any) error {
+	return restfacade.BodyDecoder(r, func(data []byte, v any) error {
 		switch t := v.(type) {
 		case **httpbody.HttpBody:
 			*t = &httpbody.HttpBody{Data: data}

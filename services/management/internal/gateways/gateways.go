@@ -6,7 +6,7 @@
 // policies (notify.go).
 //
 // The routes speak the gateway's protocol, not the management API's: they
-// are plain HTTP handlers (gateway.Route) beside the REST facade, each
+// are plain HTTP handlers (restfacade.Route) beside the REST facade, each
 // checking the secret before it looks at anything else and reading no
 // body. Two rules of the gateway's client shape every answer: a 403 whose
 // body holds "nonce" or "No node ID Found" sends a gateway into a recovery
@@ -27,8 +27,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -103,9 +103,9 @@ func (s *Server) Rederive(ctx context.Context) {
 // Paths are the gateway routes' paths (the route label of their metrics).
 var Paths = []string{"/register/node", "/register/ping", "/system/node", "/system/apis", "/system/policies"}
 
-// Routes are the gateway routes for the REST facade (gateway.Options.Plain).
-func (s *Server) Routes() []gateway.PlainRoute {
-	return []gateway.PlainRoute{
+// Routes are the gateway routes for the REST facade (restfacade.Options.Plain).
+func (s *Server) Routes() []restfacade.PlainRoute {
+	return []restfacade.PlainRoute{
 		{Method: http.MethodGet, Path: Paths[0], Handler: s.guard(s.register)},
 		{Method: http.MethodGet, Path: Paths[1], Handler: s.guard(s.ping)},
 		{Method: http.MethodDelete, Path: Paths[2], Handler: s.guard(s.deregister)},

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // The REST facade reads request bodies with DecodeBody instead of protojson,
@@ -65,11 +65,11 @@ func RequestError(_ *http.Request, err error) (int, []string) {
 // Marshaler is the REST facade's marshaler: responses as compact protojson
 // (PascalCase names, every field present, integers as numbers since the
 // API has no 64-bit ones), requests through DecodeBody.
-type Marshaler struct{ gateway.CompactJSON }
+type Marshaler struct{ restfacade.CompactJSON }
 
 // NewMarshaler returns the portal's REST marshaler.
 func NewMarshaler() *Marshaler {
-	return &Marshaler{gateway.CompactJSON{JSONPb: &runtime.JSONPb{MarshalOptions: MarshalOptions}}}
+	return &Marshaler{restfacade.CompactJSON{JSONPb: &runtime.JSONPb{MarshalOptions: MarshalOptions}}}
 }
 
 // MarshalOptions are how responses are written.
@@ -80,7 +80,7 @@ func (m *Marshaler) Unmarshal(data []byte, v any) error { return DecodeBody(data
 
 // NewDecoder reads the whole body (already capped at 16 MiB by the facade) and decodes it.
 func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder {
-	return gateway.BodyDecoder(r, DecodeBody)
+	return restfacade.BodyDecoder(r, DecodeBody)
 }
 
 // DecodeBody reads a JSON request body into v: a proto message, or a
@@ -89,7 +89,7 @@ func (m *Marshaler) NewDecoder(r io.Reader) runtime.Decoder {
 // lists those problems and the field checks' findings; v may then be partly
 // set. Values of the right type are left to the handler to check.
 func DecodeBody(data []byte, v any) error {
-	msg, err := gateway.Target(v)
+	msg, err := restfacade.Target(v)
 	if err != nil {
 		return fmt.Errorf("portal body decoder: %w", err)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/portal/internal/api"
 	"github.com/gatehouse/gatehouse/services/portal/internal/site"
@@ -75,7 +75,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Door:     srv.FrontDoor(),
 		// the operations that carry API definitions, OAS documents, migration requests or page content
 		LargeBodies: []string{"CreateTutorialPage", "UpdateTutorialPage"},
-		Gateway: gateway.Options{
+		Gateway: restfacade.Options{
 			Register: func(ctx context.Context, m *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				mux = m
 				return portalv1.RegisterPortalServiceHandlerClient(ctx, m, portalv1.NewPortalServiceClient(conn))

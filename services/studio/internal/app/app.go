@@ -18,8 +18,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/backup"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/credential"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvopen"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/studio/internal/api"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
@@ -60,7 +60,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Door:     srv.FrontDoor(),
 		Ready:    st.Ready,
 		Register: func(g grpc.ServiceRegistrar) { studiov1.RegisterStudioServiceServer(g, srv) },
-		Gateway: gateway.Options{
+		Gateway: restfacade.Options{
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				return studiov1.RegisterStudioServiceHandlerClient(ctx, mux, studiov1.NewStudioServiceClient(conn))
 			},

@@ -7,8 +7,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
-	"github.com/gatehouse/gatehouse/pkg/gateway"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 // FuzzRequestBody drives the studio's REST body decoder (the facade's
@@ -25,7 +25,7 @@ func FuzzRequestBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, msg := range []proto.Message{&studiov1.CreateLlmSettingsRequest{}, &studiov1.UpdateLlmSettingsRequest{}, &studiov1.CreateUserRequest{}} {
-			if err := gateway.DecodeJSON(body, msg); err != nil {
+			if err := restfacade.DecodeJSON(body, msg); err != nil {
 				continue
 			}
 			if err := jsonstrict.Check(body, nil); err != nil {

@@ -19,7 +19,7 @@ import (
 
 // These tests hold real slow sockets on loopback against a real studio.
 // The limits are shortened so that the tests take seconds; the mechanisms
-// are the production ones (pkg/server, pkg/gateway).
+// are the production ones (pkg/server, pkg/restfacade).
 
 func startLimited(t *testing.T, l config.Limits) string {
 	t.Helper()

@@ -528,7 +528,7 @@ func (x *CreateLlmSettingsResponse) GetData() *LlmSettings {
 
 // ListLlmSettingsRequest selects one page. Fields 1 and 2 were the same
 // values as text before 1.0; the REST facade reads its query text with the
-// service's own rules (pkg/gateway Options.QueryInt).
+// service's own rules (pkg/restfacade Options.QueryInt).
 type ListLlmSettingsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// page is the page number, from 1 (default 1); below 1 is refused.

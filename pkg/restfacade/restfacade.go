@@ -1,11 +1,11 @@
-// Package gateway builds a service's REST facade: grpc-gateway v2 in front of
+// Package restfacade builds a service's REST facade: grpc-gateway v2 in front of
 // the service's gRPC server, bent to the exact REST contract in one place —
 // success statuses and headers chosen by handlers (pkg/rest), the service's
 // own error body for every error, 404 and 405 with Allow, 413 over 16 MiB,
 // compact JSON, no Grpc-Metadata-* headers, /healthz, /readyz, /metrics and
 // /openapi.json; and for every request a span, HTTP metrics by route pattern
 // and one log line (observe.go).
-package gateway
+package restfacade
 
 import (
 	"bytes"
