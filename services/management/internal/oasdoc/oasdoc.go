@@ -34,7 +34,8 @@ func (e *Invalid) Error() string { return e.Msg }
 func invalid(format string, args ...any) error { return &Invalid{Msg: fmt.Sprintf(format, args...)} }
 
 // Parse reads a request body as a JSON document: YAML is converted when
-// yamlInput is set. The result is always a JSON object.
+// yamlInput is set. The result is always a JSON object, of at most MaxPaths
+// paths and MaxOperations operations.
 func Parse(body []byte, yamlInput bool) ([]byte, error) {
 	doc := body
 	if yamlInput {
@@ -50,6 +51,9 @@ func Parse(body []byte, yamlInput bool) ([]byte, error) {
 		var v any
 		err := json.Unmarshal(doc, &v)
 		return nil, invalid("the request body is not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
+	}
+	if err := checkCounts(doc); err != nil {
+		return nil, err
 	}
 	// Stored verbatim, so it must be unambiguous: valid UTF-8, no key twice.
 	if p := jsonstrict.First(jsonstrict.Check(doc, nil)); p != nil {
