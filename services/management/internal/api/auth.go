@@ -24,6 +24,7 @@ const (
 	areaPolicies = "policy"
 	areaAssets   = "assets"
 	areaSystem   = "system"
+	areaKeys     = "keys"
 )
 
 // rule is what one RPC needs: an area, read or write access, and the REST
@@ -68,6 +69,19 @@ var rules = map[string]rule{
 	"UpdateAsset":         {areaAssets, true, "/api/assets/{asset_id}"},
 	"DeleteAsset":         {areaAssets, true, "/api/assets/{asset_id}"},
 	"ListNodes":           {areaSystem, false, "/api/system/nodes"},
+	"CreateKey":           {areaKeys, true, "/api/keys"},
+	"CreateCustomKey":     {areaKeys, true, "/api/keys/{key_id}"},
+	"GetKey":              {areaKeys, false, "/api/keys/{key_id}"},
+	"UpdateKey":           {areaKeys, true, "/api/keys/{key_id}"},
+	"DeleteKey":           {areaKeys, true, "/api/keys/{key_id}"},
+	"ListKeysDetailed":    {areaKeys, false, "/api/keys/detailed"},
+	"PreviewKey":          {areaKeys, true, "/api/keys/preview"},
+	"ListKeys":            {areaKeys, false, "/api/apis/keys"},
+	"ListAPIKeys":         {areaKeys, false, "/api/apis/{api_id}/keys"},
+	"SearchAPIKeys":       {areaKeys, false, "/api/apis/{api_id}/keys/search"},
+	"GetAPIKey":           {areaKeys, false, "/api/apis/{api_id}/keys/{key_id}"},
+	"UpdateAPIKey":        {areaKeys, true, "/api/apis/{api_id}/keys/{key_id}"},
+	"DeleteAPIKey":        {areaKeys, true, "/api/apis/{api_id}/keys/{key_id}"},
 }
 
 type callerKey struct{}
@@ -133,12 +147,29 @@ func (s *Server) AuthenticateAdminREST(r *http.Request) error {
 
 // areaOf is the permission area of a REST path, "" for a path outside them.
 func areaOf(path string) string {
+	if isKeysPath(path) {
+		return areaKeys
+	}
 	for _, a := range areas {
 		if path == a.prefix || strings.HasPrefix(path, a.prefix+"/") {
 			return a.area
 		}
 	}
 	return ""
+}
+
+// isKeysPath reports whether path is one of the key routes: /api/keys...,
+// /api/apis/keys and /api/apis/{api_id}/keys... (an API ID holds no "/").
+func isKeysPath(path string) bool {
+	if path == "/api/keys" || strings.HasPrefix(path, "/api/keys/") || path == "/api/apis/keys" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/api/apis/")
+	if !ok {
+		return false
+	}
+	_, after, found := strings.Cut(rest, "/")
+	return found && (after == "keys" || strings.HasPrefix(after, "keys/"))
 }
 
 // dummyHash stands in for a missing user's key hash, so that an unknown

@@ -26,9 +26,17 @@ var areaOfPath = []struct{ prefix, area string }{
 	{"/api/audit-logs", "audit_logs"},
 	{"/api/assets", "assets"},
 	{"/api/system/nodes", "system"},
+	{"/api/keys", "keys"},
 }
 
+// keysUnderAPIs are the key routes under /api/apis (CONTRACT §2 "Keys":
+// area keys, not apis).
+var keysUnderAPIs = regexp.MustCompile(`^/api/apis/(keys|[^/]+/keys(/.*)?)$`)
+
 func contractArea(path string) string {
+	if keysUnderAPIs.MatchString(path) {
+		return "keys"
+	}
 	for _, a := range areaOfPath {
 		if path == a.prefix || strings.HasPrefix(path, a.prefix+"/") {
 			return a.area

@@ -1573,7 +1573,9 @@ func (x *UpdateAPIResponse) GetMeta() *structpb.Value {
 type DeleteAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// api_id is the API's ID or its db id (24 hex).
-	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// force deletes the API even when issued keys use it (else 409).
+	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1613,6 +1615,13 @@ func (x *DeleteAPIRequest) GetApiId() string {
 		return x.ApiId
 	}
 	return ""
+}
+
+func (x *DeleteAPIRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 // DeleteAPIResponse is `{"Status":"OK","Message":"API deleted","Meta":null}`.
@@ -2024,7 +2033,9 @@ func (x *UpdateOASAPIResponse) GetMeta() *structpb.Value {
 type DeleteOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// api_id is the API's ID or its db id (24 hex).
-	ApiId         string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// force deletes the API even when issued keys use it (else 409).
+	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2064,6 +2075,13 @@ func (x *DeleteOASAPIRequest) GetApiId() string {
 		return x.ApiId
 	}
 	return ""
+}
+
+func (x *DeleteOASAPIRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 // DeleteOASAPIResponse is `{"Status":"OK","Message":"API deleted.","Meta":null}`.
@@ -3334,7 +3352,9 @@ func (x *UpdatePolicyResponse) GetMeta() *structpb.Value {
 type DeletePolicyRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// policy_id is the policy's `_id` or `id`.
-	PolicyId      string `protobuf:"bytes,1,opt,name=policy_id,proto3" json:"policy_id,omitempty"`
+	PolicyId string `protobuf:"bytes,1,opt,name=policy_id,proto3" json:"policy_id,omitempty"`
+	// force deletes the policy even when issued keys use it (else 409).
+	Force         bool `protobuf:"varint,2,opt,name=force,proto3" json:"force,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3374,6 +3394,13 @@ func (x *DeletePolicyRequest) GetPolicyId() string {
 		return x.PolicyId
 	}
 	return ""
+}
+
+func (x *DeletePolicyRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
 }
 
 // DeletePolicyResponse is `{"Status":"OK","Message":"Data deleted","Meta":null}`.
@@ -4110,6 +4137,1797 @@ func (x *ListNodesResponse) GetNodes() []*Node {
 	return nil
 }
 
+// KeyData documents the REST answer of the key calls that return a session
+// (the Dashboard's KeyData): `api_model` is `{}`, `key_id` is the key on
+// create and its hash afterwards, `data` the session, `key_hash` the hash.
+type KeyData struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_model is always `{}`.
+	ApiModel *structpb.Struct `protobuf:"bytes,1,opt,name=api_model,proto3" json:"api_model,omitempty"`
+	// key_id is the key (create only) or its hash.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// data is the session (Tyk's SessionState).
+	Data *structpb.Struct `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// key_hash is the key's hash, the name every later call uses.
+	KeyHash       string `protobuf:"bytes,4,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyData) Reset() {
+	*x = KeyData{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyData) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyData) ProtoMessage() {}
+
+func (x *KeyData) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyData.ProtoReflect.Descriptor instead.
+func (*KeyData) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *KeyData) GetApiModel() *structpb.Struct {
+	if x != nil {
+		return x.ApiModel
+	}
+	return nil
+}
+
+func (x *KeyData) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *KeyData) GetData() *structpb.Struct {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *KeyData) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// KeysDetailed documents the REST answer of ListKeysDetailed.
+type KeysDetailed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// keys on the page, each as KeyData with management's record as data.
+	Keys []*KeyData `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	// pages is the number of pages of 10.
+	Pages         int32 `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeysDetailed) Reset() {
+	*x = KeysDetailed{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeysDetailed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeysDetailed) ProtoMessage() {}
+
+func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeysDetailed.ProtoReflect.Descriptor instead.
+func (*KeysDetailed) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *KeysDetailed) GetKeys() []*KeyData {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *KeysDetailed) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+// KeyList is `{"keys":[<hash>..]}`.
+type KeyList struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// keys are key hashes.
+	Keys          []string `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyList) Reset() {
+	*x = KeyList{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyList) ProtoMessage() {}
+
+func (x *KeyList) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyList.ProtoReflect.Descriptor instead.
+func (*KeyList) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *KeyList) GetKeys() []string {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// CreateKeyRequest carries a session for a key the gateway generates.
+type CreateKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the session's JSON (Tyk's SessionState).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// basic_auth true asks for a basic-auth user, which is not supported
+	// (400).
+	BasicAuth     string `protobuf:"bytes,2,opt,name=basic_auth,proto3" json:"basic_auth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateKeyRequest) Reset() {
+	*x = CreateKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateKeyRequest) ProtoMessage() {}
+
+func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *CreateKeyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *CreateKeyRequest) GetBasicAuth() string {
+	if x != nil {
+		return x.BasicAuth
+	}
+	return ""
+}
+
+// CreateKeyResponse answers the new key once.
+type CreateKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_id is the key itself: shown here only.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// key_hash names the key in every later call.
+	KeyHash       string `protobuf:"bytes,3,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateKeyResponse) Reset() {
+	*x = CreateKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateKeyResponse) ProtoMessage() {}
+
+func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateKeyResponse.ProtoReflect.Descriptor instead.
+func (*CreateKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *CreateKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *CreateKeyResponse) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *CreateKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// CreateCustomKeyRequest carries a session for a key the caller chose.
+type CreateCustomKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_id is the key.
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// body is the session's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCustomKeyRequest) Reset() {
+	*x = CreateCustomKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCustomKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCustomKeyRequest) ProtoMessage() {}
+
+func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCustomKeyRequest.ProtoReflect.Descriptor instead.
+func (*CreateCustomKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *CreateCustomKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *CreateCustomKeyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// CreateCustomKeyResponse answers the key once.
+type CreateCustomKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_id is the key itself.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// key_hash names the key in every later call.
+	KeyHash       string `protobuf:"bytes,3,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateCustomKeyResponse) Reset() {
+	*x = CreateCustomKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateCustomKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateCustomKeyResponse) ProtoMessage() {}
+
+func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateCustomKeyResponse.ProtoReflect.Descriptor instead.
+func (*CreateCustomKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *CreateCustomKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *CreateCustomKeyResponse) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *CreateCustomKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// GetKeyRequest names a key.
+type GetKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// hashed, when not empty, says key_id is a hash (the hash is also
+	// recognised without it).
+	Hashed string `protobuf:"bytes,2,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted for the Dashboard's clients; key and hash are
+	// always told apart.
+	AutoGuess string `protobuf:"bytes,3,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true (basic-auth users) is not supported.
+	Username      string `protobuf:"bytes,4,opt,name=username,proto3" json:"username,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeyRequest) Reset() {
+	*x = GetKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeyRequest) ProtoMessage() {}
+
+func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
+func (*GetKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *GetKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *GetKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *GetKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *GetKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+// GetKeyResponse is the key's session.
+type GetKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_hash is the key's hash.
+	KeyHash       string `protobuf:"bytes,2,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetKeyResponse) Reset() {
+	*x = GetKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetKeyResponse) ProtoMessage() {}
+
+func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetKeyResponse.ProtoReflect.Descriptor instead.
+func (*GetKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *GetKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *GetKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// UpdateKeyRequest replaces a key's session.
+type UpdateKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// body is the new session's JSON.
+	Body *httpbody.HttpBody `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// hashed, when not empty, says key_id is a hash.
+	Hashed string `protobuf:"bytes,3,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted; key and hash are always told apart.
+	AutoGuess string `protobuf:"bytes,4,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true is not supported.
+	Username string `protobuf:"bytes,5,opt,name=username,proto3" json:"username,omitempty"`
+	// suppress_reset `1` keeps the gateway's live quota counter.
+	SuppressReset string `protobuf:"bytes,6,opt,name=suppress_reset,proto3" json:"suppress_reset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateKeyRequest) Reset() {
+	*x = UpdateKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateKeyRequest) ProtoMessage() {}
+
+func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
+func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *UpdateKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *UpdateKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetSuppressReset() string {
+	if x != nil {
+		return x.SuppressReset
+	}
+	return ""
+}
+
+// UpdateKeyResponse is the key's new session.
+type UpdateKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_hash is the key's hash.
+	KeyHash       string `protobuf:"bytes,2,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateKeyResponse) Reset() {
+	*x = UpdateKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateKeyResponse) ProtoMessage() {}
+
+func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateKeyResponse.ProtoReflect.Descriptor instead.
+func (*UpdateKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *UpdateKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *UpdateKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// DeleteKeyRequest names a key.
+type DeleteKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// hashed, when not empty, says key_id is a hash.
+	Hashed string `protobuf:"bytes,2,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted; key and hash are always told apart.
+	AutoGuess string `protobuf:"bytes,3,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true is not supported.
+	Username      string `protobuf:"bytes,4,opt,name=username,proto3" json:"username,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteKeyRequest) Reset() {
+	*x = DeleteKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteKeyRequest) ProtoMessage() {}
+
+func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
+func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *DeleteKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *DeleteKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *DeleteKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *DeleteKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+// DeleteKeyResponse is `{"Status":"OK","Message":"Key deleted","Meta":null}`.
+type DeleteKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "OK".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "Key deleted".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteKeyResponse) Reset() {
+	*x = DeleteKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteKeyResponse) ProtoMessage() {}
+
+func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
+func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *DeleteKeyResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DeleteKeyResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DeleteKeyResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// ListKeysDetailedRequest asks for a page of issued keys with their records.
+type ListKeysDetailedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	// q keeps the keys whose hash or alias contains it.
+	Q             string `protobuf:"bytes,2,opt,name=q,proto3" json:"q,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeysDetailedRequest) Reset() {
+	*x = ListKeysDetailedRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeysDetailedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeysDetailedRequest) ProtoMessage() {}
+
+func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeysDetailedRequest.ProtoReflect.Descriptor instead.
+func (*ListKeysDetailedRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *ListKeysDetailedRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+func (x *ListKeysDetailedRequest) GetQ() string {
+	if x != nil {
+		return x.Q
+	}
+	return ""
+}
+
+// ListKeysDetailedResponse is `{"keys":[..],"pages":n}` as raw JSON
+// (KeysDetailed).
+type ListKeysDetailedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON list.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeysDetailedResponse) Reset() {
+	*x = ListKeysDetailedResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeysDetailedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeysDetailedResponse) ProtoMessage() {}
+
+func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeysDetailedResponse.ProtoReflect.Descriptor instead.
+func (*ListKeysDetailedResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *ListKeysDetailedResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// PreviewKeyRequest carries a session to validate.
+type PreviewKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the session's JSON.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreviewKeyRequest) Reset() {
+	*x = PreviewKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreviewKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreviewKeyRequest) ProtoMessage() {}
+
+func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreviewKeyRequest.ProtoReflect.Descriptor instead.
+func (*PreviewKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *PreviewKeyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// PreviewKeyResponse is the session as it would be issued.
+type PreviewKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData without key).
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreviewKeyResponse) Reset() {
+	*x = PreviewKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreviewKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreviewKeyResponse) ProtoMessage() {}
+
+func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreviewKeyResponse.ProtoReflect.Descriptor instead.
+func (*PreviewKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *PreviewKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// ListKeysRequest asks for a page of issued keys.
+type ListKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P             *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeysRequest) Reset() {
+	*x = ListKeysRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeysRequest) ProtoMessage() {}
+
+func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
+func (*ListKeysRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *ListKeysRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+// ListKeysResponse is `{"data":{"keys":[..]},"pages":n}`.
+type ListKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data holds the page's key hashes.
+	Data *KeyList `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// pages is the number of pages of 10.
+	Pages         int32 `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListKeysResponse) Reset() {
+	*x = ListKeysResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListKeysResponse) ProtoMessage() {}
+
+func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
+func (*ListKeysResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *ListKeysResponse) GetData() *KeyList {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListKeysResponse) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+// ListAPIKeysRequest asks for a page of the keys with access to an API.
+type ListAPIKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P             *int64 `protobuf:"varint,2,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAPIKeysRequest) Reset() {
+	*x = ListAPIKeysRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAPIKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAPIKeysRequest) ProtoMessage() {}
+
+func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAPIKeysRequest.ProtoReflect.Descriptor instead.
+func (*ListAPIKeysRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *ListAPIKeysRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *ListAPIKeysRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+// ListAPIKeysResponse is `{"data":{"keys":[..]},"pages":n}`.
+type ListAPIKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data holds the page's key hashes.
+	Data *KeyList `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// pages is the number of pages of 10.
+	Pages         int32 `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAPIKeysResponse) Reset() {
+	*x = ListAPIKeysResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAPIKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAPIKeysResponse) ProtoMessage() {}
+
+func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAPIKeysResponse.ProtoReflect.Descriptor instead.
+func (*ListAPIKeysResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *ListAPIKeysResponse) GetData() *KeyList {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *ListAPIKeysResponse) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+// GetAPIKeyRequest names a key with access to an API.
+type GetAPIKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// hashed, when not empty, says key_id is a hash.
+	Hashed string `protobuf:"bytes,3,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted; key and hash are always told apart.
+	AutoGuess string `protobuf:"bytes,4,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true is not supported.
+	Username      string `protobuf:"bytes,5,opt,name=username,proto3" json:"username,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAPIKeyRequest) Reset() {
+	*x = GetAPIKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAPIKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAPIKeyRequest) ProtoMessage() {}
+
+func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAPIKeyRequest.ProtoReflect.Descriptor instead.
+func (*GetAPIKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *GetAPIKeyRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *GetAPIKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *GetAPIKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *GetAPIKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *GetAPIKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+// GetAPIKeyResponse is the key's session.
+type GetAPIKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_hash is the key's hash.
+	KeyHash       string `protobuf:"bytes,2,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAPIKeyResponse) Reset() {
+	*x = GetAPIKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAPIKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAPIKeyResponse) ProtoMessage() {}
+
+func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAPIKeyResponse.ProtoReflect.Descriptor instead.
+func (*GetAPIKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *GetAPIKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *GetAPIKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// UpdateAPIKeyRequest replaces the session of a key with access to an API.
+type UpdateAPIKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// body is the new session's JSON.
+	Body *httpbody.HttpBody `protobuf:"bytes,3,opt,name=body,proto3" json:"body,omitempty"`
+	// hashed, when not empty, says key_id is a hash.
+	Hashed string `protobuf:"bytes,4,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted; key and hash are always told apart.
+	AutoGuess string `protobuf:"bytes,5,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true is not supported.
+	Username string `protobuf:"bytes,6,opt,name=username,proto3" json:"username,omitempty"`
+	// suppress_reset `1` keeps the gateway's live quota counter.
+	SuppressReset string `protobuf:"bytes,7,opt,name=suppress_reset,proto3" json:"suppress_reset,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAPIKeyRequest) Reset() {
+	*x = UpdateAPIKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAPIKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAPIKeyRequest) ProtoMessage() {}
+
+func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAPIKeyRequest.ProtoReflect.Descriptor instead.
+func (*UpdateAPIKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *UpdateAPIKeyRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *UpdateAPIKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *UpdateAPIKeyRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *UpdateAPIKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *UpdateAPIKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *UpdateAPIKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *UpdateAPIKeyRequest) GetSuppressReset() string {
+	if x != nil {
+		return x.SuppressReset
+	}
+	return ""
+}
+
+// UpdateAPIKeyResponse is the key's new session.
+type UpdateAPIKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the REST answer (KeyData).
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// key_hash is the key's hash.
+	KeyHash       string `protobuf:"bytes,2,opt,name=key_hash,proto3" json:"key_hash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateAPIKeyResponse) Reset() {
+	*x = UpdateAPIKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateAPIKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateAPIKeyResponse) ProtoMessage() {}
+
+func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateAPIKeyResponse.ProtoReflect.Descriptor instead.
+func (*UpdateAPIKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *UpdateAPIKeyResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *UpdateAPIKeyResponse) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+// DeleteAPIKeyRequest names a key with access to an API.
+type DeleteAPIKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// key_id is the key or its hash.
+	KeyId string `protobuf:"bytes,2,opt,name=key_id,proto3" json:"key_id,omitempty"`
+	// hashed, when not empty, says key_id is a hash.
+	Hashed string `protobuf:"bytes,3,opt,name=hashed,proto3" json:"hashed,omitempty"`
+	// auto_guess is accepted; key and hash are always told apart.
+	AutoGuess string `protobuf:"bytes,4,opt,name=auto_guess,proto3" json:"auto_guess,omitempty"`
+	// username true is not supported.
+	Username      string `protobuf:"bytes,5,opt,name=username,proto3" json:"username,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAPIKeyRequest) Reset() {
+	*x = DeleteAPIKeyRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAPIKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAPIKeyRequest) ProtoMessage() {}
+
+func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAPIKeyRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAPIKeyRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
+}
+
+func (x *DeleteAPIKeyRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyRequest) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyRequest) GetHashed() string {
+	if x != nil {
+		return x.Hashed
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyRequest) GetAutoGuess() string {
+	if x != nil {
+		return x.AutoGuess
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyRequest) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+// DeleteAPIKeyResponse is `{"Status":"OK","Message":"Key deleted","Meta":null}`.
+type DeleteAPIKeyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is "OK".
+	Status string `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// message is "Key deleted".
+	Message string `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAPIKeyResponse) Reset() {
+	*x = DeleteAPIKeyResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAPIKeyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAPIKeyResponse) ProtoMessage() {}
+
+func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAPIKeyResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAPIKeyResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
+}
+
+func (x *DeleteAPIKeyResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *DeleteAPIKeyResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
+// SearchAPIKeysRequest asks for the keys with access to an API whose hash
+// or alias contains q.
+type SearchAPIKeysRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// q is the text to find.
+	Q string `protobuf:"bytes,2,opt,name=q,proto3" json:"q,omitempty"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P             *int64 `protobuf:"varint,3,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAPIKeysRequest) Reset() {
+	*x = SearchAPIKeysRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAPIKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAPIKeysRequest) ProtoMessage() {}
+
+func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAPIKeysRequest.ProtoReflect.Descriptor instead.
+func (*SearchAPIKeysRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
+}
+
+func (x *SearchAPIKeysRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *SearchAPIKeysRequest) GetQ() string {
+	if x != nil {
+		return x.Q
+	}
+	return ""
+}
+
+func (x *SearchAPIKeysRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+// SearchAPIKeysResponse is `{"data":{"keys":[..]},"pages":n}`.
+type SearchAPIKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// data holds the page's key hashes.
+	Data *KeyList `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// pages is the number of pages of 10.
+	Pages         int32 `protobuf:"varint,2,opt,name=pages,proto3" json:"pages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAPIKeysResponse) Reset() {
+	*x = SearchAPIKeysResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAPIKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAPIKeysResponse) ProtoMessage() {}
+
+func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAPIKeysResponse.ProtoReflect.Descriptor instead.
+func (*SearchAPIKeysResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *SearchAPIKeysResponse) GetData() *KeyList {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *SearchAPIKeysResponse) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
 var File_gatehouse_management_v1_management_proto protoreflect.FileDescriptor
 
 const file_gatehouse_management_v1_management_proto_rawDesc = "" +
@@ -4226,9 +6044,10 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x11UpdateAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"@\n" +
 	"\x10DeleteAPIRequest\x12\x16\n" +
-	"\x06api_id\x18\x01 \x01(\tR\x06api_id\"q\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x14\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"q\n" +
 	"\x11DeleteAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
@@ -4251,9 +6070,10 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x14UpdateOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"-\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"C\n" +
 	"\x13DeleteOASAPIRequest\x12\x16\n" +
-	"\x06api_id\x18\x01 \x01(\tR\x06api_id\"t\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x14\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"t\n" +
 	"\x14DeleteOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
@@ -4328,9 +6148,10 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x14UpdatePolicyResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"3\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"I\n" +
 	"\x13DeletePolicyRequest\x12\x1c\n" +
-	"\tpolicy_id\x18\x01 \x01(\tR\tpolicy_id\"t\n" +
+	"\tpolicy_id\x18\x01 \x01(\tR\tpolicy_id\x12\x14\n" +
+	"\x05force\x18\x02 \x01(\bR\x05force\"t\n" +
 	"\x14DeletePolicyResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
@@ -4370,7 +6191,133 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"registered\x12&\n" +
 	"\x0elast_heartbeat\x18\x04 \x01(\tR\x0elast_heartbeat\"H\n" +
 	"\x11ListNodesResponse\x123\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x1d.gatehouse.management.v1.NodeR\x05nodes2\x93p\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x1d.gatehouse.management.v1.NodeR\x05nodes\"\xa1\x01\n" +
+	"\aKeyData\x125\n" +
+	"\tapi_model\x18\x01 \x01(\v2\x17.google.protobuf.StructR\tapi_model\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12+\n" +
+	"\x04data\x18\x03 \x01(\v2\x17.google.protobuf.StructR\x04data\x12\x1a\n" +
+	"\bkey_hash\x18\x04 \x01(\tR\bkey_hash\"Z\n" +
+	"\fKeysDetailed\x124\n" +
+	"\x04keys\x18\x01 \x03(\v2 .gatehouse.management.v1.KeyDataR\x04keys\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages\"\x1d\n" +
+	"\aKeyList\x12\x12\n" +
+	"\x04keys\x18\x01 \x03(\tR\x04keys\"\\\n" +
+	"\x10CreateKeyRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1e\n" +
+	"\n" +
+	"basic_auth\x18\x02 \x01(\tR\n" +
+	"basic_auth\"q\n" +
+	"\x11CreateKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12\x1a\n" +
+	"\bkey_hash\x18\x03 \x01(\tR\bkey_hash\"Z\n" +
+	"\x16CreateCustomKeyRequest\x12\x16\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x06key_id\x12(\n" +
+	"\x04body\x18\x02 \x01(\v2\x14.google.api.HttpBodyR\x04body\"w\n" +
+	"\x17CreateCustomKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12\x1a\n" +
+	"\bkey_hash\x18\x03 \x01(\tR\bkey_hash\"{\n" +
+	"\rGetKeyRequest\x12\x16\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x06key_id\x12\x16\n" +
+	"\x06hashed\x18\x02 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x03 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x04 \x01(\tR\busername\"V\n" +
+	"\x0eGetKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1a\n" +
+	"\bkey_hash\x18\x02 \x01(\tR\bkey_hash\"\xd0\x01\n" +
+	"\x10UpdateKeyRequest\x12\x16\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x06key_id\x12(\n" +
+	"\x04body\x18\x02 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x16\n" +
+	"\x06hashed\x18\x03 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x04 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x05 \x01(\tR\busername\x12&\n" +
+	"\x0esuppress_reset\x18\x06 \x01(\tR\x0esuppress_reset\"Y\n" +
+	"\x11UpdateKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1a\n" +
+	"\bkey_hash\x18\x02 \x01(\tR\bkey_hash\"~\n" +
+	"\x10DeleteKeyRequest\x12\x16\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x06key_id\x12\x16\n" +
+	"\x06hashed\x18\x02 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x03 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x04 \x01(\tR\busername\"q\n" +
+	"\x11DeleteKeyResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"@\n" +
+	"\x17ListKeysDetailedRequest\x12\x11\n" +
+	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\f\n" +
+	"\x01q\x18\x02 \x01(\tR\x01qB\x04\n" +
+	"\x02_p\"D\n" +
+	"\x18ListKeysDetailedResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"=\n" +
+	"\x11PreviewKeyRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\">\n" +
+	"\x12PreviewKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"*\n" +
+	"\x0fListKeysRequest\x12\x11\n" +
+	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_p\"^\n" +
+	"\x10ListKeysResponse\x124\n" +
+	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages\"E\n" +
+	"\x12ListAPIKeysRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x11\n" +
+	"\x01p\x18\x02 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_p\"a\n" +
+	"\x13ListAPIKeysResponse\x124\n" +
+	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages\"\x96\x01\n" +
+	"\x10GetAPIKeyRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12\x16\n" +
+	"\x06hashed\x18\x03 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x04 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x05 \x01(\tR\busername\"Y\n" +
+	"\x11GetAPIKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1a\n" +
+	"\bkey_hash\x18\x02 \x01(\tR\bkey_hash\"\xeb\x01\n" +
+	"\x13UpdateAPIKeyRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12(\n" +
+	"\x04body\x18\x03 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x16\n" +
+	"\x06hashed\x18\x04 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x05 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x06 \x01(\tR\busername\x12&\n" +
+	"\x0esuppress_reset\x18\a \x01(\tR\x0esuppress_reset\"\\\n" +
+	"\x14UpdateAPIKeyResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1a\n" +
+	"\bkey_hash\x18\x02 \x01(\tR\bkey_hash\"\x99\x01\n" +
+	"\x13DeleteAPIKeyRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x16\n" +
+	"\x06key_id\x18\x02 \x01(\tR\x06key_id\x12\x16\n" +
+	"\x06hashed\x18\x03 \x01(\tR\x06hashed\x12\x1e\n" +
+	"\n" +
+	"auto_guess\x18\x04 \x01(\tR\n" +
+	"auto_guess\x12\x1a\n" +
+	"\busername\x18\x05 \x01(\tR\busername\"t\n" +
+	"\x14DeleteAPIKeyResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"U\n" +
+	"\x14SearchAPIKeysRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\f\n" +
+	"\x01q\x18\x02 \x01(\tR\x01q\x12\x11\n" +
+	"\x01p\x18\x03 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_p\"c\n" +
+	"\x15SearchAPIKeysResponse\x124\n" +
+	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages2\x91\x95\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -4642,7 +6589,103 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\tListNodes\x12).gatehouse.management.v1.ListNodesRequest\x1a*.gatehouse.management.v1.ListNodesResponse\"\x89\x01\x92AmJk\n" +
 	"\x03200\x12d\n" +
 	"2`{\"nodes\":[..]}` in node ID order; `[]` when none.\x12.\n" +
-	",\x1a*.gatehouse.management.v1.ListNodesResponse\x82\xd3\xe4\x93\x02\x13\x12\x11/api/system/nodesB\xaf\t\x92A\xdf\b\x12\x8c\x04\n" +
+	",\x1a*.gatehouse.management.v1.ListNodesResponse\x82\xd3\xe4\x93\x02\x13\x12\x11/api/system/nodes\x12\xa8\x05\n" +
+	"\tCreateKey\x12).gatehouse.management.v1.CreateKeyRequest\x1a*.gatehouse.management.v1.CreateKeyResponse\"\xc3\x04\x92A\xa2\x04J\x99\x01\n" +
+	"\x03200\x12\x91\x01\n" +
+	"i`{\"api_model\":{},\"key_id\":<key>,\"data\":{session},\"key_hash\":<hash>}`: the only answer that shows the key.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJ\xc9\x01\n" +
+	"\x03400\x12\xc1\x01\n" +
+	"\x92\x01A session that is not a JSON object, a field of the wrong type, no access at all, or an API or policy that does not exist: the Message says which.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\xb7\x01\n" +
+	"\x03503\x12\xaf\x01\n" +
+	"\x80\x01No gateway API configured (Message `key management needs --gateway-api-url`) or the gateway did not answer; nothing is recorded.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x17:\x04bodyb\x04body\"\t/api/keys\x12\xb7\x03\n" +
+	"\x0fCreateCustomKey\x12/.gatehouse.management.v1.CreateCustomKeyRequest\x1a0.gatehouse.management.v1.CreateCustomKeyResponse\"\xc0\x02\x92A\x96\x02JW\n" +
+	"\x03200\x12P\n" +
+	"(As CreateKey: `key_id` is the given key.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJB\n" +
+	"\x03400\x12;\n" +
+	"\rAs CreateKey.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJw\n" +
+	"\x03409\x12p\n" +
+	"BManagement already records that key: Message `Key already exists`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02 :\x04bodyb\x04body\"\x12/api/keys/{key_id}\x12\xe5\x02\n" +
+	"\x06GetKey\x12&.gatehouse.management.v1.GetKeyRequest\x1a'.gatehouse.management.v1.GetKeyResponse\"\x89\x02\x92A\xe5\x01Ju\n" +
+	"\x03200\x12n\n" +
+	"F`{\"api_model\":{},\"key_id\":<hash>,\"data\":{session},\"key_hash\":<hash>}`.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJl\n" +
+	"\x03404\x12e\n" +
+	"7Management issued no such key: Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/keys/{key_id}\x12\xf4\x02\n" +
+	"\tUpdateKey\x12).gatehouse.management.v1.UpdateKeyRequest\x1a*.gatehouse.management.v1.UpdateKeyResponse\"\x8f\x02\x92A\xe5\x01JP\n" +
+	"\x03200\x12I\n" +
+	"!The key's new session, as GetKey.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJB\n" +
+	"\x03400\x12;\n" +
+	"\rAs CreateKey.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJM\n" +
+	"\x03404\x12F\n" +
+	"\x18Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02 :\x04bodyb\x04body\x1a\x12/api/keys/{key_id}\x12\xa3\x02\n" +
+	"\tDeleteKey\x12).gatehouse.management.v1.DeleteKeyRequest\x1a*.gatehouse.management.v1.DeleteKeyResponse\"\xbe\x01\x92A\xa0\x01JO\n" +
+	"\x03200\x12H\n" +
+	"\x16Message `Key deleted`.\x12.\n" +
+	",\x1a*.gatehouse.management.v1.DeleteKeyResponseJM\n" +
+	"\x03404\x12F\n" +
+	"\x18Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x14*\x12/api/keys/{key_id}\x12\xcb\x02\n" +
+	"\x10ListKeysDetailed\x120.gatehouse.management.v1.ListKeysDetailedRequest\x1a1.gatehouse.management.v1.ListKeysDetailedResponse\"\xd1\x01\x92A\xad\x01J\xaa\x01\n" +
+	"\x03200\x12\xa2\x01\n" +
+	"u`{\"keys\":[{\"api_model\":{},\"key_id\":<hash>,\"key_hash\":<hash>,\"data\":{record}}..],\"pages\":n}`, 10 a page in hash order.\x12)\n" +
+	"'\x1a%.gatehouse.management.v1.KeysDetailed\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/keys/detailed\x12\xc4\x02\n" +
+	"\n" +
+	"PreviewKey\x12*.gatehouse.management.v1.PreviewKeyRequest\x1a+.gatehouse.management.v1.PreviewKeyResponse\"\xdc\x01\x92A\xb3\x01Jm\n" +
+	"\x03200\x12f\n" +
+	">`{\"api_model\":{},\"key_id\":\"\",\"data\":{session},\"key_hash\":\"\"}`.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJB\n" +
+	"\x03400\x12;\n" +
+	"\rAs CreateKey.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1f:\x04bodyb\x04body\"\x11/api/keys/preview\x12\x88\x02\n" +
+	"\bListKeys\x12(.gatehouse.management.v1.ListKeysRequest\x1a).gatehouse.management.v1.ListKeysResponse\"\xa6\x01\x92A\x8c\x01J\x89\x01\n" +
+	"\x03200\x12\x81\x01\n" +
+	"P`{\"data\":{\"keys\":[<hash>..]},\"pages\":n}`, 10 a page in hash order (p <= 0: all).\x12-\n" +
+	"+\x1a).gatehouse.management.v1.ListKeysResponse\x82\xd3\xe4\x93\x02\x10\x12\x0e/api/apis/keys\x12\xd0\x02\n" +
+	"\vListAPIKeys\x12+.gatehouse.management.v1.ListAPIKeysRequest\x1a,.gatehouse.management.v1.ListAPIKeysResponse\"\xe5\x01\x92A\xc2\x01Jd\n" +
+	"\x03200\x12]\n" +
+	")`{\"data\":{\"keys\":[<hash>..]},\"pages\":n}`.\x120\n" +
+	".\x1a,.gatehouse.management.v1.ListAPIKeysResponseJZ\n" +
+	"\x03404\x12S\n" +
+	"%No such API: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x19\x12\x17/api/apis/{api_id}/keys\x12\xc6\x02\n" +
+	"\tGetAPIKey\x12).gatehouse.management.v1.GetAPIKeyRequest\x1a*.gatehouse.management.v1.GetAPIKeyResponse\"\xe1\x01\x92A\xaf\x01J9\n" +
+	"\x03200\x122\n" +
+	"\n" +
+	"As GetKey.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJr\n" +
+	"\x03404\x12k\n" +
+	"=No such key with access to that API: Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(b\x04body\x12 /api/apis/{api_id}/keys/{key_id}\x12\xb3\x02\n" +
+	"\fUpdateAPIKey\x12,.gatehouse.management.v1.UpdateAPIKeyRequest\x1a-.gatehouse.management.v1.UpdateAPIKeyResponse\"\xc5\x01\x92A\x8d\x01J<\n" +
+	"\x03200\x125\n" +
+	"\rAs UpdateKey.\x12$\n" +
+	"\"\x1a .gatehouse.management.v1.KeyDataJM\n" +
+	"\x03404\x12F\n" +
+	"\x18Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02.:\x04bodyb\x04body\x1a /api/apis/{api_id}/keys/{key_id}\x12\xbd\x02\n" +
+	"\fDeleteAPIKey\x12,.gatehouse.management.v1.DeleteAPIKeyRequest\x1a-.gatehouse.management.v1.DeleteAPIKeyResponse\"\xcf\x01\x92A\xa3\x01JR\n" +
+	"\x03200\x12K\n" +
+	"\x16Message `Key deleted`.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.DeleteAPIKeyResponseJM\n" +
+	"\x03404\x12F\n" +
+	"\x18Message `Key not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\"* /api/apis/{api_id}/keys/{key_id}\x12\xdf\x02\n" +
+	"\rSearchAPIKeys\x12-.gatehouse.management.v1.SearchAPIKeysRequest\x1a..gatehouse.management.v1.SearchAPIKeysResponse\"\xee\x01\x92A\xc4\x01Jf\n" +
+	"\x03200\x12_\n" +
+	")`{\"data\":{\"keys\":[<hash>..]},\"pages\":n}`.\x122\n" +
+	"0\x1a..gatehouse.management.v1.SearchAPIKeysResponseJZ\n" +
+	"\x03404\x12S\n" +
+	"%No such API: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02 \x12\x1e/api/apis/{api_id}/keys/searchB\xaf\t\x92A\xdf\b\x12\x8c\x04\n" +
 	"\x18Gatehouse management API\x12\xeb\x03The Tyk Dashboard style management interface: users and their permissions, classic and Tyk OAS API definitions, API categories, OAS export and the classic to OAS migration. Permissions follow the Tyk Dashboard: `/api/apis...` routes need the `apis` area, `/api/users...` routes the `users` area; GET needs read, every other method write. Error bodies are `{\"Status\":\"Error\",\"Message\":<text>,\"Meta\":null}` (`POST /api/apis/migrate`: `{\"ID\":\"\",\"Message\":<text>,\"Meta\":null,\"Status\":\"Error\"}`).2\x02v12\x10application/json:\x10application/jsonR\x8a\x01\n" +
 	"\x03401\x12\x82\x01\n" +
 	"TThe Authorization header is missing or the key is unknown: Message `Not authorised`.\x12*\n" +
@@ -4672,7 +6715,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -4746,120 +6789,196 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*ListNodesRequest)(nil),            // 69: gatehouse.management.v1.ListNodesRequest
 	(*Node)(nil),                        // 70: gatehouse.management.v1.Node
 	(*ListNodesResponse)(nil),           // 71: gatehouse.management.v1.ListNodesResponse
-	nil,                                 // 72: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 73: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 74: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 75: google.api.HttpBody
+	(*KeyData)(nil),                     // 72: gatehouse.management.v1.KeyData
+	(*KeysDetailed)(nil),                // 73: gatehouse.management.v1.KeysDetailed
+	(*KeyList)(nil),                     // 74: gatehouse.management.v1.KeyList
+	(*CreateKeyRequest)(nil),            // 75: gatehouse.management.v1.CreateKeyRequest
+	(*CreateKeyResponse)(nil),           // 76: gatehouse.management.v1.CreateKeyResponse
+	(*CreateCustomKeyRequest)(nil),      // 77: gatehouse.management.v1.CreateCustomKeyRequest
+	(*CreateCustomKeyResponse)(nil),     // 78: gatehouse.management.v1.CreateCustomKeyResponse
+	(*GetKeyRequest)(nil),               // 79: gatehouse.management.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),              // 80: gatehouse.management.v1.GetKeyResponse
+	(*UpdateKeyRequest)(nil),            // 81: gatehouse.management.v1.UpdateKeyRequest
+	(*UpdateKeyResponse)(nil),           // 82: gatehouse.management.v1.UpdateKeyResponse
+	(*DeleteKeyRequest)(nil),            // 83: gatehouse.management.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),           // 84: gatehouse.management.v1.DeleteKeyResponse
+	(*ListKeysDetailedRequest)(nil),     // 85: gatehouse.management.v1.ListKeysDetailedRequest
+	(*ListKeysDetailedResponse)(nil),    // 86: gatehouse.management.v1.ListKeysDetailedResponse
+	(*PreviewKeyRequest)(nil),           // 87: gatehouse.management.v1.PreviewKeyRequest
+	(*PreviewKeyResponse)(nil),          // 88: gatehouse.management.v1.PreviewKeyResponse
+	(*ListKeysRequest)(nil),             // 89: gatehouse.management.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),            // 90: gatehouse.management.v1.ListKeysResponse
+	(*ListAPIKeysRequest)(nil),          // 91: gatehouse.management.v1.ListAPIKeysRequest
+	(*ListAPIKeysResponse)(nil),         // 92: gatehouse.management.v1.ListAPIKeysResponse
+	(*GetAPIKeyRequest)(nil),            // 93: gatehouse.management.v1.GetAPIKeyRequest
+	(*GetAPIKeyResponse)(nil),           // 94: gatehouse.management.v1.GetAPIKeyResponse
+	(*UpdateAPIKeyRequest)(nil),         // 95: gatehouse.management.v1.UpdateAPIKeyRequest
+	(*UpdateAPIKeyResponse)(nil),        // 96: gatehouse.management.v1.UpdateAPIKeyResponse
+	(*DeleteAPIKeyRequest)(nil),         // 97: gatehouse.management.v1.DeleteAPIKeyRequest
+	(*DeleteAPIKeyResponse)(nil),        // 98: gatehouse.management.v1.DeleteAPIKeyResponse
+	(*SearchAPIKeysRequest)(nil),        // 99: gatehouse.management.v1.SearchAPIKeysRequest
+	(*SearchAPIKeysResponse)(nil),       // 100: gatehouse.management.v1.SearchAPIKeysResponse
+	nil,                                 // 101: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 102: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 103: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 104: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	73, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	72, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
-	0,  // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	1,  // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
-	1,  // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
-	0,  // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	74, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	74, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	74, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
-	15, // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	75, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	75, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	75, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	75, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	74, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	74, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	75, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	75, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	75, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	74, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	74, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
-	36, // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	74, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	75, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	75, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	74, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	74, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	75, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
-	74, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
-	75, // 29: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
-	75, // 30: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
-	75, // 31: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
-	74, // 32: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
-	74, // 33: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
-	75, // 34: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
-	75, // 35: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
-	75, // 36: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
-	75, // 37: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
-	70, // 38: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
-	2,  // 39: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,  // 40: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,  // 41: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,  // 42: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10, // 43: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12, // 44: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14, // 45: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17, // 46: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19, // 47: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21, // 48: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23, // 49: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25, // 50: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27, // 51: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	29, // 52: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31, // 53: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	33, // 54: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35, // 55: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38, // 56: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	40, // 57: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	42, // 58: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	44, // 59: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	49, // 60: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
-	51, // 61: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
-	53, // 62: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
-	55, // 63: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
-	57, // 64: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
-	59, // 65: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
-	61, // 66: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
-	63, // 67: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
-	65, // 68: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
-	67, // 69: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
-	69, // 70: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
-	3,  // 71: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,  // 72: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,  // 73: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,  // 74: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11, // 75: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13, // 76: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16, // 77: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18, // 78: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20, // 79: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22, // 80: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24, // 81: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26, // 82: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28, // 83: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	30, // 84: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32, // 85: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	34, // 86: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37, // 87: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39, // 88: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	41, // 89: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	43, // 90: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	45, // 91: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	50, // 92: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
-	52, // 93: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
-	54, // 94: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
-	56, // 95: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
-	58, // 96: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
-	60, // 97: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
-	62, // 98: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
-	64, // 99: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
-	66, // 100: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
-	68, // 101: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
-	71, // 102: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
-	71, // [71:103] is the sub-list for method output_type
-	39, // [39:71] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	102, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	101, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	0,   // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
+	1,   // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
+	1,   // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
+	0,   // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
+	103, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	103, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	103, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	15,  // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
+	104, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	104, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	104, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	104, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	103, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	103, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	104, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	104, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	104, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	103, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	103, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	36,  // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
+	103, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	104, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	104, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	103, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	103, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	104, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	103, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	104, // 29: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	104, // 30: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	104, // 31: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	103, // 32: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	103, // 33: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	104, // 34: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	104, // 35: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	104, // 36: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	104, // 37: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	70,  // 38: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
+	102, // 39: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
+	102, // 40: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
+	72,  // 41: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
+	104, // 42: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
+	104, // 43: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
+	104, // 44: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
+	104, // 45: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
+	104, // 46: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
+	104, // 47: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
+	104, // 48: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
+	103, // 49: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
+	104, // 50: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
+	104, // 51: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
+	104, // 52: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
+	74,  // 53: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	74,  // 54: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	104, // 55: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
+	104, // 56: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
+	104, // 57: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
+	103, // 58: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
+	74,  // 59: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	2,   // 60: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,   // 61: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,   // 62: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,   // 63: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10,  // 64: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12,  // 65: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14,  // 66: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17,  // 67: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19,  // 68: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21,  // 69: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23,  // 70: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25,  // 71: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27,  // 72: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	29,  // 73: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31,  // 74: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	33,  // 75: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35,  // 76: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38,  // 77: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	40,  // 78: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	42,  // 79: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	44,  // 80: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	49,  // 81: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	51,  // 82: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	53,  // 83: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	55,  // 84: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	57,  // 85: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	59,  // 86: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	61,  // 87: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	63,  // 88: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	65,  // 89: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	67,  // 90: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	69,  // 91: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	75,  // 92: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
+	77,  // 93: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
+	79,  // 94: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
+	81,  // 95: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
+	83,  // 96: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
+	85,  // 97: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
+	87,  // 98: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
+	89,  // 99: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
+	91,  // 100: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
+	93,  // 101: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
+	95,  // 102: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
+	97,  // 103: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
+	99,  // 104: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
+	3,   // 105: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,   // 106: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,   // 107: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,   // 108: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11,  // 109: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13,  // 110: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16,  // 111: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18,  // 112: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20,  // 113: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22,  // 114: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24,  // 115: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26,  // 116: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28,  // 117: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	30,  // 118: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32,  // 119: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	34,  // 120: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37,  // 121: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39,  // 122: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	41,  // 123: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	43,  // 124: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	45,  // 125: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	50,  // 126: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	52,  // 127: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	54,  // 128: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	56,  // 129: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	58,  // 130: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	60,  // 131: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	62,  // 132: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	64,  // 133: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	66,  // 134: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	68,  // 135: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	71,  // 136: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	76,  // 137: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
+	78,  // 138: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
+	80,  // 139: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
+	82,  // 140: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
+	84,  // 141: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
+	86,  // 142: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
+	88,  // 143: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
+	90,  // 144: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
+	92,  // 145: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
+	94,  // 146: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
+	96,  // 147: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
+	98,  // 148: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
+	100, // 149: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
+	105, // [105:150] is the sub-list for method output_type
+	60,  // [60:105] is the sub-list for method input_type
+	60,  // [60:60] is the sub-list for extension type_name
+	60,  // [60:60] is the sub-list for extension extendee
+	0,   // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -4872,13 +6991,17 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[51].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[85].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[89].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[91].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[99].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   73,
+			NumMessages:   102,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

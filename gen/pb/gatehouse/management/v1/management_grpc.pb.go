@@ -51,6 +51,19 @@ const (
 	ManagementService_UpdateAsset_FullMethodName         = "/gatehouse.management.v1.ManagementService/UpdateAsset"
 	ManagementService_DeleteAsset_FullMethodName         = "/gatehouse.management.v1.ManagementService/DeleteAsset"
 	ManagementService_ListNodes_FullMethodName           = "/gatehouse.management.v1.ManagementService/ListNodes"
+	ManagementService_CreateKey_FullMethodName           = "/gatehouse.management.v1.ManagementService/CreateKey"
+	ManagementService_CreateCustomKey_FullMethodName     = "/gatehouse.management.v1.ManagementService/CreateCustomKey"
+	ManagementService_GetKey_FullMethodName              = "/gatehouse.management.v1.ManagementService/GetKey"
+	ManagementService_UpdateKey_FullMethodName           = "/gatehouse.management.v1.ManagementService/UpdateKey"
+	ManagementService_DeleteKey_FullMethodName           = "/gatehouse.management.v1.ManagementService/DeleteKey"
+	ManagementService_ListKeysDetailed_FullMethodName    = "/gatehouse.management.v1.ManagementService/ListKeysDetailed"
+	ManagementService_PreviewKey_FullMethodName          = "/gatehouse.management.v1.ManagementService/PreviewKey"
+	ManagementService_ListKeys_FullMethodName            = "/gatehouse.management.v1.ManagementService/ListKeys"
+	ManagementService_ListAPIKeys_FullMethodName         = "/gatehouse.management.v1.ManagementService/ListAPIKeys"
+	ManagementService_GetAPIKey_FullMethodName           = "/gatehouse.management.v1.ManagementService/GetAPIKey"
+	ManagementService_UpdateAPIKey_FullMethodName        = "/gatehouse.management.v1.ManagementService/UpdateAPIKey"
+	ManagementService_DeleteAPIKey_FullMethodName        = "/gatehouse.management.v1.ManagementService/DeleteAPIKey"
+	ManagementService_SearchAPIKeys_FullMethodName       = "/gatehouse.management.v1.ManagementService/SearchAPIKeys"
 )
 
 // ManagementServiceClient is the client API for ManagementService service.
@@ -149,6 +162,35 @@ type ManagementServiceClient interface {
 	// ListNodes lists the Tyk Gateways registered through the gateway routes
 	// (`/register/node`), with their hostname and last heartbeat.
 	ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error)
+	// CreateKey has the gateway generate a key for a session.
+	CreateKey(ctx context.Context, in *CreateKeyRequest, opts ...grpc.CallOption) (*CreateKeyResponse, error)
+	// CreateCustomKey issues a key the caller chose.
+	CreateCustomKey(ctx context.Context, in *CreateCustomKeyRequest, opts ...grpc.CallOption) (*CreateCustomKeyResponse, error)
+	// GetKey reads a key's session from the gateway.
+	GetKey(ctx context.Context, in *GetKeyRequest, opts ...grpc.CallOption) (*GetKeyResponse, error)
+	// UpdateKey replaces a key's session.
+	UpdateKey(ctx context.Context, in *UpdateKeyRequest, opts ...grpc.CallOption) (*UpdateKeyResponse, error)
+	// DeleteKey revokes a key on the gateways and drops management's record.
+	DeleteKey(ctx context.Context, in *DeleteKeyRequest, opts ...grpc.CallOption) (*DeleteKeyResponse, error)
+	// ListKeysDetailed pages through the issued keys with what management
+	// records of each (never the key).
+	ListKeysDetailed(ctx context.Context, in *ListKeysDetailedRequest, opts ...grpc.CallOption) (*ListKeysDetailedResponse, error)
+	// PreviewKey validates a session as CreateKey would, writing nothing.
+	PreviewKey(ctx context.Context, in *PreviewKeyRequest, opts ...grpc.CallOption) (*PreviewKeyResponse, error)
+	// ListKeys pages through the hashes of the issued keys.
+	ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error)
+	// ListAPIKeys pages through the hashes of the keys with access to one API
+	// (directly or through a policy).
+	ListAPIKeys(ctx context.Context, in *ListAPIKeysRequest, opts ...grpc.CallOption) (*ListAPIKeysResponse, error)
+	// GetAPIKey reads a key that has access to the API.
+	GetAPIKey(ctx context.Context, in *GetAPIKeyRequest, opts ...grpc.CallOption) (*GetAPIKeyResponse, error)
+	// UpdateAPIKey replaces the session of a key that has access to the API.
+	UpdateAPIKey(ctx context.Context, in *UpdateAPIKeyRequest, opts ...grpc.CallOption) (*UpdateAPIKeyResponse, error)
+	// DeleteAPIKey deletes a key that has access to the API.
+	DeleteAPIKey(ctx context.Context, in *DeleteAPIKeyRequest, opts ...grpc.CallOption) (*DeleteAPIKeyResponse, error)
+	// SearchAPIKeys pages through the keys with access to the API whose hash
+	// or alias contains q.
+	SearchAPIKeys(ctx context.Context, in *SearchAPIKeysRequest, opts ...grpc.CallOption) (*SearchAPIKeysResponse, error)
 }
 
 type managementServiceClient struct {
@@ -479,6 +521,136 @@ func (c *managementServiceClient) ListNodes(ctx context.Context, in *ListNodesRe
 	return out, nil
 }
 
+func (c *managementServiceClient) CreateKey(ctx context.Context, in *CreateKeyRequest, opts ...grpc.CallOption) (*CreateKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_CreateKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) CreateCustomKey(ctx context.Context, in *CreateCustomKeyRequest, opts ...grpc.CallOption) (*CreateCustomKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateCustomKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_CreateCustomKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) GetKey(ctx context.Context, in *GetKeyRequest, opts ...grpc.CallOption) (*GetKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_GetKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) UpdateKey(ctx context.Context, in *UpdateKeyRequest, opts ...grpc.CallOption) (*UpdateKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_UpdateKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) DeleteKey(ctx context.Context, in *DeleteKeyRequest, opts ...grpc.CallOption) (*DeleteKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_DeleteKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) ListKeysDetailed(ctx context.Context, in *ListKeysDetailedRequest, opts ...grpc.CallOption) (*ListKeysDetailedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListKeysDetailedResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ListKeysDetailed_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) PreviewKey(ctx context.Context, in *PreviewKeyRequest, opts ...grpc.CallOption) (*PreviewKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PreviewKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_PreviewKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListKeysResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ListKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) ListAPIKeys(ctx context.Context, in *ListAPIKeysRequest, opts ...grpc.CallOption) (*ListAPIKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAPIKeysResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ListAPIKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) GetAPIKey(ctx context.Context, in *GetAPIKeyRequest, opts ...grpc.CallOption) (*GetAPIKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAPIKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_GetAPIKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) UpdateAPIKey(ctx context.Context, in *UpdateAPIKeyRequest, opts ...grpc.CallOption) (*UpdateAPIKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateAPIKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_UpdateAPIKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) DeleteAPIKey(ctx context.Context, in *DeleteAPIKeyRequest, opts ...grpc.CallOption) (*DeleteAPIKeyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteAPIKeyResponse)
+	err := c.cc.Invoke(ctx, ManagementService_DeleteAPIKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) SearchAPIKeys(ctx context.Context, in *SearchAPIKeysRequest, opts ...grpc.CallOption) (*SearchAPIKeysResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchAPIKeysResponse)
+	err := c.cc.Invoke(ctx, ManagementService_SearchAPIKeys_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ManagementServiceServer is the server API for ManagementService service.
 // All implementations must embed UnimplementedManagementServiceServer
 // for forward compatibility.
@@ -575,6 +747,35 @@ type ManagementServiceServer interface {
 	// ListNodes lists the Tyk Gateways registered through the gateway routes
 	// (`/register/node`), with their hostname and last heartbeat.
 	ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error)
+	// CreateKey has the gateway generate a key for a session.
+	CreateKey(context.Context, *CreateKeyRequest) (*CreateKeyResponse, error)
+	// CreateCustomKey issues a key the caller chose.
+	CreateCustomKey(context.Context, *CreateCustomKeyRequest) (*CreateCustomKeyResponse, error)
+	// GetKey reads a key's session from the gateway.
+	GetKey(context.Context, *GetKeyRequest) (*GetKeyResponse, error)
+	// UpdateKey replaces a key's session.
+	UpdateKey(context.Context, *UpdateKeyRequest) (*UpdateKeyResponse, error)
+	// DeleteKey revokes a key on the gateways and drops management's record.
+	DeleteKey(context.Context, *DeleteKeyRequest) (*DeleteKeyResponse, error)
+	// ListKeysDetailed pages through the issued keys with what management
+	// records of each (never the key).
+	ListKeysDetailed(context.Context, *ListKeysDetailedRequest) (*ListKeysDetailedResponse, error)
+	// PreviewKey validates a session as CreateKey would, writing nothing.
+	PreviewKey(context.Context, *PreviewKeyRequest) (*PreviewKeyResponse, error)
+	// ListKeys pages through the hashes of the issued keys.
+	ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error)
+	// ListAPIKeys pages through the hashes of the keys with access to one API
+	// (directly or through a policy).
+	ListAPIKeys(context.Context, *ListAPIKeysRequest) (*ListAPIKeysResponse, error)
+	// GetAPIKey reads a key that has access to the API.
+	GetAPIKey(context.Context, *GetAPIKeyRequest) (*GetAPIKeyResponse, error)
+	// UpdateAPIKey replaces the session of a key that has access to the API.
+	UpdateAPIKey(context.Context, *UpdateAPIKeyRequest) (*UpdateAPIKeyResponse, error)
+	// DeleteAPIKey deletes a key that has access to the API.
+	DeleteAPIKey(context.Context, *DeleteAPIKeyRequest) (*DeleteAPIKeyResponse, error)
+	// SearchAPIKeys pages through the keys with access to the API whose hash
+	// or alias contains q.
+	SearchAPIKeys(context.Context, *SearchAPIKeysRequest) (*SearchAPIKeysResponse, error)
 	mustEmbedUnimplementedManagementServiceServer()
 }
 
@@ -680,6 +881,45 @@ func (UnimplementedManagementServiceServer) DeleteAsset(context.Context, *Delete
 }
 func (UnimplementedManagementServiceServer) ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListNodes not implemented")
+}
+func (UnimplementedManagementServiceServer) CreateKey(context.Context, *CreateKeyRequest) (*CreateKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateKey not implemented")
+}
+func (UnimplementedManagementServiceServer) CreateCustomKey(context.Context, *CreateCustomKeyRequest) (*CreateCustomKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCustomKey not implemented")
+}
+func (UnimplementedManagementServiceServer) GetKey(context.Context, *GetKeyRequest) (*GetKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetKey not implemented")
+}
+func (UnimplementedManagementServiceServer) UpdateKey(context.Context, *UpdateKeyRequest) (*UpdateKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateKey not implemented")
+}
+func (UnimplementedManagementServiceServer) DeleteKey(context.Context, *DeleteKeyRequest) (*DeleteKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteKey not implemented")
+}
+func (UnimplementedManagementServiceServer) ListKeysDetailed(context.Context, *ListKeysDetailedRequest) (*ListKeysDetailedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListKeysDetailed not implemented")
+}
+func (UnimplementedManagementServiceServer) PreviewKey(context.Context, *PreviewKeyRequest) (*PreviewKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PreviewKey not implemented")
+}
+func (UnimplementedManagementServiceServer) ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListKeys not implemented")
+}
+func (UnimplementedManagementServiceServer) ListAPIKeys(context.Context, *ListAPIKeysRequest) (*ListAPIKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAPIKeys not implemented")
+}
+func (UnimplementedManagementServiceServer) GetAPIKey(context.Context, *GetAPIKeyRequest) (*GetAPIKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetAPIKey not implemented")
+}
+func (UnimplementedManagementServiceServer) UpdateAPIKey(context.Context, *UpdateAPIKeyRequest) (*UpdateAPIKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateAPIKey not implemented")
+}
+func (UnimplementedManagementServiceServer) DeleteAPIKey(context.Context, *DeleteAPIKeyRequest) (*DeleteAPIKeyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteAPIKey not implemented")
+}
+func (UnimplementedManagementServiceServer) SearchAPIKeys(context.Context, *SearchAPIKeysRequest) (*SearchAPIKeysResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchAPIKeys not implemented")
 }
 func (UnimplementedManagementServiceServer) mustEmbedUnimplementedManagementServiceServer() {}
 func (UnimplementedManagementServiceServer) testEmbeddedByValue()                           {}
@@ -1278,6 +1518,240 @@ func _ManagementService_ListNodes_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ManagementService_CreateKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).CreateKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_CreateKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).CreateKey(ctx, req.(*CreateKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_CreateCustomKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateCustomKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).CreateCustomKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_CreateCustomKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).CreateCustomKey(ctx, req.(*CreateCustomKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_GetKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).GetKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_GetKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).GetKey(ctx, req.(*GetKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_UpdateKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).UpdateKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_UpdateKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).UpdateKey(ctx, req.(*UpdateKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_DeleteKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).DeleteKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_DeleteKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).DeleteKey(ctx, req.(*DeleteKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_ListKeysDetailed_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListKeysDetailedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ListKeysDetailed(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ListKeysDetailed_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ListKeysDetailed(ctx, req.(*ListKeysDetailedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_PreviewKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PreviewKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).PreviewKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_PreviewKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).PreviewKey(ctx, req.(*PreviewKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_ListKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ListKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ListKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ListKeys(ctx, req.(*ListKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_ListAPIKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAPIKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ListAPIKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ListAPIKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ListAPIKeys(ctx, req.(*ListAPIKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_GetAPIKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAPIKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).GetAPIKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_GetAPIKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).GetAPIKey(ctx, req.(*GetAPIKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_UpdateAPIKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateAPIKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).UpdateAPIKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_UpdateAPIKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).UpdateAPIKey(ctx, req.(*UpdateAPIKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_DeleteAPIKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAPIKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).DeleteAPIKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_DeleteAPIKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).DeleteAPIKey(ctx, req.(*DeleteAPIKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_SearchAPIKeys_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchAPIKeysRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).SearchAPIKeys(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_SearchAPIKeys_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).SearchAPIKeys(ctx, req.(*SearchAPIKeysRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ManagementService_ServiceDesc is the grpc.ServiceDesc for ManagementService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1412,6 +1886,58 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListNodes",
 			Handler:    _ManagementService_ListNodes_Handler,
+		},
+		{
+			MethodName: "CreateKey",
+			Handler:    _ManagementService_CreateKey_Handler,
+		},
+		{
+			MethodName: "CreateCustomKey",
+			Handler:    _ManagementService_CreateCustomKey_Handler,
+		},
+		{
+			MethodName: "GetKey",
+			Handler:    _ManagementService_GetKey_Handler,
+		},
+		{
+			MethodName: "UpdateKey",
+			Handler:    _ManagementService_UpdateKey_Handler,
+		},
+		{
+			MethodName: "DeleteKey",
+			Handler:    _ManagementService_DeleteKey_Handler,
+		},
+		{
+			MethodName: "ListKeysDetailed",
+			Handler:    _ManagementService_ListKeysDetailed_Handler,
+		},
+		{
+			MethodName: "PreviewKey",
+			Handler:    _ManagementService_PreviewKey_Handler,
+		},
+		{
+			MethodName: "ListKeys",
+			Handler:    _ManagementService_ListKeys_Handler,
+		},
+		{
+			MethodName: "ListAPIKeys",
+			Handler:    _ManagementService_ListAPIKeys_Handler,
+		},
+		{
+			MethodName: "GetAPIKey",
+			Handler:    _ManagementService_GetAPIKey_Handler,
+		},
+		{
+			MethodName: "UpdateAPIKey",
+			Handler:    _ManagementService_UpdateAPIKey_Handler,
+		},
+		{
+			MethodName: "DeleteAPIKey",
+			Handler:    _ManagementService_DeleteAPIKey_Handler,
+		},
+		{
+			MethodName: "SearchAPIKeys",
+			Handler:    _ManagementService_SearchAPIKeys_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
