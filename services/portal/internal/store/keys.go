@@ -16,12 +16,19 @@ const schemaVersion = 2
 //	tagname/<name>            → tag id: the index that keeps names unique
 //	categoryname/<name>       → category id, likewise
 //	apikey/<sha256>           → Credential (JSON): admin API keys, known by hash
+//	plan/<id>                 → Plan (JSON)
+//	developer/<id>            → Developer (JSON)
+//	developeremail/<e-mail>   → developer id: the index that keeps e-mails unique (lower case)
+//	app/<id>                  → App (JSON), its credentials inside
+//	appsof/<developer id><id> → empty: a developer's apps are one range
+//	request/<id>              → AccessRequest (JSON)
+//	session/<sha256>          → Session (JSON): developers' sign-ins, by the hash of the cookie
 //	site/changed_at           → when pages last changed without an UpdatedAt moving (order.go)
 //	meta/schema_version       (kv.EnsureSchema)
 //	meta/owner                "portal" (kv.EnsureSchema)
 //
 // Sequences: products, pages (one for the pages of every product), tags,
-// categories: the names of the version-1 buckets, whose sequences the bbolt
+// categories, and plans, developers, apps, credentials, requests (consumers.go): the names of the version-1 buckets, whose sequences the bbolt
 // engine carries over.
 var (
 	productPrefix = []byte("product/")

@@ -44,14 +44,18 @@ func (s *Store) Ready(ctx context.Context) error { return s.kv.Ready(ctx) }
 
 // Product is an API product.
 type Product struct {
-	ID          uint32    `json:"id"`
-	Name        string    `json:"name"`
-	DisplayName string    `json:"display_name"`
-	Description string    `json:"description"`
-	Path        string    `json:"path"`
-	Content     string    `json:"content"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          uint32 `json:"id"`
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+	Description string `json:"description"`
+	Path        string `json:"path"`
+	Content     string `json:"content"`
+	// PolicyIDs are the management policies (their `id`) a credential for
+	// the product applies; PlanIDs the plans the product offers.
+	PolicyIDs []string  `json:"policy_ids,omitempty"`
+	PlanIDs   []uint32  `json:"plan_ids,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 // Page is a tutorial page. Categories and Tags hold IDs; the read methods

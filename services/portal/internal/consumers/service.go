@@ -1,0 +1,330 @@
+// Package consumers is the portal's consumer side (CONTRACT §3
+// "Consumers"): developers and their passwords and sessions, apps, access
+// requests and plans, and the keys management issues for them. The admin
+// API (internal/api) and the developer pages (internal/devsite) both call
+// this service; it is the one place these records are written, and the one
+// place that pairs a store write with a management call.
+package consumers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/services/portal/internal/store"
+)
+
+// Signup modes (--developer-signup).
+const (
+	SignupOpen     = "open"     // a new account may sign in at once
+	SignupApproval = "approval" // an admin activates it first (the default)
+	SignupClosed   = "closed"   // no registration
+)
+
+// KeySpec is what a portal credential's key carries in management.
+type KeySpec struct {
+	Policies []string          // apply_policies: the product's policies and the plan's
+	Alias    string            // "<app name> (<developer e-mail>)"
+	Meta     map[string]string // portal_app_id, portal_user_id
+}
+
+// PortalKey is a key management holds whose meta_data names a portal app.
+type PortalKey struct {
+	Hash  string
+	AppID uint32
+}
+
+// Keys is what the portal asks of management (internal/management
+// implements it over gRPC). Every call is bounded by the caller's context.
+type Keys interface {
+	// MissingPolicies returns the ids among ids that name no management policy.
+	MissingPolicies(ctx context.Context, ids []string) ([]string, error)
+	// CreateKey asks for a new key; it returns the key and its hash.
+	CreateKey(ctx context.Context, spec KeySpec) (key, hash string, err error)
+	// SetInactive deactivates (or reactivates) the key with this hash.
+	SetInactive(ctx context.Context, hash string, inactive bool) error
+	// DeleteKey deletes the key with this hash; an absent key is no error.
+	DeleteKey(ctx context.Context, hash string) error
+	// PortalKeys lists the keys whose meta_data names a portal app.
+	PortalKeys(ctx context.Context) ([]PortalKey, error)
+}
+
+// Errors the callers map to answers.
+var (
+	// ErrNoManagement: the portal has no management connection configured.
+	ErrNoManagement = errors.New("the consumer routes need --management-grpc-addr and --management-key-file")
+	ErrEmailTaken   = errors.New("an account with this e-mail exists")
+	ErrSignupClosed = errors.New("registration is closed")
+	ErrBadLogin     = errors.New("unknown e-mail or wrong password")
+	ErrThrottled    = errors.New("too many failed logins; try again in a minute")
+	ErrNoSession    = errors.New("not signed in")
+	ErrNotPending   = errors.New("the access request is not pending")
+)
+
+// Invalid lists the problems of a request, one sentence each (422).
+type Invalid struct{ Problems []string }
+
+func (e *Invalid) Error() string { return strings.Join(e.Problems, "; ") }
+
+// ManagementError is a management call that failed; the request it served
+// changed nothing in the portal (or was left pending with the error).
+type ManagementError struct {
+	Op  string
+	Err error
+}
+
+func (e *ManagementError) Error() string { return "management " + e.Op + " failed: " + e.Err.Error() }
+func (e *ManagementError) Unwrap() error { return e.Err }
+
+// Options configure a Service.
+type Options struct {
+	Signup string // SignupOpen, SignupApproval (default) or SignupClosed
+	Keys   Keys   // nil: no management; the routes that need it answer ErrNoManagement
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// Service is the consumer side over the portal's store.
+type Service struct {
+	store    *store.Store
+	keys     Keys
+	signup   string
+	log      *slog.Logger
+	now      func() time.Time
+	hasher   *hasher
+	throttle *throttle
+}
+
+// New returns the service over st.
+func New(st *store.Store, o Options) *Service {
+	s := &Service{store: st, keys: o.Keys, signup: o.Signup, log: o.Log, now: o.Now, hasher: newHasher(), throttle: newThrottle()}
+	if s.signup == "" {
+		s.signup = SignupApproval
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.log = s.log.With("component", "consumers")
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Signup is the registration mode.
+func (s *Service) Signup() string { return s.signup }
+
+func (s *Service) needKeys() error {
+	if s.keys == nil {
+		return ErrNoManagement
+	}
+	return nil
+}
+
+const maxName = 255
+const maxDescription = 4096
+
+func textProblems(field, v string, max int, required bool) []string {
+	switch {
+	case !utf8.ValidString(v):
+		return []string{field + " must be valid UTF-8"}
+	case required && strings.TrimSpace(v) == "":
+		return []string{field + " is required"}
+	case utf8.RuneCountInString(v) > max:
+		return []string{fmt.Sprintf("%s is longer than %d characters", field, max)}
+	}
+	return nil
+}
+
+// Register creates a developer account: active at once with signup open,
+// inactive until an admin activates it with signup approval.
+func (s *Service) Register(ctx context.Context, email, name, password string) (store.Developer, error) {
+	if s.signup == SignupClosed {
+		return store.Developer{}, ErrSignupClosed
+	}
+	var problems []string
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > maxName {
+		problems = append(problems, "Email must be an e-mail address such as ana@example.com")
+	}
+	problems = append(problems, textProblems("Name", name, maxName, true)...)
+	switch n := utf8.RuneCountInString(password); {
+	case n < MinPasswordLen:
+		problems = append(problems, fmt.Sprintf("Password must have at least %d characters", MinPasswordLen))
+	case len(password) > maxPasswordLen:
+		problems = append(problems, fmt.Sprintf("Password must be at most %d bytes", maxPasswordLen))
+	}
+	if len(problems) > 0 {
+		return store.Developer{}, &Invalid{problems}
+	}
+	hash, err := s.hasher.hash(ctx, password)
+	if err != nil {
+		return store.Developer{}, err
+	}
+	d, err := s.store.CreateDeveloper(ctx, store.Developer{Email: email, Name: name, Active: s.signup == SignupOpen,
+		PasswordHash: hash, CreatedAt: s.now().UTC()})
+	if errors.Is(err, store.ErrAlreadyExists) {
+		return store.Developer{}, ErrEmailTaken
+	}
+	return d, err
+}
+
+// Developers lists every developer.
+func (s *Service) Developers(ctx context.Context) ([]store.Developer, error) {
+	return s.store.ListDevelopers(ctx)
+}
+
+// Developer reads one developer.
+func (s *Service) Developer(ctx context.Context, id uint32) (store.Developer, error) {
+	return s.store.GetDeveloper(ctx, id)
+}
+
+// SetDeveloper changes a developer's name and whether the account is
+// active. Deactivating drops their sessions and deactivates their keys in
+// management (reactivating reactivates them); the keys change first, so a
+// failure leaves the account as it was (a retry finishes the keys).
+func (s *Service) SetDeveloper(ctx context.Context, id uint32, name *string, active *bool) (store.Developer, error) {
+	if name != nil {
+		if p := textProblems("Name", *name, maxName, true); p != nil {
+			return store.Developer{}, &Invalid{p}
+		}
+	}
+	d, err := s.store.GetDeveloper(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if active != nil && *active != d.Active {
+		apps, err := s.store.AppsOf(ctx, id)
+		if err != nil {
+			return d, err
+		}
+		if hasCredentials(apps) {
+			if err := s.needKeys(); err != nil {
+				return d, err
+			}
+			for _, a := range apps {
+				for _, c := range a.Credentials {
+					if err := s.keys.SetInactive(ctx, c.KeyHash, !*active); err != nil {
+						return d, &ManagementError{"key update", err}
+					}
+				}
+			}
+		}
+	}
+	return s.store.UpdateDeveloper(ctx, id, func(d *store.Developer) error {
+		if name != nil {
+			d.Name = *name
+		}
+		if active != nil {
+			d.Active = *active
+		}
+		return nil
+	})
+}
+
+func hasCredentials(apps []store.App) bool {
+	for _, a := range apps {
+		if len(a.Credentials) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// DeleteDeveloper revokes every key of the developer's apps, then removes
+// the developer, their apps, requests and sessions.
+func (s *Service) DeleteDeveloper(ctx context.Context, id uint32) error {
+	if _, err := s.store.GetDeveloper(ctx, id); err != nil {
+		return err
+	}
+	apps, err := s.store.AppsOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, a := range apps {
+		if err := s.revokeAll(ctx, a); err != nil {
+			return err
+		}
+	}
+	return s.store.DeleteDeveloper(ctx, id)
+}
+
+// revokeAll deletes each key of an app in management and then its credential.
+func (s *Service) revokeAll(ctx context.Context, a store.App) error {
+	for _, c := range a.Credentials {
+		if err := s.revoke(ctx, a.ID, c.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// revoke deletes one credential's key in management, then the credential:
+// a failed call changes nothing.
+func (s *Service) revoke(ctx context.Context, appID, credID uint32) error {
+	a, err := s.store.GetApp(ctx, appID)
+	if err != nil {
+		return err
+	}
+	c, ok := credential(a, credID)
+	if !ok {
+		return store.ErrNotFound
+	}
+	if err := s.needKeys(); err != nil {
+		return err
+	}
+	if err := s.keys.DeleteKey(ctx, c.KeyHash); err != nil {
+		return &ManagementError{"key delete", err}
+	}
+	_, err = s.store.UpdateApp(ctx, appID, func(a *store.App) error {
+		a.Credentials = without(a.Credentials, credID)
+		return nil
+	})
+	return err
+}
+
+func credential(a store.App, id uint32) (store.AppCredential, bool) {
+	for _, c := range a.Credentials {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return store.AppCredential{}, false
+}
+
+func without(list []store.AppCredential, id uint32) []store.AppCredential {
+	out := []store.AppCredential{}
+	for _, c := range list {
+		if c.ID != id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Apps lists every app.
+func (s *Service) Apps(ctx context.Context) ([]store.App, error) { return s.store.ListApps(ctx) }
+
+// App reads one app.
+func (s *Service) App(ctx context.Context, id uint32) (store.App, error) { return s.store.GetApp(ctx, id) }
+
+// DeleteApp revokes the app's keys, then removes it and its requests.
+func (s *Service) DeleteApp(ctx context.Context, id uint32) error {
+	a, err := s.store.GetApp(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.revokeAll(ctx, a); err != nil {
+		return err
+	}
+	return s.store.DeleteApp(ctx, id)
+}
+
+// RevokeCredential deletes one credential's key, then the credential.
+func (s *Service) RevokeCredential(ctx context.Context, appID, credID uint32) error {
+	return s.revoke(ctx, appID, credID)
+}
