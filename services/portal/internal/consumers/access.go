@@ -84,7 +84,9 @@ func (s *Service) Plans(ctx context.Context) ([]store.Plan, error) { return s.st
 func (s *Service) Plan(ctx context.Context, id uint32) (store.Plan, error) {
 	return s.store.GetPlan(ctx, id)
 }
-func (s *Service) DeletePlan(ctx context.Context, id uint32) error { return s.store.DeletePlan(ctx, id) }
+func (s *Service) DeletePlan(ctx context.Context, id uint32) error {
+	return s.store.DeletePlan(ctx, id)
+}
 
 // MissingPlans returns the ids among ids that name no plan.
 func (s *Service) MissingPlans(ctx context.Context, ids []uint32) ([]uint32, error) {

@@ -310,7 +310,9 @@ func without(list []store.AppCredential, id uint32) []store.AppCredential {
 func (s *Service) Apps(ctx context.Context) ([]store.App, error) { return s.store.ListApps(ctx) }
 
 // App reads one app.
-func (s *Service) App(ctx context.Context, id uint32) (store.App, error) { return s.store.GetApp(ctx, id) }
+func (s *Service) App(ctx context.Context, id uint32) (store.App, error) {
+	return s.store.GetApp(ctx, id)
+}
 
 // DeleteApp revokes the app's keys, then removes it and its requests.
 func (s *Service) DeleteApp(ctx context.Context, id uint32) error {
