@@ -14,7 +14,7 @@
 //   - REST, a wrapper of the facade's authentication hook, for requests the
 //     facade refuses (403) before the gRPC call is made.
 //
-// The service's authentication says who the caller is (SetCaller). Calls
+// The service's authentication says who the caller is (auditctx.SetCaller). Calls
 // without valid credentials are not stored, only counted
 // (gatehouse_auth_failures_total), so that anonymous clients cannot fill the
 // store; refused calls are stored at most RefusedPerMinute per caller and

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
@@ -66,7 +67,7 @@ func call(l *Log, method, user string, handler func(ctx context.Context) error) 
 		if user == "" {
 			return nil, status.Error(codes.Unauthenticated, "no key")
 		}
-		SetCaller(ctx, user, user+"@example.com")
+		auditctx.SetCaller(ctx, user, user+"@example.com")
 		return nil, handler(ctx)
 	})
 	return err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
@@ -27,9 +28,10 @@ func BenchmarkWrite(b *testing.B) {
 			ctx := context.Background()
 			if audited {
 				eng = Engine(e)
-				r := &record{caller: true, success: 200, entry: Entry{ID: newID(time.Now()), Time: time.Now(),
-					UserID: "6b074d359dba20c5c8e1d480", UserEmail: "ana@example.test", Action: "PUT /api/apis/{api_id}", RemoteAddr: "127.0.0.1"}}
+				r := newRecord(Entry{ID: newID(time.Now()), Time: time.Now(), Action: "PUT /api/apis/{api_id}", RemoteAddr: "127.0.0.1"})
+				r.success = 200
 				ctx = withRecord(ctx, r)
+				auditctx.SetCaller(ctx, "6b074d359dba20c5c8e1d480", "ana@example.test")
 			}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

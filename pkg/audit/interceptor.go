@@ -83,7 +83,7 @@ func rpcName(fullMethod string) string {
 
 // Interceptor audits every call of an RPC whose REST route writes (any
 // method but GET). It belongs outside the authentication interceptor, which
-// calls SetCaller; a call that never got a caller is only counted when it
+// calls auditctx.SetCaller; a call that never got a caller is only counted when it
 // failed authentication.
 func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
@@ -98,9 +98,10 @@ func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 		if m, p, ok := restfacade.Route(ctx); ok {
 			a.method, a.pattern = m, p // the REST binding actually called
 		}
-		r := &record{success: a.success, entry: Entry{Time: time.Now().UTC(), Action: a.method + " " + a.pattern,
-			ObjectID: field(req, a.param), RemoteAddr: remoteAddr(ctx)}}
-		r.entry.ID = newID(r.entry.Time)
+		now := time.Now().UTC()
+		r := newRecord(Entry{ID: newID(now), Time: now, Action: a.method + " " + a.pattern,
+			ObjectID: field(req, a.param), RemoteAddr: remoteAddr(ctx)})
+		r.success = a.success
 		resp, err := next(withRecord(ctx, r), req)
 		l.finish(ctx, r, err)
 		return resp, err
@@ -109,8 +110,9 @@ func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 
 // finish stores the entry of a request no transaction recorded.
 func (l *Log) finish(ctx context.Context, r *record, err error) {
+	e, caller := r.current()
 	r.mu.Lock()
-	e, caller, written := r.entry, r.caller, r.written
+	written := r.written
 	r.mu.Unlock()
 	switch {
 	case written:
@@ -155,7 +157,7 @@ func (l *Log) REST(check func(*http.Request) error) func(*http.Request) error {
 			return err
 		}
 		now := time.Now().UTC()
-		r := &record{entry: Entry{ID: newID(now), Time: now, RemoteAddr: hostOf(req.RemoteAddr)}}
+		r := newRecord(Entry{ID: newID(now), Time: now, RemoteAddr: hostOf(req.RemoteAddr)})
 		err := check(req.WithContext(withRecord(req.Context(), r)))
 		if err == nil {
 			return nil
@@ -163,8 +165,8 @@ func (l *Log) REST(check func(*http.Request) error) func(*http.Request) error {
 		_, pattern, _ := restfacade.Route(req.Context())
 		r.mu.Lock()
 		r.entry.Action = req.Method + " " + pattern
-		r.entry.ObjectID = lastParam(pattern, req.URL.Path)
 		r.mu.Unlock()
+		r.req.SetObject(lastParam(pattern, req.URL.Path))
 		l.finish(req.Context(), r, err)
 		return err
 	}

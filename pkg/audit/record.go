@@ -4,24 +4,34 @@ import (
 	"context"
 	"sync"
 
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 // record is the entry of one write request while it is served: opened by
-// the interceptor (or the REST wrapper), given its caller by the service's
-// authentication, put by every read-write transaction the request commits.
+// the interceptor (or the REST wrapper), given its caller and object by the
+// service (auditctx.SetCaller, auditctx.SetObject on req), put by every
+// read-write transaction the request commits.
 type record struct {
+	req     *auditctx.Request // who calls, which object
 	mu      sync.Mutex
-	entry   Entry
-	caller  bool // SetCaller was called: the request is authenticated
-	success int  // status of the entry a transaction writes
-	written bool // a transaction holding the entry committed
+	entry   Entry // time, action and address; user and object come from req
+	success int   // status of the entry a transaction writes
+	written bool  // a transaction holding the entry committed
 }
 
 type recordKey struct{}
 
+// newRecord opens the record of a request whose entry starts as e (its
+// ObjectID the object's id as the request names it).
+func newRecord(e Entry) *record {
+	r := &record{req: &auditctx.Request{}, entry: e}
+	r.req.SetObject(e.ObjectID)
+	return r
+}
+
 func withRecord(ctx context.Context, r *record) context.Context {
-	return context.WithValue(ctx, recordKey{}, r)
+	return auditctx.With(context.WithValue(ctx, recordKey{}, r), r.req)
 }
 
 func recordOf(ctx context.Context) *record {
@@ -29,25 +39,15 @@ func recordOf(ctx context.Context) *record {
 	return r
 }
 
-// SetCaller tells the request's audit record who is calling; a service's
-// authentication calls it once it knows the caller, before it authorizes
-// the call. It does nothing outside an audited request.
-func SetCaller(ctx context.Context, userID, email string) {
-	if r := recordOf(ctx); r != nil {
-		r.mu.Lock()
-		r.entry.UserID, r.entry.UserEmail, r.caller = userID, email, true
-		r.mu.Unlock()
-	}
-}
-
-// SetObject names the object a request created, for requests whose path
-// carries no id; call it inside the transaction that creates it.
-func SetObject(ctx context.Context, id string) {
-	if r := recordOf(ctx); r != nil {
-		r.mu.Lock()
-		r.entry.ObjectID = id
-		r.mu.Unlock()
-	}
+// current is the entry as known now, and whether its caller is.
+func (r *record) current() (Entry, bool) {
+	r.mu.Lock()
+	e := r.entry
+	r.mu.Unlock()
+	var caller bool
+	e.UserID, e.UserEmail, caller = r.req.Caller()
+	e.ObjectID = r.req.Object()
+	return e, caller
 }
 
 // Engine returns e with every read-write transaction of an audited,
@@ -64,18 +64,16 @@ func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	if r == nil {
 		return e.Engine.Update(ctx, fn)
 	}
-	r.mu.Lock()
-	entry, ok := r.entry, r.caller
-	r.mu.Unlock()
-	if !ok {
+	if _, ok := r.current(); !ok {
 		return e.Engine.Update(ctx, fn)
 	}
 	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
 		if err := fn(w); err != nil {
 			return err
 		}
+		entry, _ := r.current()
 		r.mu.Lock()
-		entry.ObjectID, entry.Status = r.entry.ObjectID, r.success
+		entry.Status = r.success
 		r.mu.Unlock()
 		return putEntry(w, entry)
 	})

@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
@@ -195,7 +195,7 @@ func (s *Server) caller(ctx context.Context, vals []string) (store.User, error) 
 	case !credential.Equal(u.KeyHash, hash) || u.Inactive:
 		return store.User{}, errUnauthorized
 	}
-	audit.SetCaller(ctx, u.ID, u.Email)
+	auditctx.SetCaller(ctx, u.ID, u.Email)
 	return u, nil
 }
 

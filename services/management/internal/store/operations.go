@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 )
 
 // The API operations of the REST and gRPC handlers, each one transaction,
@@ -45,7 +45,7 @@ func (s *Store) CreateAPI(ctx context.Context, a API, fill func(API) (API, error
 			return err
 		}
 		n.ID, n.DBID = id, dbID
-		audit.SetObject(ctx, n.ID) // the request's audit entry names the new API
+		auditctx.SetObject(ctx, n.ID) // the request's audit entry names the new API
 		if err := tx.PutAPI(n); err != nil {
 			return err
 		}

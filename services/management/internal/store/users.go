@@ -13,7 +13,7 @@ import (
 
 	fastjson "github.com/goccy/go-json"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -66,7 +66,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 		if err := tx.putNewUser(&nu); err != nil {
 			return err
 		}
-		audit.SetObject(ctx, nu.ID) // the request's audit entry names the new user
+		auditctx.SetObject(ctx, nu.ID) // the request's audit entry names the new user
 		created = nu
 		return nil
 	})

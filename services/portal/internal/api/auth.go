@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
@@ -39,7 +39,7 @@ func (s *Server) checkKey(ctx context.Context, values []string) error {
 	case !ok:
 		return errUnauthorized
 	}
-	audit.SetCaller(ctx, AdminCaller, "") // the portal's keys are admin keys, without a user
+	auditctx.SetCaller(ctx, AdminCaller, "") // the portal's keys are admin keys, without a user
 	return nil
 }
 

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -27,7 +27,7 @@ func (s *Store) CreateLabel(ctx context.Context, kind LabelKind, name string) (L
 		if err != nil {
 			return err
 		}
-		audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new label
+		auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new label
 		l := Label{ID: id, Name: name}
 		if err := tx.Put(labelNameKey(kind, name), idKey(nil, id)); err != nil {
 			return err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -34,7 +34,7 @@ func (s *Store) CreatePage(ctx context.Context, product uint32, fill func(*Page,
 		if err != nil {
 			return err
 		}
-		audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new page
+		auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new page
 		p.ID, p.ProductID = id, product
 		if err := put(tx, pageKey(product, id), p); err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -186,7 +186,7 @@ func (s *Store) CreateProduct(ctx context.Context, p Product) (Product, error) {
 		if err != nil {
 			return err
 		}
-		audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new product
+		auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new product
 		rec := p
 		rec.ID = id
 		if err := put(tx, productKey(id), rec); err != nil {

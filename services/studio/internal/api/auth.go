@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/credential"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
@@ -55,7 +55,7 @@ func (s *Server) checkAdmin(ctx context.Context, authorization []string) error {
 	case err != nil:
 		return s.status(err, errUnauthorized)
 	}
-	audit.SetCaller(ctx, strconv.FormatUint(uint64(u.ID), 10), u.Email)
+	auditctx.SetCaller(ctx, strconv.FormatUint(uint64(u.ID), 10), u.Email)
 	if !u.IsAdmin {
 		return errNotAdmin
 	}

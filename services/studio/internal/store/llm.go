@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -36,7 +36,7 @@ func (s *Store) CreateLlmSettings(ctx context.Context, rec LlmSettings) (LlmSett
 		if err != nil {
 			return err
 		}
-		audit.SetObject(ctx, strconv.FormatUint(uint64(n), 10)) // the request's audit entry names the new record
+		auditctx.SetObject(ctx, strconv.FormatUint(uint64(n), 10)) // the request's audit entry names the new record
 		if err := putJSON(tx, llmKey(n), rec); err != nil {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -25,7 +25,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	var id uint32
 	err := s.kv.Update(ctx, func(tx kv.WriteTx) (err error) {
 		if id, err = putNewUser(tx, u); err == nil {
-			audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new user
+			auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new user
 		}
 		return err
 	})
