@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -127,7 +127,7 @@ func emailKey(email string) []byte { return concat(emailPrefix, strings.ToLower(
 
 // setObject names a new record in the request's audit entry.
 func setObject(ctx context.Context, id uint32) {
-	audit.SetObject(ctx, strconv.FormatUint(uint64(id), 10))
+	auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10))
 }
 
 // list decodes every record under prefix, in ascending id order; keep
