@@ -65,6 +65,8 @@ type Config struct {
 	// Gateways: how Tyk Gateways run from the service (management only,
 	// Defaults.Gateways; CONTRACT §6).
 	Gateways Gateways
+	// Consumers: the portal's consumer side (portal only, Defaults.Consumers).
+	Consumers Consumers
 }
 
 // Gateways are management's settings for Tyk Gateways in dashboard mode.
@@ -162,6 +164,8 @@ type Defaults struct {
 	Limits Limits
 	// Gateways adds the Tyk Gateway settings (Config.Gateways).
 	Gateways bool
+	// Consumers adds the portal's consumer settings (Config.Consumers).
+	Consumers bool
 }
 
 // ErrHelp is returned when -h or --help was asked for; the usage was printed.
@@ -213,6 +217,7 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	shutdownDelay := fs.String("shutdown-delay", fallback("SHUTDOWN_DELAY", "0s"), "after SIGTERM, keep serving this long with /readyz and gRPC health NOT_SERVING before the listeners close (env SHUTDOWN_DELAY)")
 	version := fs.Bool("version", false, "print the version, source revision and Go release, and exit")
 	gateways := addGateways(fs, getenv, d.Gateways)
+	consumers := addConsumers(fs, getenv, d.Consumers)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -233,6 +238,9 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 		return Config{}, err
 	}
 	if c.Gateways, err = gateways(); err != nil {
+		return Config{}, err
+	}
+	if c.Consumers, err = consumers(); err != nil {
 		return Config{}, err
 	}
 	if err := checkListeners(&c, fs, getenv); err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -22,12 +23,15 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/portal/internal/api"
+	"github.com/gatehouse/gatehouse/services/portal/internal/consumers"
+	"github.com/gatehouse/gatehouse/services/portal/internal/devsite"
+	"github.com/gatehouse/gatehouse/services/portal/internal/management"
 	"github.com/gatehouse/gatehouse/services/portal/internal/site"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
 
 // Defaults are the portal's built-in addresses and store file (CONTRACT §0).
-var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db", SiteAddr: "127.0.0.1:3002"}
+var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3001", GRPCAddr: "127.0.0.1:9001", DBPath: "data/portal.db", SiteAddr: "127.0.0.1:3002", Consumers: true}
 
 // Serve opens the store (the engine --store names), ensures the bootstrap
 // admin key and serves on l until ctx ends; the engine is closed after both
@@ -48,11 +52,23 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return fmt.Errorf("%s: %w", kvopen.Describe(cfg), err)
 	}
 	defer auditLog.Start(ctx)() // expiry ends before the engine closes
+	keys, closeKeys, err := managementKeys(cfg.Consumers)
+	if err != nil {
+		return err
+	}
+	defer closeKeys()
+	cons := consumers.New(st, consumers.Options{Signup: cfg.Consumers.DeveloperSignup, Keys: keys, Log: log})
 	srv := api.New(st, log, auditLog)
 	pages, err := site.New(st, log)
 	if err != nil {
 		return err
 	}
+	public := http.NewServeMux()
+	dev := devsite.New(cons, log)
+	for _, pattern := range devsite.Routes {
+		public.Handle(pattern, dev)
+	}
+	public.Handle("/", pages)
 	marshaler := api.NewMarshaler()
 	// The facade's mux, known once Register runs (before any request), so
 	// that the precheck middleware answers through the facade's error handler.
@@ -65,12 +81,16 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:        cfg.Limits,
 		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
-			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
+			if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
+				return err
+			}
+			go reconcile(ctx, cons, log)
+			return nil
 		},
 		Auth:     srv.Authenticate,
 		Audit:    auditLog.Interceptor(),
 		Ready:    st.Ready,
-		Site:     pages,
+		Site:     public,
 		Register: func(g grpc.ServiceRegistrar) { portalv1.RegisterPortalServiceServer(g, srv) },
 		Door:     srv.FrontDoor(),
 		// the operations that carry API definitions, OAS documents, migration requests or page content
@@ -101,3 +121,35 @@ func errorBody(_ *http.Request, _ int, msgs []string) any {
 		Errors []string `json:"errors"`
 	}{Errors: msgs}
 }
+
+// managementKeys is the management client the consumer side calls, or nil
+// without --management-grpc-addr (the routes that need it answer 503).
+func managementKeys(c config.Consumers) (consumers.Keys, func(), error) {
+	if c.ManagementGRPCAddr == "" {
+		return nil, func() {}, nil
+	}
+	cl, err := management.Dial(c.ManagementGRPCAddr, c.ManagementKey, c.ManagementCAFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cl, func() { cl.Close() }, nil
+}
+
+// reconcile repairs keys and credentials at start (consumers.Reconcile),
+// trying again every reconcileRetry while management does not answer.
+func reconcile(ctx context.Context, cons *consumers.Service, log *slog.Logger) {
+	for {
+		err := cons.Reconcile(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		log.Warn("consumer keys not reconciled; trying again", "err", err, "in", reconcileRetry)
+		select {
+		case <-time.After(reconcileRetry):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+const reconcileRetry = 30 * time.Second

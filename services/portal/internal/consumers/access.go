@@ -285,3 +285,24 @@ func (s *Service) rerequest(ctx context.Context, appID uint32, c store.AppCreden
 	}
 	return err
 }
+
+// Offer is a product as a developer requests access to it: the product and
+// the plans it offers (those that exist), in its order.
+func (s *Service) Offer(ctx context.Context, productID uint32) (store.Product, []store.Plan, error) {
+	p, err := s.store.GetProduct(ctx, productID)
+	if err != nil {
+		return p, nil, err
+	}
+	plans := []store.Plan{}
+	for _, id := range p.PlanIDs {
+		plan, err := s.store.GetPlan(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return p, nil, err
+		}
+		plans = append(plans, plan)
+	}
+	return p, plans, nil
+}

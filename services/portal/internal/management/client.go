@@ -1,0 +1,237 @@
+// Package management is the portal's client of management's gRPC API
+// (consumers.Keys): it checks policy ids and creates, deactivates and
+// deletes the keys of portal credentials. The portal is an internal caller:
+// it authenticates with a management API key (--management-key-file) in
+// the `authorization` metadata, over TLS when --management-ca-file is given.
+//
+// Every call has a deadline (CallTimeout). Idempotent calls (reads, a key's
+// update to a given state, a delete) are retried up to Attempts times when
+// management is unreachable; a key's creation is never retried, since a
+// lost answer could leave two keys (reconciliation deletes the one no
+// credential records).
+package management
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/portal/internal/consumers"
+)
+
+// Call bounds.
+const (
+	CallTimeout = 5 * time.Second
+	Attempts    = 3
+	retryPause  = 200 * time.Millisecond
+)
+
+// Client calls management; it implements consumers.Keys.
+type Client struct {
+	conn *grpc.ClientConn
+	api  managementv1.ManagementServiceClient
+	key  string
+}
+
+// Dial returns a client of the management gRPC API at addr, calling with
+// key; caFile, when set, is the CA that signed management's certificate
+// (TLS), else the connection is plain text. It does not connect yet.
+func Dial(addr, key, caFile string) (*Client, error) {
+	creds := insecure.NewCredentials()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--management-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--management-ca-file %s: no PEM certificate in it", caFile)
+		}
+		creds = credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("--management-grpc-addr: %w", err)
+	}
+	return &Client{conn: conn, api: managementv1.NewManagementServiceClient(conn), key: key}, nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+func (c *Client) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, CallTimeout)
+	return metadata.AppendToOutgoingContext(ctx, "authorization", c.key), cancel
+}
+
+// retry runs an idempotent call up to Attempts times while management is unreachable.
+func (c *Client) retry(ctx context.Context, call func(context.Context) error) error {
+	var err error
+	for i := range Attempts {
+		if i > 0 {
+			select {
+			case <-time.After(retryPause * time.Duration(i)):
+			case <-ctx.Done():
+				return err
+			}
+		}
+		cctx, cancel := c.ctx(ctx)
+		err = call(cctx)
+		cancel()
+		if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded {
+			return err
+		}
+	}
+	return err
+}
+
+func jsonBody(v any) (*httpbody.HttpBody, error) {
+	raw, err := json.Marshal(v)
+	return &httpbody.HttpBody{ContentType: "application/json", Data: raw}, err
+}
+
+// MissingPolicies implements consumers.Keys with GetPolicy.
+func (c *Client) MissingPolicies(ctx context.Context, ids []string) ([]string, error) {
+	var missing []string
+	for _, id := range ids {
+		err := c.retry(ctx, func(ctx context.Context) error {
+			_, err := c.api.GetPolicy(ctx, &managementv1.GetPolicyRequest{PolicyId: id})
+			return err
+		})
+		switch status.Code(err) {
+		case codes.OK:
+		case codes.NotFound, codes.InvalidArgument:
+			missing = append(missing, id)
+		default:
+			return nil, err
+		}
+	}
+	return missing, nil
+}
+
+// session is the part of Tyk's SessionState a portal key sets.
+type session struct {
+	ApplyPolicies []string          `json:"apply_policies"`
+	Alias         string            `json:"alias"`
+	MetaData      map[string]string `json:"meta_data"`
+}
+
+// CreateKey implements consumers.Keys (not retried).
+func (c *Client) CreateKey(ctx context.Context, spec consumers.KeySpec) (string, string, error) {
+	body, err := jsonBody(session{ApplyPolicies: spec.Policies, Alias: spec.Alias, MetaData: spec.Meta})
+	if err != nil {
+		return "", "", err
+	}
+	cctx, cancel := c.ctx(ctx)
+	defer cancel()
+	resp, err := c.api.CreateKey(cctx, &managementv1.CreateKeyRequest{Body: body})
+	if err != nil {
+		return "", "", err
+	}
+	if resp.GetKeyId() == "" || resp.GetKeyHash() == "" {
+		return "", "", errors.New("management answered a key without its id or hash")
+	}
+	return resp.GetKeyId(), resp.GetKeyHash(), nil
+}
+
+// SetInactive implements consumers.Keys: the key's session is read and
+// written back with is_inactive set. A key management no longer has is no error.
+func (c *Client) SetInactive(ctx context.Context, hash string, inactive bool) error {
+	var sess map[string]any
+	err := c.retry(ctx, func(ctx context.Context) error {
+		resp, err := c.api.GetKey(ctx, &managementv1.GetKeyRequest{KeyId: hash, Hashed: "true"})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(resp.GetBody().GetData(), &sess)
+	})
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	sess["is_inactive"] = inactive
+	body, err := jsonBody(sess)
+	if err != nil {
+		return err
+	}
+	err = c.retry(ctx, func(ctx context.Context) error {
+		_, err := c.api.UpdateKey(ctx, &managementv1.UpdateKeyRequest{KeyId: hash, Hashed: "true", Body: body})
+		return err
+	})
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	return err
+}
+
+// DeleteKey implements consumers.Keys; a key management does not have is no error.
+func (c *Client) DeleteKey(ctx context.Context, hash string) error {
+	err := c.retry(ctx, func(ctx context.Context) error {
+		_, err := c.api.DeleteKey(ctx, &managementv1.DeleteKeyRequest{KeyId: hash, Hashed: "true"})
+		return err
+	})
+	if status.Code(err) == codes.NotFound {
+		return nil
+	}
+	return err
+}
+
+// keysDetailed is the Dashboard's KeysDetailed answer.
+type keysDetailed struct {
+	Keys []struct {
+		KeyID   string `json:"key_id"`
+		KeyHash string `json:"key_hash"`
+		Data    struct {
+			MetaData map[string]any `json:"meta_data"`
+		} `json:"data"`
+	} `json:"keys"`
+}
+
+// PortalKeys implements consumers.Keys with ListKeysDetailed (every page at once).
+func (c *Client) PortalKeys(ctx context.Context) ([]consumers.PortalKey, error) {
+	var list keysDetailed
+	all := int64(-1)
+	err := c.retry(ctx, func(ctx context.Context) error {
+		resp, err := c.api.ListKeysDetailed(ctx, &managementv1.ListKeysDetailedRequest{P: &all})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(resp.GetBody().GetData(), &list)
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []consumers.PortalKey
+	for _, k := range list.Keys {
+		app, _ := k.Data.MetaData["portal_app_id"].(string)
+		id, err := strconv.ParseUint(app, 10, 32)
+		if err != nil {
+			continue
+		}
+		hash := k.KeyHash
+		if hash == "" {
+			hash = k.KeyID
+		}
+		out = append(out, consumers.PortalKey{Hash: hash, AppID: uint32(id)})
+	}
+	return out, nil
+}
+
+var _ consumers.Keys = (*Client)(nil)
