@@ -17,8 +17,9 @@
 // The service's authentication says who the caller is (auditctx.SetCaller). Calls
 // without valid credentials are not stored, only counted
 // (gatehouse_auth_failures_total), so that anonymous clients cannot fill the
-// store; refused calls are stored at most RefusedPerMinute per caller and
-// minute, per process. Expire drops entries older than the retention and
+// store; refused calls are stored at most RefusedPerCaller per caller and
+// RefusedPerService in all in any minute (a sliding window), per process,
+// and every id is cut to idsize.Max bytes. Expire drops entries older than the retention and
 // beyond the entry limit, a batch per transaction.
 package audit
 
@@ -31,10 +32,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"sync"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/idsize"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -61,10 +62,6 @@ var (
 	OldestPrefix = []byte("auditold/")
 )
 
-// RefusedPerMinute is how many refused requests of one caller a process
-// stores per minute; the rest are only counted.
-const RefusedPerMinute = 100
-
 // Options configure a Log.
 type Options struct {
 	// Service names the service in metrics (studio, management, portal).
@@ -84,9 +81,7 @@ type Log struct {
 	actions map[string]action // by RPC name, Service_Method
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	minute  int64
-	refused map[string]int // refused entries stored this minute, by caller
+	refused refusals
 }
 
 // New returns the audit log kept in e (the service's undecorated engine).
@@ -105,7 +100,7 @@ func New(e kv.Engine, opts Options) (*Log, error) {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	return &Log{e: e, opts: opts, actions: actions, log: lg.With("component", "audit"), refused: map[string]int{}}, nil
+	return &Log{e: e, opts: opts, actions: actions, log: lg.With("component", "audit")}, nil
 }
 
 // newID is an entry id that sorts newest first (see Prefix).
@@ -141,6 +136,7 @@ func oldestKey(id string) []byte {
 }
 
 func putEntry(w kv.WriteTx, e Entry) error {
+	e.ObjectID = idsize.Cut(e.ObjectID)
 	v, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -151,25 +147,11 @@ func putEntry(w kv.WriteTx, e Entry) error {
 	return w.Put(oldestKey(e.ID), []byte(e.ID))
 }
 
-// store writes e in its own transaction.
+// store writes e in its own transaction. An entry that cannot be stored is
+// logged (never the request's answer).
 func (l *Log) store(ctx context.Context, e Entry) {
 	err := l.e.Update(context.WithoutCancel(ctx), func(w kv.WriteTx) error { return putEntry(w, e) })
 	if err != nil {
 		l.log.Error("audit entry not stored", "action", e.Action, "status", e.Status, "err", err)
 	}
-}
-
-// allowRefused reports whether one more refused request of caller may be
-// stored this minute.
-func (l *Log) allowRefused(caller string, now time.Time) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if m := now.Unix() / 60; m != l.minute {
-		l.minute, l.refused = m, map[string]int{}
-	}
-	if l.refused[caller] >= RefusedPerMinute {
-		return false
-	}
-	l.refused[caller]++
-	return true
 }

@@ -185,12 +185,12 @@ func checkEntryCommitsWithTheWrite(t *testing.T, l *Log, e kv.Engine) {
 func TestRefusedRequestsAreCappedPerCaller(t *testing.T) {
 	l, _ := newLog(t, config.Audit{})
 	deny := func(context.Context) error { return rest.Error(codes.PermissionDenied, 403, "no") }
-	for range RefusedPerMinute + 20 {
+	for range RefusedPerCaller + 20 {
 		call(l, "Delete", "noisy", deny)
 	}
 	call(l, "Delete", "quiet", deny)
-	if _, pages := list(t, l, Query{UserID: "noisy", Page: 1, PageSize: 1}); pages != RefusedPerMinute {
-		t.Errorf("%d refused entries of one caller stored, want %d", pages, RefusedPerMinute)
+	if _, pages := list(t, l, Query{UserID: "noisy", Page: 1, PageSize: 1}); pages != RefusedPerCaller {
+		t.Errorf("%d refused entries of one caller stored, want %d", pages, RefusedPerCaller)
 	}
 	if got, _ := list(t, l, Query{UserID: "quiet"}); len(got) != 1 {
 		t.Errorf("another caller's refusal: %d entries, want 1", len(got))

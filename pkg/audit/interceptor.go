@@ -128,7 +128,7 @@ func (l *Log) finish(ctx context.Context, r *record, err error) {
 		return
 	}
 	e.Status = httpStatus(err)
-	if !l.allowRefused(e.UserID, e.Time) {
+	if !l.refused.allow(e.UserID, e.Time) {
 		metrics.CountAuditDropped(l.opts.Service)
 		return
 	}

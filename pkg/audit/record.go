@@ -67,7 +67,9 @@ func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	if _, ok := r.current(); !ok {
 		return e.Engine.Update(ctx, fn)
 	}
+	put := false
 	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
+		put = false
 		if err := fn(w); err != nil {
 			return err
 		}
@@ -75,9 +77,12 @@ func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 		r.mu.Lock()
 		entry.Status = r.success
 		r.mu.Unlock()
-		return putEntry(w, entry)
+		// An entry that cannot be put never fails the write it records:
+		// the interceptor then stores it on its own (Log.finish).
+		put = putEntry(w, entry) == nil
+		return nil
 	})
-	if err == nil {
+	if err == nil && put {
 		r.mu.Lock()
 		r.written = true
 		r.mu.Unlock()

@@ -21,8 +21,10 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/idsize"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
@@ -94,7 +96,7 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, gua
 			return next(ctx, req)
 		}
 	}
-	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), audit, markErrors(log), recoverPanics(log), authenticate(auth, guards.Door))
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), checkIDs, audit, markErrors(log), recoverPanics(log), authenticate(auth, guards.Door))
 	codec := newLimitCodec()
 	own := []grpc.ServerOption{grpc.ForceServerCodecV2(codec)}
 	if guards.Door != nil {
@@ -140,6 +142,18 @@ func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {
 		log.Log(ctx, level, "rpc", "method", info.FullMethod, "code", code.String(), "duration", time.Since(start), "trace_id", tracing.ID(ctx))
 		return resp, err
 	}
+}
+
+// checkIDs refuses a request with an identifier over idsize.Max bytes
+// (400, naming the field) before it is audited or authorized: the audit
+// log never stores an id of a megabyte, and no lookup is made with one.
+func checkIDs(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	if m, ok := req.(proto.Message); ok {
+		if err := idsize.Check(m); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx, req)
 }
 
 // errInternal is what a caller sees of a panic: never its text.

@@ -159,7 +159,7 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	}
 	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight), log: log.With("component", "http")}
 	jsonpb := NewJSON(o.Marshal)
-	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, validPathParams, f.readIntQuery)}
+	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, f.validPathParams, f.readIntQuery)}
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}

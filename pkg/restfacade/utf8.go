@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+
+	"github.com/gatehouse/gatehouse/pkg/idsize"
 )
 
 // Path and query parameters reach the handlers as protobuf strings, which
@@ -15,10 +17,16 @@ import (
 // the handler answers the parameter as it answers any other malformed or
 // unknown value (400 or 404 as the route says).
 
-// validPathParams is the first middleware of every route.
-func validPathParams(next runtime.HandlerFunc) runtime.HandlerFunc {
+// validPathParams is the first middleware of every route. Every path
+// parameter is an identifier: one over idsize.Max bytes is answered 400
+// naming it, before the request is authenticated or audited.
+func (f *facade) validPathParams(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		for k, v := range params {
+			if len(v) > idsize.Max {
+				f.handleError(r.Context(), nil, nil, w, r, idsize.Error(k))
+				return
+			}
 			if !utf8.ValidString(v) {
 				params[k] = strings.ToValidUTF8(v, "\uFFFD")
 			}

@@ -48,6 +48,7 @@ type Attack struct {
 	PID      int
 	HTTPAddr string // host:port of the REST facade
 	GRPCAddr string // host:port of the gRPC server
+	DB       string // the bbolt store's file
 	// Auth is a valid admin authorization value, as REST and gRPC take it.
 	Auth string
 	// Method is a gRPC method (full name) whose request holds a free-form
@@ -462,8 +463,59 @@ func StartAttack(t *testing.T, root, svc, token string, a Attack, env ...string)
 	if err != nil {
 		t.Fatal(err)
 	}
+	db := filepath.Join(t.TempDir(), svc+".db")
 	p := binproc.Start(t, bins[svc], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), svc+".db"), "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
-	a.T, a.PID, a.HTTPAddr, a.GRPCAddr = t, p.Cmd.Process.Pid, p.HTTPAddr, p.GRPCAddr
+		"--db", db, "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
+	a.T, a.PID, a.HTTPAddr, a.GRPCAddr, a.DB = t, p.Cmd.Process.Pid, p.HTTPAddr, p.GRPCAddr, db
 	return &a
+}
+
+// LongIDs (issue 32, "audit log fill"): key, a valid key without the
+// permission method needs, sends calls calls of method whose field 1 (the
+// id) is 1,000,000 bytes, and a REST restMethod to restPath (which ends in
+// an id) with an id of 10,000 bytes: each is refused 400 (InvalidArgument)
+// naming the field, and the store file grows by less than maxGrowthMiB in
+// all. Before issue 32 each was stored, id included, as a refused request.
+func (a *Attack) LongIDs(key, method string, calls int, restMethod, restPath string, maxGrowthMiB float64) {
+	t := a.T
+	t.Helper()
+	before := fileSize(t, a.DB)
+	id := bytes.Repeat([]byte("x"), 1_000_000)
+	req := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), id)
+	conn := a.Dial("")
+	for i := range calls {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), "authorization", key), time.Minute)
+		var out []byte
+		err := conn.Invoke(ctx, method, &req, &out, grpc.ForceCodecV2(rawCodec{}), grpc.WaitForReady(true))
+		cancel()
+		if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "256 bytes") {
+			t.Fatalf("call %d of %s with an id of %d bytes: %v, want InvalidArgument naming the limit", i, method, len(id), err)
+		}
+	}
+	r, _ := http.NewRequest(restMethod, "http://"+a.HTTPAddr+restPath+strings.Repeat("y", 10_000), nil)
+	r.Header.Set("Authorization", key)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "256 bytes") {
+		t.Errorf("%s %s<10,000 bytes>: %d %.200s, want 400 naming the limit", restMethod, restPath, res.StatusCode, body)
+	}
+	grown := float64(fileSize(t, a.DB)-before) / (1 << 20)
+	if grown > maxGrowthMiB {
+		t.Errorf("%d calls with ids of 1 MB grew the store by %.1f MiB, want at most %.1f", calls, grown, maxGrowthMiB)
+	} else {
+		t.Logf("%d calls with ids of 1 MB: store +%.2f MiB", calls, grown)
+	}
+}
+
+func fileSize(t testing.TB, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

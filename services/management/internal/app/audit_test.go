@@ -177,3 +177,24 @@ func TestAuditLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditRefusedBounded (issue 32): a key without the permission stores at
+// most audit.RefusedPerCaller refusals in any minute, however it spreads
+// them, and an id over 256 bytes is refused 400 before anything is stored.
+func TestAuditRefusedBounded(t *testing.T) {
+	in := start(t, "")
+	readerID, reader := in.createUser(`{"apis":"read"}`)
+	for i := range audit.RefusedPerCaller + 50 {
+		expect(t, "refused delete", in.do("DELETE", fmt.Sprintf("/api/apis/%032d", i), reader, nil), 403, "")
+	}
+	if logs, _ := in.auditLogs("?p=0&user_id=" + readerID); len(logs) != audit.RefusedPerCaller {
+		t.Errorf("%d refusals stored, want %d", len(logs), audit.RefusedPerCaller)
+	}
+	long := strings.Repeat("x", 257)
+	expect(t, "long path id", in.do("DELETE", "/api/apis/"+long, adminToken, nil), 400, mgmtErr("api_id must be at most 256 bytes"))
+	expect(t, "long path id, refused key", in.do("DELETE", "/api/users/"+long, reader, nil), 400, mgmtErr("user_id must be at most 256 bytes"))
+	expect(t, "256 bytes is an id", in.do("DELETE", "/api/apis/"+long[1:], adminToken, nil), 404, "")
+	if logs, _ := in.auditLogs("?p=1"); logs[0].ObjectID != long[1:] {
+		t.Errorf("latest entry %+v, want the 256-byte id's", logs[0])
+	}
+}

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +38,11 @@ func TestHostileBinary(t *testing.T) {
 		body := `{"first_name":"a","last_name":"b","email_address":"big@example.com","user_permissions":{"k":[` + strings.Repeat("0,", 500_000) + `0]}}`
 		a.Refused("POST user_permissions of 500,000 elements", "POST", "/api/users", "", []byte(body), 400, "user_permissions", 16)
 	})
+	t.Run("ids of 1 MB from a read-only key", func(t *testing.T) {
+		a.T = t
+		reader := binaryUser(t, a, `{"apis":"read"}`)
+		a.LongIDs(reader, "/gatehouse.management.v1.ManagementService/DeleteAPI", 150, "DELETE", "/api/apis/", 1)
+	})
 	// Documents stored verbatim: 15 MiB of about 7.7M tiny values.
 	tiny := strings.Repeat("0,", 15<<19)
 	t.Run("classic definition of 7.7M values", func(t *testing.T) {
@@ -68,4 +75,24 @@ func TestHostileLong(t *testing.T) {
 		a.ConcurrentBodies(32, "POST", "/api/apis", []byte(def), servertest.PodLimitMiB)
 	})
 	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+}
+
+// binaryUser creates a user with perms on the attacked binary and returns its key.
+func binaryUser(t *testing.T, a *servertest.Attack, perms string) string {
+	t.Helper()
+	body := `{"first_name":"A","last_name":"B","email_address":"reader@example.test","user_permissions":` + perms + `}`
+	req, _ := http.NewRequest("POST", "http://"+a.HTTPAddr+"/api/users", strings.NewReader(body))
+	req.Header.Set("Authorization", a.Auth)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var v struct {
+		Key string `json:"access_key"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || v.Key == "" {
+		t.Fatalf("create user: %d %v", res.StatusCode, err)
+	}
+	return v.Key
 }
