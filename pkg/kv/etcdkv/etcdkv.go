@@ -12,9 +12,14 @@
 //
 // # Transactions
 //
-// View reads at one revision: the first read is linearizable and fixes the
-// revision, every later read (Scan pages included) asks for that revision, so
-// a View sees one consistent snapshot.
+// View reads one consistent snapshot. With the watch cache (cache.go, the
+// default) that is the records in memory, fed by a watch: a View learns
+// etcd's current revision with one quorum read, waits until the cache has
+// applied it (asking etcd for a progress notification when the revision
+// moved outside the records), and reads the cache's immutable snapshot; when
+// the cache cannot catch up within a second it reads etcd as below. Without
+// the cache, the first read is linearizable and fixes the revision, and every
+// later read (Scan pages included) asks for that revision.
 //
 // Update is optimistic and serializable. Its reads work as in View; its
 // writes are buffered (the transaction reads its own writes) and committed
@@ -116,6 +121,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// StartTimeout bounds Open's first contact; zero means 10 s.
 	StartTimeout time.Duration
+	// NoWatchCache makes every View read etcd instead of the watch cache
+	// (cache.go); benchmarks compare the two.
+	NoWatchCache bool
 }
 
 // Engine is a kv.Engine on etcd.
@@ -127,6 +135,10 @@ type Engine struct {
 	guards string // P + "g/"
 
 	queue *groupcommit.Queue
+	cache *watchCache // nil with Config.NoWatchCache
+	// cacheMisses counts the Views that read etcd because the cache did not
+	// reach etcd's revision in time (tests read it).
+	cacheMisses atomic.Int64
 	// reruns counts batches run again after a failed compare, and
 	// serialReads the reads a batch's serial run made of etcd (tests read
 	// them).
@@ -190,6 +202,9 @@ func Open(ctx context.Context, cfg Config) (*Engine, error) {
 			kv.ErrUnavailable, cfg.StartTimeout, strings.Join(cfg.Endpoints, ", "), err)
 	}
 	e.queue = groupcommit.Start(maxBatch, e.commitBatch)
+	if !cfg.NoWatchCache {
+		e.cache = startCache(e)
+	}
 	return e, nil
 }
 
@@ -230,6 +245,9 @@ func (e *Engine) Close() error {
 	if !e.queue.Close() {
 		return nil
 	}
+	if e.cache != nil {
+		e.cache.close()
+	}
 	return e.cli.Close()
 }
 
@@ -241,10 +259,21 @@ func (e *Engine) Ready(ctx context.Context) error {
 	return e.mapErr(ctx, err)
 }
 
-// View runs fn on one snapshot.
+// View runs fn on one snapshot: the watch cache's once it has applied etcd's
+// current revision (cache.go), otherwise etcd's own at one revision.
 func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if e.cache != nil {
+		s, err := e.cache.at(ctx)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			return fn(snapTx{s})
+		}
+		e.cacheMisses.Add(1)
 	}
 	return fn(&tx{e: e, ctx: ctx})
 }

@@ -14,3 +14,7 @@ func Reruns(e *Engine) int64 { return e.reruns.Load() }
 // SerialReads is how many reads batches made of etcd while running their
 // functions one after another (not counting the prefetch).
 func SerialReads(e *Engine) int64 { return e.serialReads.Load() }
+
+// CacheMisses is how many Views read etcd because the watch cache had not
+// reached etcd's revision in time.
+func CacheMisses(e *Engine) int64 { return e.cacheMisses.Load() }
