@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -24,11 +25,12 @@ import (
 type Guards struct {
 	// Door, when set, authenticates every stream before it exists.
 	Door *FrontDoor
-	// Budget, when set, admits each call's message before it is read:
-	// MaxRecvMsgSize is held while it is read (grpc-go reads a message up
-	// to the length its sender declares, within MaxRecvMsgSize, before the
-	// codec can check the method's own limit), then only its size until
-	// the call ends.
+	// Budget, when set, admits each call's message before it is read, for
+	// the call's key: MaxRecvMsgSize (at most the key's share) is held
+	// while it is read (grpc-go reads a message up to the length its sender
+	// declares, within MaxRecvMsgSize, before the codec can check the
+	// method's own limit, and shows nothing of it before it is whole), then
+	// only its size until the call ends.
 	Budget *inflight.Budget
 	// Limits give each method its largest message (decompressed).
 	Limits bodylimit.Table
@@ -73,7 +75,7 @@ func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
 		var hold *inflight.Hold
 		if s.guards.Budget != nil {
 			var err error
-			if hold, err = s.guards.Budget.Acquire(ctx, MaxRecvMsgSize); err != nil {
+			if hold, err = s.guards.Budget.Acquire(ctx, caller(ctx), MaxRecvMsgSize); err != nil {
 				return nil, err
 			}
 			defer hold.Release()
@@ -94,6 +96,15 @@ func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
 		}
 		return h(srv, ctx, read, ic)
 	}
+}
+
+// caller names the call's caller for the in-flight budget by its key.
+func caller(ctx context.Context) string {
+	var key string
+	if v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) > 0 {
+		key = v[0]
+	}
+	return inflight.Caller(key)
 }
 
 // recvBy reads the call's message, giving up at deadline: the handler then

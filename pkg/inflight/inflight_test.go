@@ -9,48 +9,124 @@ import (
 
 // TestBudget: requests fit until the budget is spent; one more waits for
 // room and gets it when a holder shrinks or releases; without room within
-// the wait it is ErrBusy; a request larger than the budget takes all of it.
+// the wait it is ErrBusy; a request larger than the budget holds all of it.
 func TestBudget(t *testing.T) {
-	b := New(100, 50*time.Millisecond)
+	b := New(400, 50*time.Millisecond)
 	ctx := context.Background()
-	h1, err := b.Acquire(ctx, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h2, err := b.Acquire(ctx, 40)
-	if err != nil {
-		t.Fatal(err)
+	var holds []*Hold
+	for _, c := range []string{"a", "b", "c", "d"} {
+		h, err := b.Acquire(ctx, c, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds = append(holds, h)
 	}
 	begin := time.Now()
-	if _, err := b.Acquire(ctx, 1); !errors.Is(err, ErrBusy) || time.Since(begin) < 50*time.Millisecond {
+	if _, err := b.Acquire(ctx, "e", 1); !errors.Is(err, ErrBusy) || time.Since(begin) < 50*time.Millisecond {
 		t.Fatalf("over the budget: %v after %v, want ErrBusy after the wait", err, time.Since(begin))
 	}
-	h1.Shrink(10) // 50 given back
-	h3, err := b.Acquire(ctx, 50)
+	holds[0].Shrink(50) // 50 given back
+	h, err := b.Acquire(ctx, "e", 50)
 	if err != nil {
 		t.Fatalf("after a shrink: %v", err)
 	}
+	holds = append(holds, h)
 	done := make(chan error, 1)
 	go func() {
-		h, err := b.Acquire(ctx, 1000) // larger than the budget: all of it, once free
+		h, err := b.Acquire(ctx, "f", 1000) // larger than the budget: all of it, once free
 		if err == nil {
+			if all, of := b.Held("f"); of != 400 || all != 400 {
+				err = errors.New("a request larger than the budget does not hold all of it")
+			}
 			h.Release()
 		}
 		done <- err
 	}()
 	time.Sleep(10 * time.Millisecond)
-	h1.Release()
-	h2.Release()
-	h3.Release()
-	h3.Release() // twice: nothing more
+	for _, h := range holds {
+		h.Release()
+		h.Release() // twice: nothing more
+	}
 	if err := <-done; err != nil {
 		t.Fatalf("a request larger than the budget: %v", err)
 	}
+	if all, _ := b.Held(""); all != 0 {
+		t.Fatalf("%d bytes held after every release", all)
+	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	full, _ := b.Acquire(ctx, 100)
-	if _, err := b.Acquire(canceled, 1); err == nil || errors.Is(err, ErrBusy) {
+	full, _ := b.Acquire(ctx, "a", 400)
+	if _, err := b.Acquire(canceled, "a", 1); err == nil || errors.Is(err, ErrBusy) {
 		t.Errorf("canceled caller: %v, want its context's error", err)
 	}
 	full.Release()
+}
+
+// TestShare: one caller's requests hold at most a quarter of the budget
+// together, however many it opens (one request alone may hold more); the
+// others are served at once meanwhile; a hold grows as its request's bytes
+// arrive.
+func TestShare(t *testing.T) {
+	b := New(400, 50*time.Millisecond)
+	ctx := context.Background()
+	first, err := b.Acquire(ctx, "greedy", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := first.Grow(ctx, 30); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := b.Acquire(ctx, "greedy", 10)
+	if err != nil {
+		t.Fatalf("a second request within the share: %v", err)
+	}
+	if err := second.Grow(ctx, 1); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a second request of a caller at its share: %v, want ErrBusy", err)
+	}
+	second.Release()
+	if err := first.Grow(ctx, 100); err != nil {
+		t.Fatalf("a caller's only request past the share: %v", err)
+	}
+	begin := time.Now()
+	other, err := b.Acquire(ctx, "other", 100)
+	if err != nil || time.Since(begin) > 10*time.Millisecond {
+		t.Fatalf("another caller: %v after %v, want room at once", err, time.Since(begin))
+	}
+	other.Release()
+	first.Release()
+	if Caller("Bearer k") != Caller("k") || Caller("k") == Caller("l") {
+		t.Error("Caller: one key, with or without Bearer, is one caller; two keys are two")
+	}
+}
+
+// TestStuckHoldsGiveWay: holds that grow could wait for each other for
+// ever; when every byte in the way is held by waiting holds the youngest is
+// refused at once and the older ones go on — within a caller's share and
+// across callers.
+func TestStuckHoldsGiveWay(t *testing.T) {
+	for _, callers := range [][2]string{{"k", "k"}, {"k", "l"}} {
+		b := New(400, 10*time.Second)
+		if callers[0] != callers[1] {
+			b = New(100, 10*time.Second) // both fill the budget
+			b.share = 100
+		}
+		ctx := context.Background()
+		older, _ := b.Acquire(ctx, callers[0], 50)
+		younger, _ := b.Acquire(ctx, callers[1], 50)
+		done := make(chan error, 1)
+		go func() { done <- older.Grow(ctx, 50) }()
+		time.Sleep(20 * time.Millisecond)
+		begin := time.Now()
+		err := younger.Grow(ctx, 50)
+		if !errors.Is(err, ErrBusy) || time.Since(begin) > time.Second {
+			t.Fatalf("%v: the younger stuck hold: %v after %v, want ErrBusy at once", callers, err, time.Since(begin))
+		}
+		younger.Release()
+		if err := <-done; err != nil {
+			t.Fatalf("%v: the older hold after the younger gave way: %v", callers, err)
+		}
+		older.Release()
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -31,6 +32,10 @@ func (f *facade) handleError(_ context.Context, _ *runtime.ServeMux, _ runtime.M
 	switch body := bodyOf(r.Context()); {
 	case body.tooLarge:
 		f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{"request body too large"})
+	case body.busy:
+		w.Header().Set("Retry-After", inflight.RetryAfter)
+		code, msgs, _ := rest.Detail(status.Convert(inflight.ErrBusy))
+		f.writeError(w, r, code, msgs)
 	case body.timedOut:
 		f.writeError(w, r, http.StatusRequestTimeout, []string{"the request body did not arrive in time"})
 	case st.Code() == codes.InvalidArgument && f.opts.RequestError != nil:

@@ -14,15 +14,25 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/inflight"
 )
 
-// A body is read against a deadline sized for it: BodyGrace plus its length
-// at MinBodyRate (a 16 MiB body: 10 s + 256 s at 64 KiB/s), so a client
-// that announces a body and then trickles it, or stops, is cut off instead
-// of holding the connection for as long as it likes. A body of unknown
-// length (chunked) gets the time of the largest one.
+// A body is read against two deadlines. It must keep arriving: the first
+// MinProgress bytes (or all of a smaller body) within FirstProgress, then
+// each further MinProgress within ProgressWindow of the last; and all of it
+// within BodyGrace plus its length at MinBodyRate (a 16 MiB body: 10 s +
+// 256 s at 64 KiB/s; one of unknown length, chunked, gets the time of the
+// largest). A client that announces a body and then sends nothing is cut
+// off (408) after 11 s, one that trickles it after at most the whole
+// body's time.
 const (
 	DefaultBodyGrace   = 10 * time.Second
 	DefaultMinBodyRate = 64 << 10 // bytes per second
+	MinProgress        = 64 << 10
+	ProgressWindow     = 10 * time.Second
+	FirstProgress      = time.Second + ProgressWindow
 )
+
+// growStep is how much more of the in-flight budget a body asks for when
+// what arrived reaches what it holds.
+const growStep = 64 << 10
 
 type bodyKey struct{}
 
@@ -31,6 +41,7 @@ type bodyKey struct{}
 type bodyState struct {
 	tooLarge bool // went over MaxBody
 	timedOut bool // the read deadline passed
+	busy     bool // found no room in the in-flight budget
 	done     bool // read to its end (or there was none)
 	// decodeErr is what the body's decoder refused it with (BodyDecoder),
 	// for Options.RequestError: grpc-gateway passes on only its text.
@@ -55,8 +66,11 @@ func (f *facade) watchBody(w http.ResponseWriter, r *http.Request) *http.Request
 	if size < 0 {
 		size = MaxBody
 	}
-	rc.SetReadDeadline(time.Now().Add(f.limits.BodyGrace + time.Duration(size)*time.Second/time.Duration(f.limits.MinBodyRate)))
-	r.Body = &watchedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), body: r.Body, w: w, state: state, rc: rc}
+	now := time.Now()
+	wb := &watchedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), body: r.Body, w: w, state: state, rc: rc,
+		end: now.Add(f.limits.BodyGrace + time.Duration(size)*time.Second/time.Duration(f.limits.MinBodyRate))}
+	wb.setDeadline(now.Add(FirstProgress))
+	r.Body = wb
 	return r
 }
 
@@ -66,12 +80,33 @@ type watchedBody struct {
 	w     http.ResponseWriter
 	state *bodyState
 	rc    *http.ResponseController
+
+	end  time.Time // the whole body's deadline
+	read int64     // bytes read so far
+	mark int64     // read at the last progress deadline
+
+	// hold, once the body is admitted (admitBody), grows as the body
+	// arrives, up to max.
+	ctx      context.Context
+	hold     *inflight.Hold
+	reserved int64
+	max      int64
+}
+
+// setDeadline sets the connection's read deadline to t, or to the whole
+// body's deadline when that comes first.
+func (b *watchedBody) setDeadline(t time.Time) {
+	if b.end.Before(t) {
+		t = b.end
+	}
+	b.rc.SetReadDeadline(t)
 }
 
 // admitBody runs after authentication: a body over its operation's limit
 // is refused (413) before it is read, one of unknown length is capped at
-// that limit; then the body's bytes are admitted against the in-flight
-// budget, held until the request ends.
+// that limit; then the body's bytes are held in the in-flight budget, for
+// the caller's key, as they arrive (watchedBody.Read), until the request
+// ends.
 func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		wb, ok := r.Body.(*watchedBody)
@@ -90,22 +125,32 @@ func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 			size = limit
 		}
 		if f.limits.Budget != nil {
-			hold, err := f.limits.Budget.Acquire(r.Context(), size)
+			hold, err := f.limits.Budget.Acquire(r.Context(), inflight.Caller(r.Header.Get("Authorization")), 0)
 			if err != nil {
-				if errors.Is(err, inflight.ErrBusy) {
-					w.Header().Set("Retry-After", inflight.RetryAfter)
-				}
 				f.handleError(r.Context(), nil, nil, w, r, err)
 				return
 			}
 			defer hold.Release()
+			wb.ctx, wb.hold, wb.max = r.Context(), hold, size
 		}
 		next(w, r, params)
 	}
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.hold != nil && b.read+int64(len(p)) > b.reserved && b.reserved < b.max {
+		grow := min(max(b.read+int64(len(p))-b.reserved, growStep), b.max-b.reserved)
+		if err := b.hold.Grow(b.ctx, grow); err != nil {
+			b.state.busy = true
+			return 0, err
+		}
+		b.reserved += grow
+	}
 	n, err := b.ReadCloser.Read(p)
+	if b.read += int64(n); b.rc != nil && b.read-b.mark >= MinProgress {
+		b.mark = b.read
+		b.setDeadline(time.Now().Add(ProgressWindow))
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:

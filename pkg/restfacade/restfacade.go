@@ -121,10 +121,9 @@ type Limits struct {
 	// Bodies give each operation its largest body; over it, 413 before the
 	// body is read.
 	Bodies bodylimit.Table
-	// Budget, when set, admits each body's length (an unknown length as
-	// its operation's limit) before the body is read, after the caller's
-	// credentials are checked; a body that finds no room within its wait
-	// gets 503 with Retry-After.
+	// Budget, when set, holds each body's bytes, for the caller's key, as
+	// they arrive (after the caller's credentials are checked); a body that
+	// finds no room within its wait gets 503 with Retry-After.
 	Budget *inflight.Budget
 }
 

@@ -1,13 +1,17 @@
 package app
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -34,11 +38,45 @@ func TestHostileBinary(t *testing.T) {
 	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
 	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/api/v1/llm-settings") })
 	t.Run("free-form field on gRPC", func(t *testing.T) { a.T = t; a.FreeFormGRPC("data.attributes.metadata", 16) })
+	t.Run("one key holding the byte budget", func(t *testing.T) {
+		a.T = t
+		other := "Bearer " + adminKey(t, a)
+		body := []byte(`{"data":{"type":"llm-settings","attributes":{"model_name":"m"}}}`)
+		a.HeldBudget(other, "POST", "/api/v1/llm-settings", body, nil, 20, 1_000_000, 900_000, 4)
+	})
+	t.Run("stalled upload", func(t *testing.T) {
+		a.T = t
+		a.StalledUpload("POST", "/api/v1/llm-settings", 1_000_000, 1000, restfacade.FirstProgress+3*time.Second)
+	})
 	t.Run("free-form field on REST", func(t *testing.T) {
 		a.T = t
 		body := `{"data":{"type":"llm-settings","attributes":{"model_name":"m","metadata":{"k":[` + strings.Repeat("0,", 500_000) + `0]}}}}`
 		a.Refused("POST metadata of 500,000 elements", "POST", "/api/v1/llm-settings", "", []byte(body), 400, "data.attributes.metadata", 16)
 	})
+}
+
+// adminKey creates another admin user and returns its key.
+func adminKey(t *testing.T, a *servertest.Attack) string {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+a.HTTPAddr+"/api/v1/users",
+		strings.NewReader(`{"data":{"type":"users","attributes":{"email":"other@x","name":"Other","is_admin":true}}}`))
+	req.Header.Set("Authorization", a.Auth)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var created struct {
+		Data struct {
+			Attributes struct {
+				APIKey string `json:"api_key"`
+			} `json:"attributes"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&created); err != nil || created.Data.Attributes.APIKey == "" {
+		t.Fatalf("create an admin user: %d %v", res.StatusCode, err)
+	}
+	return created.Data.Attributes.APIKey
 }
 
 // TestHostileLong is make test-hostile's part for the studio: 1,000 held

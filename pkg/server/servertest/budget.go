@@ -1,0 +1,124 @@
+package servertest
+
+//lint:file-ignore SA1019 raw HTTP/2 client connections over our own net.Conn
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc/codes"
+)
+
+// HeldBudget (issue 32, part 2): the attack's key (a.Auth) holds what it
+// can of the in-flight byte budget — uploads conns REST bodies that
+// announce size bytes, send sent of them and stop, and streams gRPC
+// messages that declare 16 MiB and send 100 bytes — while another key
+// (other) sends body to method path over REST and the attack's method's
+// request req over gRPC, five times each. Each of other's requests is
+// answered 2xx (gRPC: OK or an answer of the service, never Unavailable)
+// within 1 s (a request that found no room would wait 5 s for it); the
+// times are logged (the goal is 100 ms). The held uploads end 408 once
+// their body stops arriving for ProgressWindow (FirstProgress at first).
+// It returns other's slowest REST and gRPC times.
+func (a *Attack) HeldBudget(other, method, path string, body []byte, req []byte, uploads int, size, sent int, streams int) (rest, rpc time.Duration) {
+	t := a.T
+	t.Helper()
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range uploads {
+		c := rawDial(t, "", a.HTTPAddr)
+		held = append(held, c)
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", method, path, a.Auth, size)
+		c.Write(bytes.Repeat([]byte{' '}, sent))
+	}
+	tr := &http2.Transport{AllowHTTP: true}
+	for range streams {
+		c := rawDial(t, "", a.GRPCAddr)
+		held = append(held, c)
+		cc, err := tr.NewClientConn(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		hr, _ := http.NewRequest(http.MethodPost, "http://"+a.GRPCAddr+a.Method, pr)
+		hr.Header.Set("Content-Type", "application/grpc")
+		hr.Header.Set("Te", "trailers")
+		hr.Header.Set("Authorization", a.Auth)
+		go func() {
+			prefix := make([]byte, 5)
+			binary.BigEndian.PutUint32(prefix[1:], 16<<20)
+			pw.Write(prefix)
+			pw.Write(bytes.Repeat([]byte{0x0a, 0x00}, 50))
+		}()
+		go func() {
+			if res, err := cc.RoundTrip(hr); err == nil {
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond) // the held requests are in
+	client := &http.Client{Timeout: 30 * time.Second}
+	conn := a.Dial("")
+	var restTimes, rpcTimes []time.Duration
+	for range 5 {
+		r, _ := http.NewRequest(method, "http://"+a.HTTPAddr+path, bytes.NewReader(body))
+		r.Header.Set("Authorization", other)
+		begin := time.Now()
+		res, err := client.Do(r)
+		took := time.Since(begin)
+		if err != nil {
+			t.Fatalf("the other key's %s %s: %v", method, path, err)
+		}
+		answer, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode >= 300 || took > time.Second {
+			t.Errorf("the other key's %s %s while the budget is held: %d %.200s after %v, want 2xx within 1 s", method, path, res.StatusCode, answer, took)
+		}
+		restTimes = append(restTimes, took)
+		st, took := a.Call(conn, req, other, false)
+		if st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded || took > time.Second {
+			t.Errorf("the other key's gRPC call while the budget is held: %v after %v, want an answer within 1 s", st.Err(), took)
+		}
+		rpcTimes = append(rpcTimes, took)
+	}
+	sort.Slice(restTimes, func(i, j int) bool { return restTimes[i] < restTimes[j] })
+	sort.Slice(rpcTimes, func(i, j int) bool { return rpcTimes[i] < rpcTimes[j] })
+	t.Logf("%d held uploads (%d of %d bytes sent) and %d held streams of one key: the other key's REST %v (median %v, slowest %v), gRPC median %v, slowest %v",
+		uploads, sent, size, streams, method+" "+path, restTimes[2].Round(time.Microsecond), restTimes[4].Round(time.Microsecond), rpcTimes[2].Round(time.Microsecond), rpcTimes[4].Round(time.Microsecond))
+	return restTimes[4], rpcTimes[4]
+}
+
+// StalledUpload: a body that announces size bytes and stops after sent is
+// answered 408 (the connection then closed) within FirstProgress + slack,
+// not after its whole body's time.
+func (a *Attack) StalledUpload(method, path string, size, sent int, within time.Duration) {
+	t := a.T
+	t.Helper()
+	c := rawDial(t, "", a.HTTPAddr)
+	defer c.Close()
+	begin := time.Now()
+	fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", method, path, a.Auth, size)
+	c.Write(bytes.Repeat([]byte{' '}, sent))
+	c.SetReadDeadline(time.Now().Add(within + 30*time.Second))
+	answer, _ := io.ReadAll(c)
+	took := time.Since(begin)
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 408") || took > within {
+		t.Errorf("an upload of %d bytes stalled after %d: %.120q after %v, want 408 within %v", size, sent, answer, took.Round(time.Millisecond), within)
+	} else {
+		t.Logf("an upload of %d bytes stalled after %d: 408 after %v", size, sent, took.Round(time.Millisecond))
+	}
+}
