@@ -62,16 +62,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, what string, eac
 	bw.Flush()
 }
 
-// apis serves GET /system/apis: every classic API as stored with
-// "oas":null, and every Tyk OAS API (staged copies and versions included)
-// as the classic definition derived from its document, with is_oas true,
-// beside the document. The derived definition is the one kept with the
+// apis serves GET /system/apis: every active classic API as stored with
+// "oas":null, and every active Tyk OAS API (staged copies and versions
+// included) as the classic definition derived from its document, with
+// is_oas true, beside the document. A gateway serves whatever it is sent,
+// so an inactive API is left out (inactive says which). The derived definition is the one kept with the
 // record when it was written (store.API.Derived); only a record without
 // one is derived here.
 func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 	var item []byte
 	s.stream(w, r, "apis", func(tx *store.Tx, emit func([]byte) error) error {
 		return tx.EachAPI(func(a store.API) error {
+			if inactive(a) {
+				return nil
+			}
 			item = item[:0]
 			item = append(item, `{"api_definition":`...)
 			if a.Kind == store.Classic {
@@ -93,6 +97,21 @@ func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 			return emit(item)
 		})
 	})
+}
+
+// inactive tells whether an API is switched off: classic `active: false`,
+// or a Tyk OAS document's x-tyk-api-gateway.info.state.active false (what
+// Tyk's OAS.ExtractTo reads as the classic active). Only an explicit false
+// switches an API off: a classic definition without `active` is sent, as
+// it always was.
+func inactive(a store.API) bool {
+	var v []byte
+	if a.Kind == store.Classic {
+		v, _, _ = rawjson.Lookup(a.Doc, "active")
+	} else {
+		v, _, _ = rawjson.Lookup(a.Doc, "x-tyk-api-gateway", "info", "state", "active")
+	}
+	return string(v) == "false"
 }
 
 // derived is the classic definition of an OAS API whose record keeps none
