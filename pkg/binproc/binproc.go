@@ -101,9 +101,9 @@ type Process struct {
 var (
 	httpAddrRE = regexp.MustCompile(`(?i)http\S*?(127\.0\.0\.1:\d+)`)
 	grpcAddrRE = regexp.MustCompile(`(?i)grpc\S*?(127\.0\.0\.1:\d+)`)
-	siteAddrRE = regexp.MustCompile(`site http://(127\.0\.0\.1:\d+)`)
-	metricsRE  = regexp.MustCompile(`metrics http://(127\.0\.0\.1:\d+)`)
-	debugRE    = regexp.MustCompile(`debug http://(127\.0\.0\.1:\d+)`)
+	siteAddrRE = regexp.MustCompile(`site https?://(127\.0\.0\.1:\d+)`)
+	metricsRE  = regexp.MustCompile(`metrics https?://(127\.0\.0\.1:\d+)`)
+	debugRE    = regexp.MustCompile(`debug https?://(127\.0\.0\.1:\d+)`)
 )
 
 // Start runs bin with args and exactly env (cred, when not nil, is the user

@@ -67,7 +67,23 @@ type Config struct {
 	Gateways Gateways
 	// Consumers: the portal's consumer side (portal only, Defaults.Consumers).
 	Consumers Consumers
+	// TLS, when its files are set, serves every listener over TLS.
+	TLS TLS
 }
+
+// TLS are the files of the service's certificate (CONTRACT §0): with
+// CertFile and KeyFile the HTTP, site and metrics listeners serve HTTPS and
+// gRPC serves TLS; with ClientCAFile too, gRPC clients must present a
+// certificate signed by a CA in it. pkg/tlsconfig reads them, and again
+// when they change.
+type TLS struct {
+	CertFile     string // --tls-cert-file, TLS_CERT_FILE
+	KeyFile      string // --tls-key-file, TLS_KEY_FILE
+	ClientCAFile string // --grpc-client-ca-file, GRPC_CLIENT_CA_FILE
+}
+
+// On reports whether the listeners serve TLS.
+func (t TLS) On() bool { return t.CertFile != "" }
 
 // Gateways are management's settings for Tyk Gateways in dashboard mode.
 type Gateways struct {
@@ -208,6 +224,9 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	fs.Var(intFlag{&c.Audit.MaxEntries}, "audit-max-entries", "audit log entries kept at most, oldest dropped first; 0: 1000000 (env AUDIT_MAX_ENTRIES)")
 	fs.StringVar(&c.DebugAddr, "debug-addr", getenv("DEBUG_ADDR"), "pprof and expvar listen address, apart from the API ports, loopback only unless --debug-addr-public; off when empty (env DEBUG_ADDR)")
 	fs.BoolVar(&c.DebugAddrPublic, "debug-addr-public", getenv("DEBUG_ADDR_PUBLIC") == "true", "allow a --debug-addr that is not loopback: it has no authentication (env DEBUG_ADDR_PUBLIC=true)")
+	fs.StringVar(&c.TLS.CertFile, "tls-cert-file", getenv("TLS_CERT_FILE"), "PEM certificate (chain) to serve HTTPS and gRPC over TLS with, read again when it changes; empty: plain text (env TLS_CERT_FILE)")
+	fs.StringVar(&c.TLS.KeyFile, "tls-key-file", getenv("TLS_KEY_FILE"), "PEM private key of --tls-cert-file, read again when it changes (env TLS_KEY_FILE)")
+	fs.StringVar(&c.TLS.ClientCAFile, "grpc-client-ca-file", getenv("GRPC_CLIENT_CA_FILE"), "PEM CA certificates: gRPC clients must present a certificate signed by one of them (mTLS; the API key is still checked); needs --tls-cert-file (env GRPC_CLIENT_CA_FILE)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", getenv("METRICS_ADDR"), "serve /metrics on this address and not on the HTTP port; empty: on the HTTP port (env METRICS_ADDR)")
 	if d.SiteAddr != "" {
 		fs.StringVar(&c.SiteAddr, "site-addr", fallback("SITE_ADDR", d.SiteAddr), "public site listen address (env SITE_ADDR)")
@@ -309,6 +328,10 @@ func (c *Config) check(dbGiven bool) error {
 		return errors.New("--http-addr must not be empty")
 	case c.GRPCAddr == "":
 		return errors.New("--grpc-addr must not be empty")
+	case (c.TLS.CertFile == "") != (c.TLS.KeyFile == ""):
+		return errors.New("--tls-cert-file and --tls-key-file go together")
+	case c.TLS.ClientCAFile != "" && !c.TLS.On():
+		return errors.New("--grpc-client-ca-file needs --tls-cert-file and --tls-key-file: client certificates are asked for in a TLS handshake")
 	}
 	return c.checkStore(dbGiven)
 }

@@ -124,3 +124,25 @@ func TestEtcdMaxRequestBytes(t *testing.T) {
 		t.Errorf("flag over environment: %d, %v; want 4194304", got.Etcd.MaxRequestBytes, err)
 	}
 }
+
+func TestTLSSettings(t *testing.T) {
+	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db"}
+	env := map[string]string{"TLS_CERT_FILE": "e.crt", "TLS_KEY_FILE": "e.key", "GRPC_CLIENT_CA_FILE": "e-ca.pem"}
+	got, err := Parse("svc", nil, func(k string) string { return env[k] }, d, io.Discard)
+	if want := (TLS{CertFile: "e.crt", KeyFile: "e.key", ClientCAFile: "e-ca.pem"}); err != nil || got.TLS != want {
+		t.Fatalf("TLS from the environment: %+v, %v; want %+v", got.TLS, err, want)
+	}
+	got, err = Parse("svc", []string{"--tls-cert-file", "f.crt", "--tls-key-file=f.key"}, func(string) string { return "" }, d, io.Discard)
+	if want := (TLS{CertFile: "f.crt", KeyFile: "f.key"}); err != nil || got.TLS != want || !got.TLS.On() {
+		t.Fatalf("TLS flags: %+v, %v; want %+v", got.TLS, err, want)
+	}
+	for _, args := range [][]string{
+		{"--tls-cert-file", "f.crt"},
+		{"--tls-key-file", "f.key"},
+		{"--grpc-client-ca-file", "ca.pem"},
+	} {
+		if _, err := Parse("svc", args, func(string) string { return "" }, d, io.Discard); err == nil || !strings.Contains(err.Error(), "--tls-") {
+			t.Errorf("%v: %v, want an error naming the missing TLS file", args, err)
+		}
+	}
+}

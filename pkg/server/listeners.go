@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
+	"github.com/gatehouse/gatehouse/pkg/tlsconfig"
 )
 
 // Listeners are a service's open sockets: the REST facade and gRPC always,
@@ -27,6 +29,11 @@ type Listeners struct {
 	// Debug is the address of the debug listener Run serves (--debug-addr),
 	// named in the listening line; nil: none.
 	Debug net.Addr
+	// TLS, when set, is what the HTTP, site and metrics listeners serve
+	// HTTPS with; GRPCTLS what gRPC serves TLS with (client certificates
+	// required with --grpc-client-ca-file). Both nil: plain text.
+	TLS, GRPCTLS *tls.Config
+	mtls         bool // GRPCTLS requires client certificates
 	// newStore is the bbolt file this start creates (absent when Listen
 	// ran): the listening line is followed by "new store created at
 	// <path>", so that a mistyped --db is seen at once.
@@ -49,6 +56,16 @@ func Listen(cfg config.Config) (*Listeners, error) {
 				l.newStore = cfg.DBPath
 			}
 		}
+	}
+	if cfg.TLS.On() {
+		var err error
+		if l.TLS, err = tlsconfig.Server(cfg.TLS.CertFile, cfg.TLS.KeyFile, "", "http/1.1"); err != nil {
+			return nil, fmt.Errorf("--tls-cert-file, --tls-key-file: %w", err)
+		}
+		if l.GRPCTLS, err = tlsconfig.Server(cfg.TLS.CertFile, cfg.TLS.KeyFile, cfg.TLS.ClientCAFile); err != nil {
+			return nil, fmt.Errorf("--grpc-client-ca-file: %w", err)
+		}
+		l.mtls = cfg.TLS.ClientCAFile != ""
 	}
 	if err := l.open(cfg); err != nil {
 		l.Close()
@@ -90,15 +107,25 @@ func (l *Listeners) open(cfg config.Config) error {
 
 // logListening writes the listening line: the real HTTP and gRPC
 // addresses first (CONTRACT §0), then the site's and the metrics'.
+//
+// With TLS the schemes are https and grpcs, and the tls attribute says
+// whether gRPC requires client certificates (mtls).
 func (l *Listeners) logListening(log *slog.Logger) {
-	msg := fmt.Sprintf("listening: http://%s grpc://%s", l.HTTP.Addr(), l.GRPC.Addr())
-	attrs := []any{"http_addr", l.HTTP.Addr().String(), "grpc_addr", l.GRPC.Addr().String()}
+	web, rpc, tlsMode := "http", "grpc", "off"
+	if l.TLS != nil {
+		web, rpc, tlsMode = "https", "grpcs", "on"
+		if l.mtls {
+			tlsMode = "mtls"
+		}
+	}
+	msg := fmt.Sprintf("listening: %s://%s %s://%s", web, l.HTTP.Addr(), rpc, l.GRPC.Addr())
+	attrs := []any{"http_addr", l.HTTP.Addr().String(), "grpc_addr", l.GRPC.Addr().String(), "tls", tlsMode}
 	if l.Site != nil {
-		msg += fmt.Sprintf(" site http://%s/", l.Site.Addr())
+		msg += fmt.Sprintf(" site %s://%s/", web, l.Site.Addr())
 		attrs = append(attrs, "site_addr", l.Site.Addr().String())
 	}
 	if l.Metrics != nil {
-		msg += fmt.Sprintf(" metrics http://%s/metrics", l.Metrics.Addr())
+		msg += fmt.Sprintf(" metrics %s://%s/metrics", web, l.Metrics.Addr())
 		attrs = append(attrs, "metrics_addr", l.Metrics.Addr().String())
 	}
 	if l.Debug != nil {
@@ -153,10 +180,21 @@ func auxServers(log *slog.Logger, l *Listeners, svc Service, limits config.Limit
 		busyIP := rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"text/plain; charset=utf-8"}, "Retry-After": {"1"}}, []byte("server busy: too many connections from your address, retry later\n"))
 		h := restfacade.Public(svc.Site, log, limits.MaxInFlight)
 		// Site requests carry no body: the header timeout bounds the whole read.
-		out = append(out, httpServer{newHTTPServer(log, h, limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Site, limits.MaxConns, limits.MaxConnsPerIP, busy, busyIP)})
+		out = append(out, httpServer{newHTTPServer(log, h, limits, 2*limits.ReadHeaderTimeout), l.capped(l.Site, limits, busy, busyIP)})
 	}
 	if l.Metrics != nil {
-		out = append(out, httpServer{newHTTPServer(log, restfacade.Metrics(), limits, 2*limits.ReadHeaderTimeout), newCapListener(l.Metrics, limits.MaxConns, limits.MaxConnsPerIP, nil, nil)})
+		out = append(out, httpServer{newHTTPServer(log, restfacade.Metrics(), limits, 2*limits.ReadHeaderTimeout), l.capped(l.Metrics, limits, nil, nil)})
 	}
 	return out
+}
+
+// capped is an HTTP listener under the limits' connection caps, serving
+// HTTPS when l has TLS. Over TLS a connection over a cap is closed without
+// an answer: the ready-made plain-text refusals would not be understood
+// before a handshake.
+func (l *Listeners) capped(s net.Listener, limits config.Limits, refuse, refuseIP []byte) net.Listener {
+	if l.TLS == nil {
+		return newCapListener(s, limits.MaxConns, limits.MaxConnsPerIP, refuse, refuseIP)
+	}
+	return tls.NewListener(newCapListener(s, limits.MaxConns, limits.MaxConnsPerIP, nil, nil), l.TLS)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -138,10 +139,13 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	limits := withDefaults(svc.Limits)
 	budget := inflight.New(int64(limits.MaxInFlightBytes), 0)
 	bodies := bodylimit.New(svc.LargeBodies...)
+	grpcOpts := []grpc.ServerOption{grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true})}
+	if l.GRPCTLS != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(l.GRPCTLS)))
+	}
 	srv := grpcserver.New(log, svc.Auth, svc.Audit,
-		grpcserver.Guards{Door: svc.Door, Budget: budget, Limits: bodies, MessageTimeout: limits.GRPCMessageTimeout},
-		grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
-		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true}))
+		grpcserver.Guards{Door: svc.Door, Budget: budget, Limits: bodies, MessageTimeout: limits.GRPCMessageTimeout}, grpcOpts...)
 	grpcSrv, health := srv.GRPC, srv.Health
 	svc.Register(srv)
 	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)
@@ -166,7 +170,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 		body, _ := json.Marshal(svc.Gateway.ErrorBody(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/"}}, http.StatusServiceUnavailable, []string{msg}))
 		return rawResponse(http.StatusServiceUnavailable, http.Header{"Content-Type": {"application/json"}, "Retry-After": {"1"}}, body)
 	}
-	httpL := newCapListener(l.HTTP, limits.MaxConns, limits.MaxConnsPerIP,
+	httpL := l.capped(l.HTTP, limits,
 		refusal("server busy: too many connections, retry later"), refusal("server busy: too many connections from your address, retry later"))
 	grpcL := newCapListener(l.GRPC, limits.MaxConns, limits.MaxConnsPerIP, nil, nil)
 	aux := auxServers(log, l, svc, limits)
