@@ -95,6 +95,19 @@ type Options struct {
 	// method on such a path is answered 405 with Allow. A handler checks its
 	// own credentials before anything else and reads no body.
 	Plain []PlainRoute
+	// Pages, when set, serves every path under its Prefix (management's
+	// web UI) within the same in-flight limit, metrics and logs, labelled
+	// by the prefix. New is given the connection the facade calls the
+	// service over, so that pages call the same RPCs, through the same
+	// interceptors, as REST and gRPC clients. The handler bounds the
+	// bodies it reads itself (at most MaxBody reach it).
+	Pages *Pages
+}
+
+// Pages is a handler for the paths under a prefix (Options.Pages).
+type Pages struct {
+	Prefix string // such as "/ui/"
+	New    func(conn grpc.ClientConnInterface) http.Handler
 }
 
 // PlainRoute is one plain HTTP handler of Options.Plain.
@@ -177,6 +190,9 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 		runtime.WithDisablePathLengthFallback(),
 	}, append(own, o.MuxOptions...)...)
 	f.mux = runtime.NewServeMux(muxOpts...)
+	if o.Pages != nil {
+		f.pages = o.Pages.New(conn)
+	}
 	if err := o.Register(ctx, f.mux, conn); err != nil {
 		return nil, fmt.Errorf("register the REST handlers: %w", err)
 	}
@@ -201,6 +217,7 @@ type facade struct {
 	limits   Limits
 	inFlight chan struct{} // one token per request being served
 	log      *slog.Logger
+	pages    http.Handler // Options.Pages, nil without
 }
 
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -250,6 +267,11 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f.servePlain(w, r) {
+		return
+	}
+	if p := f.opts.Pages; p != nil && (strings.HasPrefix(r.URL.Path, p.Prefix) || r.URL.Path+"/" == p.Prefix) {
+		setRoute(r, p.Prefix)
+		f.pages.ServeHTTP(w, r)
 		return
 	}
 	if r.ContentLength > MaxBody {

@@ -6,6 +6,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
@@ -23,6 +26,7 @@ import (
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
+	"github.com/gatehouse/gatehouse/services/management/internal/ui"
 )
 
 // Defaults are the management service's built-in addresses and store file (CONTRACT §0).
@@ -84,10 +88,32 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			RequestError: requestError,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
 			Plain:        append(routes, backup.Routes("/api", backup.Options{Service: "management", Engine: engine, Admin: srv.AuthenticateAdminREST, Audit: auditLog, Log: log})...),
+			Pages: &restfacade.Pages{Prefix: ui.Prefix, New: func(conn grpc.ClientConnInterface) http.Handler {
+				return ui.New(ui.Options{Conn: conn, Identify: identify(srv), Log: log, Now: uiClock})
+			}},
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),
 			},
 		},
 	})
+}
+
+// uiSkew moves the web UI's clock forward (tests expire sessions with it).
+var uiSkew atomic.Int64
+
+func uiClock() time.Time { return time.Now().Add(time.Duration(uiSkew.Load())) }
+
+// identify is the web UI's view of a key's user; what it may do is
+// decided by the service's own permission table (api.Permits).
+func identify(srv *api.Server) func(ctx context.Context, key string) (ui.Identity, error) {
+	return func(ctx context.Context, key string) (ui.Identity, error) {
+		u, err := srv.Identify(ctx, key)
+		if err != nil {
+			return ui.Identity{}, err
+		}
+		perms := u.Permissions
+		return ui.Identity{UserID: u.ID, Email: u.Email, Permissions: perms, Admin: store.IsAdmin(perms),
+			May: func(rpc string) bool { return api.Permits(perms, rpc) }}, nil
+	}
 }

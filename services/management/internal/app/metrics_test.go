@@ -6,6 +6,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/metrics/metricstest"
 	"github.com/gatehouse/gatehouse/services/management/internal/gateways"
+	"github.com/gatehouse/gatehouse/services/management/internal/ui"
 )
 
 // TestMetrics scrapes /metrics after REST traffic and a migration: the names
@@ -28,6 +29,6 @@ func TestMetrics(t *testing.T) {
 	m.Want(t, "gatehouse_migrate_apis_total", []string{"mode", "outcome"}, "mode", "direct", "outcome", "skipped")
 	// the seeded definition (convert/testdata/bench-4k.json) migrates with warnings (validate_json)
 	m.Want(t, "gatehouse_migrate_apis_with_warnings_total", []string{"mode"}, "mode", "direct")
-	m.CheckRoutes(t, in.base, gateways.Paths...) // other tests of the process call them
+	m.CheckRoutes(t, in.base, append(gateways.Paths, ui.Prefix)...) // other tests of the process call them
 	m.CheckNoSecrets(t, append(ids, adminToken, "wrong-key-5b1e", "nowhere-7f3a", "0d1e2f3a4b5c", "ffffffffffffffffffffffffffffffff")...)
 }
