@@ -72,6 +72,10 @@ type Options struct {
 	// Limits bound what Expire keeps; zero fields take config's defaults.
 	Limits config.Audit
 	Log    *slog.Logger
+	// Conceal names path parameters that may carry a secret (management's
+	// key_id, which may be a key): an entry records what the function makes
+	// of their value (a hash) instead of the value.
+	Conceal map[string]func(string) string
 }
 
 // Log is one service's audit log over its kv engine.

@@ -100,7 +100,7 @@ func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 		}
 		now := time.Now().UTC()
 		r := newRecord(Entry{ID: newID(now), Time: now, Action: a.method + " " + a.pattern,
-			ObjectID: field(req, a.param), RemoteAddr: remoteAddr(ctx)})
+			ObjectID: l.object(a.param, field(req, a.param)), RemoteAddr: remoteAddr(ctx)})
 		r.success = a.success
 		resp, err := next(withRecord(ctx, r), req)
 		l.finish(ctx, r, err)
@@ -166,24 +166,33 @@ func (l *Log) REST(check func(*http.Request) error) func(*http.Request) error {
 		r.mu.Lock()
 		r.entry.Action = req.Method + " " + pattern
 		r.mu.Unlock()
-		r.req.SetObject(lastParam(pattern, req.URL.Path))
+		r.req.SetObject(l.object(lastParam(pattern, req.URL.Path)))
 		l.finish(req.Context(), r, err)
 		return err
 	}
 }
 
-// lastParam is the path segment where pattern has its last {parameter}.
-func lastParam(pattern, path string) string {
+// lastParam is pattern's last {parameter} and the path segment where it stands.
+func lastParam(pattern, path string) (param, value string) {
 	ps, segs := strings.Split(strings.Trim(pattern, "/"), "/"), strings.Split(strings.Trim(path, "/"), "/")
 	if len(ps) != len(segs) {
-		return ""
+		return "", ""
 	}
 	for i := len(ps) - 1; i >= 0; i-- {
 		if strings.HasPrefix(ps[i], "{") {
-			return segs[i]
+			return strings.Trim(ps[i], "{}"), segs[i]
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// object is the object id an entry records for a path parameter's value:
+// the value, or what Options.Conceal makes of it.
+func (l *Log) object(param, value string) string {
+	if f := l.opts.Conceal[param]; f != nil && value != "" {
+		return f(value)
+	}
+	return value
 }
 
 // field reads the request's string field named name (its proto or JSON name).

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -97,6 +98,13 @@ type Gateways struct {
 	// RedisPassword is from the environment only (GATEWAY_REDIS_PASSWORD or
 	// the file GATEWAY_REDIS_PASSWORD_FILE names).
 	RedisPassword string
+	// APIURL is the gateways' own API (their /tyk/ routes), through which
+	// management issues keys (--gateway-api-url, GATEWAY_API_URL); empty:
+	// the key routes answer 503.
+	APIURL string
+	// APISecret is the gateways' `secret` for that API
+	// (--gateway-api-secret-file or GATEWAY_API_SECRET_FILE).
+	APISecret string
 }
 
 // Log is how the process logs (--log-level, --log-format).
@@ -408,6 +416,8 @@ func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (
 	}
 	secret := AddSecret(fs, getenv, "node-secret", "NODE_SECRET", "Tyk Gateways' node_secret, which enables the gateway routes")
 	var g Gateways
+	apiSecret := AddSecret(fs, getenv, "gateway-api-secret", "GATEWAY_API_SECRET", "Tyk Gateways' secret, for their key API")
+	fs.StringVar(&g.APIURL, "gateway-api-url", getenv("GATEWAY_API_URL"), "http:// or https:// URL of the Tyk Gateways' own API (one gateway or a Service in front of several), through which keys are issued (env GATEWAY_API_URL)")
 	fs.StringVar(&g.Redis, "gateway-redis", getenv("GATEWAY_REDIS"), "redis:// or rediss:// URL of the gateways' Redis, for reload notifications (env GATEWAY_REDIS); its password from the environment only (env GATEWAY_REDIS_PASSWORD or the file env GATEWAY_REDIS_PASSWORD_FILE names)")
 	return func() (Gateways, error) {
 		var err error
@@ -417,9 +427,36 @@ func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (
 		if g.RedisPassword, err = EnvSecret(getenv, "GATEWAY_REDIS_PASSWORD")(); err != nil {
 			return Gateways{}, err
 		}
+		if g.APISecret, err = apiSecret.Value(); err != nil {
+			return Gateways{}, err
+		}
+		if err := checkGatewayAPI(g.APIURL, g.APISecret); err != nil {
+			return Gateways{}, err
+		}
 		if g.Redis != "" && g.NodeSecret == "" {
 			return Gateways{}, errors.New("--gateway-redis needs the node secret (--node-secret-file or NODE_SECRET) to sign notifications")
 		}
 		return g, nil
 	}
+}
+
+// checkGatewayAPI refuses a gateway API URL that is not http(s)://host[/path]
+// or carries credentials, and a URL without the secret. No error repeats
+// the URL.
+func checkGatewayAPI(raw, secret string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return errors.New("--gateway-api-url must be an http:// or https:// URL")
+	case u.User != nil:
+		return errors.New("--gateway-api-url must not carry credentials: the secret goes in --gateway-api-secret-file")
+	case u.RawQuery != "" || u.Fragment != "":
+		return errors.New("--gateway-api-url must not have a query or fragment")
+	case secret == "":
+		return errors.New("--gateway-api-url needs the gateways' secret (--gateway-api-secret-file or GATEWAY_API_SECRET_FILE)")
+	}
+	return nil
 }

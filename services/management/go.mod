@@ -21,6 +21,7 @@ require (
 
 require (
 	github.com/KimMachineGun/automemlimit v1.0.1 // indirect
+	github.com/TykTechnologies/murmur3 v0.0.0-20230310161213-aad17efd5632 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -253,6 +253,11 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 }
 
 func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
+	if !req.GetForce() {
+		if err := s.keys.InUse(ctx, req.GetApiId(), false); err != nil {
+			return nil, s.storeError(err, errAPINotFound)
+		}
+	}
 	err := s.store.DeleteAPI(ctx, req.GetApiId(), 0)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

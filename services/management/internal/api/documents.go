@@ -241,6 +241,11 @@ func (s *Server) UpdatePolicy(ctx context.Context, req *managementv1.UpdatePolic
 }
 
 func (s *Server) DeletePolicy(ctx context.Context, req *managementv1.DeletePolicyRequest) (*managementv1.DeletePolicyResponse, error) {
+	if !req.GetForce() {
+		if err := s.keys.InUse(ctx, req.GetPolicyId(), true); err != nil {
+			return nil, s.docError(policyKind, err)
+		}
+	}
 	if err := s.store.DeleteDocument(ctx, store.Policies, req.GetPolicyId()); err != nil {
 		return nil, s.docError(policyKind, err)
 	}

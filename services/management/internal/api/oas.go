@@ -168,6 +168,11 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 }
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {
+	if !req.GetForce() {
+		if err := s.keys.InUse(ctx, req.GetApiId(), false); err != nil {
+			return nil, s.storeError(err, errAPINotFound)
+		}
+	}
 	err := s.store.DeleteAPI(ctx, req.GetApiId(), store.OAS)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

@@ -24,6 +24,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/server"
 	"github.com/gatehouse/gatehouse/services/management/internal/api"
+	"github.com/gatehouse/gatehouse/services/management/internal/gatewayapi"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 	"github.com/gatehouse/gatehouse/services/management/internal/ui"
@@ -39,7 +41,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if err != nil {
 		return err
 	}
-	auditLog, err := audit.New(engine, audit.Options{Service: "management", OpenAPI: openapi.Management, Limits: cfg.Audit, Log: log})
+	auditLog, err := audit.New(engine, audit.Options{Service: "management", OpenAPI: openapi.Management, Limits: cfg.Audit, Log: log,
+		Conceal: map[string]func(string) string{"key_id": keys.ObjectID}})
 	if err != nil {
 		engine.Close()
 		return err
@@ -61,7 +64,13 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		return err
 	}
 	defer stopGateways()
-	srv := api.New(st, log, writes, auditLog)
+	var gwAPI *gatewayapi.Client
+	if cfg.Gateways.APIURL != "" {
+		if gwAPI, err = gatewayapi.New(cfg.Gateways.APIURL, cfg.Gateways.APISecret); err != nil {
+			return err
+		}
+	}
+	srv := api.New(st, log, writes, auditLog, keys.New(st, gwAPI))
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:          managementv1.ManagementService_ServiceDesc.ServiceName,

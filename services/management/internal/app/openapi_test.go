@@ -32,7 +32,7 @@ func TestOpenAPIMatchesService(t *testing.T) {
 		{Method: "POST", Path: "/api/apis", URL: "/api/apis", Body: fmt.Sprintf(classic, "a2", "two #blue", "two")},
 		{Method: "GET", Path: "/api/apis", URL: "/api/apis?p=1&category=red", Effect: apisListed(1)},
 		{Method: "GET", Path: "/api/apis/categories", URL: "/api/apis/categories"},
-		{Method: "DELETE", Path: "/api/apis/{api_id}", URL: "/api/apis/a2"},
+		{Method: "DELETE", Path: "/api/apis/{api_id}", URL: "/api/apis/a2?force=false"},
 		{Method: "POST", Path: "/api/users", URL: "/api/users", Body: `{"first_name":"A","email_address":"a@b.c"}`},
 		{Method: "GET", Path: "/api/users", URL: "/api/users?p=1"},
 		{Method: "POST", Path: "/api/apis/migrate", URL: "/api/apis/migrate", Body: `{"mode":"dryRun","apiIDs":["a1"]}`},

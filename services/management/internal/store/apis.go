@@ -569,6 +569,9 @@ func checkIndexes(t *Tx) error {
 			return err
 		}
 	}
+	if err := checkIssuedKeys(t); err != nil {
+		return err
+	}
 	for _, p := range [][]byte{dbIDPrefix, categoryPrefix, stagedPrefix, childPrefix, userKeyPrefix, userEmailPrefix} {
 		got, err := t.r.Count(p)
 		if err != nil {

@@ -25,6 +25,9 @@ import (
 //	asset/<_id>                             asset (encodeDoc)
 //	assetid/<id>                            → _id
 //	node/<node id>                          registered gateway node (encodeNode)
+//	issuedkey/<key hash>                    a key issued through the gateways (encodeIssuedKey; never the key)
+//	keyapi/<u16 len><api_id><key hash>      → empty: issued keys by API of their access_rights
+//	keypolicy/<u16 len><policy><key hash>   → empty: issued keys by policy they apply
 //
 // Category counts are not stored: GET /api/apis/categories scans apicat/,
 // so no single key is written by every API change.
@@ -43,6 +46,9 @@ var (
 	assetPrefix     = []byte("asset/")
 	assetIDPrefix   = []byte("assetid/")
 	nodePrefix      = []byte("node/")
+	issuedKeyPrefix = []byte("issuedkey/")
+	keyAPIPrefix    = []byte("keyapi/")
+	keyPolicyPrefix = []byte("keypolicy/")
 )
 
 // key joins a prefix and one name.
