@@ -65,7 +65,7 @@ func TestBackupOfBbolt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	e := kvobserve.Wrap(b) // as kvopen returns it: the snapshotter is found inside
+	e := kvobserve.Wrap(b, nil) // as kvopen returns it: the snapshotter is found inside
 	if err := e.Update(ctx, func(tx kv.WriteTx) error { return tx.Put([]byte("k"), []byte("v")) }); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,9 @@ var (
 	// the store's trouble (5xx) and retrying later helps (Unavailable), as
 	// for a store that cannot be reached (README, decisions).
 	errConflict = rest.Error(codes.Unavailable, http.StatusServiceUnavailable, kv.ErrConflict.Error())
+	// The store refuses writes for want of space (etcd's NOSPACE alarm):
+	// the request was fine, and an operator must free space (README).
+	errFull     = rest.Error(codes.Unavailable, http.StatusServiceUnavailable, "store full")
 	errCanceled = rest.Error(codes.Canceled, 499, "request cancelled")
 	errDeadline = rest.Error(codes.DeadlineExceeded, http.StatusGatewayTimeout, "deadline exceeded")
 )
@@ -33,7 +36,8 @@ var (
 // CallerError returns the status a caller sees for a handler's error: a
 // status error as it is (with the REST facade's detail, rest.Mark); the
 // errors every kv engine shares (CONTRACT §4): the store unreachable 503
-// "store unavailable" (Unavailable), a write over the engine's limits 413
+// "store unavailable" (Unavailable), a store out of space 503 "store
+// full" (Unavailable), a write over the engine's limits 413
 // naming the limit (ResourceExhausted), a transaction that kept
 // conflicting 503 (Unavailable); an ended request context its own code;
 // anything else is logged and answered "internal error", never with its
@@ -48,6 +52,8 @@ func CallerError(log *slog.Logger, err error) error {
 	switch {
 	case errors.Is(err, kv.ErrUnavailable):
 		return errUnavailable
+	case errors.Is(err, kv.ErrNoSpace):
+		return errFull
 	case errors.Is(err, kv.ErrTooLarge):
 		return rest.Error(codes.ResourceExhausted, http.StatusRequestEntityTooLarge, err.Error())
 	case errors.Is(err, kv.ErrConflict):

@@ -32,6 +32,11 @@ var (
 	// ErrConflict means a read-write transaction kept conflicting with other
 	// writers and the engine gave up after its bounded retries.
 	ErrConflict = errors.New("store conflict: too many concurrent writers")
+	// ErrNoSpace means the backend refuses writes because its space quota
+	// is exhausted (etcd's NOSPACE alarm): reads still work. Services answer
+	// writes 503 "store full" and /readyz 503 until an operator frees space
+	// (compaction, defragmentation) and disarms the alarm.
+	ErrNoSpace = errors.New("store full: the backend's space quota is exhausted")
 	// ErrSeqExhausted means a sequence passed the largest value its caller
 	// allows (see NextSeq's callers) or 2^64-1.
 	ErrSeqExhausted = errors.New("no ids left")

@@ -64,6 +64,11 @@ var (
 		Help: "Refused requests not stored in the audit log because their caller passed its per-minute allowance.",
 	}, []string{"service"})
 
+	storeFull = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gatehouse_store_full_total",
+		Help: "Writes the store refused because its space quota is exhausted (etcd's NOSPACE alarm); /readyz answers 503 meanwhile.",
+	})
+
 	gatewayNotifications = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "gatehouse_gateway_notifications_total",
 		Help: "Reload notifications for Tyk Gateways by outcome: published, failed (Redis refused or did not answer; kept for a retry), retried (an attempt after a failure).",
@@ -96,12 +101,15 @@ func init() {
 	Registry.MustRegister(buildInfo(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		GRPC, httpRequests, storeTx, storeFailures, authFailures, auditDropped, gatewayNotifications, gatewayNodeGauge,
+		GRPC, httpRequests, storeTx, storeFailures, storeFull, authFailures, auditDropped, gatewayNotifications, gatewayNodeGauge,
 	)
 }
 
 // CountAuthFailure counts a request of service refused for its credentials.
 func CountAuthFailure(service string) { authFailures.WithLabelValues(service).Inc() }
+
+// CountStoreFull counts a write the store refused for want of space.
+func CountStoreFull() { storeFull.Inc() }
 
 // CountAuditDropped counts a refused request of service the audit log did not store.
 func CountAuditDropped(service string) { auditDropped.WithLabelValues(service).Inc() }

@@ -28,6 +28,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/inflight"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
@@ -235,8 +236,11 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			cancel()
 			if err != nil {
 				msg := "store unavailable"
-				if errors.Is(err, ErrShuttingDown) {
+				switch {
+				case errors.Is(err, ErrShuttingDown):
 					msg = ErrShuttingDown.Error()
+				case errors.Is(err, kv.ErrNoSpace):
+					msg = "store full"
 				}
 				f.writeError(w, r, http.StatusServiceUnavailable, []string{msg})
 				return

@@ -79,6 +79,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -251,12 +252,25 @@ func (e *Engine) Close() error {
 	return e.cli.Close()
 }
 
-// Ready is one linearizable read with a short deadline.
+// Ready is one linearizable read with a short deadline, then the cluster's
+// alarms: with NOSPACE raised etcd still reads but refuses every write, so
+// the engine is not ready (kv.ErrNoSpace) until the alarm is disarmed.
 func (e *Engine) Ready(ctx context.Context) error {
 	cctx, cancel := e.callCtx(ctx)
 	defer cancel()
-	_, err := e.cli.Get(cctx, e.data, clientv3.WithCountOnly())
-	return e.mapErr(ctx, err)
+	if _, err := e.cli.Get(cctx, e.data, clientv3.WithCountOnly()); err != nil {
+		return e.mapErr(ctx, err)
+	}
+	alarms, err := e.cli.AlarmList(cctx)
+	if err != nil {
+		return e.mapErr(ctx, err)
+	}
+	for _, a := range alarms.Alarms {
+		if a.Alarm == etcdserverpb.AlarmType_NOSPACE {
+			return fmt.Errorf("%w (etcd NOSPACE alarm)", kv.ErrNoSpace)
+		}
+	}
+	return nil
 }
 
 // View runs fn on one snapshot: the watch cache's once it has applied etcd's

@@ -151,6 +151,8 @@ func (e *Engine) mapErr(parent context.Context, err error) error {
 	switch {
 	case errors.Is(err, rpctypes.ErrCompacted):
 		return errRevisionGone
+	case errors.Is(err, rpctypes.ErrNoSpace):
+		return fmt.Errorf("%w (etcd NOSPACE alarm)", kv.ErrNoSpace)
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return fmt.Errorf("%w: too many operations for one etcd transaction (--max-txn-ops)", kv.ErrTooLarge)
 	case errors.Is(err, rpctypes.ErrRequestTooLarge):

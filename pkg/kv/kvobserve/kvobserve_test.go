@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel"
@@ -31,7 +33,7 @@ func TestWrapMeasuresAndTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := Wrap(raw)
+	e := Wrap(raw, nil)
 	defer e.Close()
 
 	failures := func(kind string) float64 {
@@ -86,5 +88,54 @@ func TestWrapMeasuresAndTraces(t *testing.T) {
 	}
 	if err := e.Ready(context.Background()); err != nil {
 		t.Errorf("Ready: %v", err)
+	}
+}
+
+// fullEngine refuses every write for want of space, as etcd with its
+// NOSPACE alarm raised does, until full is cleared.
+type fullEngine struct {
+	kv.Engine
+	full bool
+}
+
+func (e *fullEngine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	if e.full {
+		return fmt.Errorf("%w (etcd NOSPACE alarm)", kv.ErrNoSpace)
+	}
+	return e.Engine.Update(ctx, fn)
+}
+
+// TestStoreFullLogged: the first write refused for want of space logs what
+// an operator does (compaction, etcdctl alarm disarm), once, and the first
+// write after it that commits says so.
+func TestStoreFullLogged(t *testing.T) {
+	raw, err := boltkv.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var logs strings.Builder
+	full := &fullEngine{Engine: raw, full: true}
+	e := Wrap(full, slog.New(slog.NewTextHandler(&logs, nil)))
+	put := func() error {
+		return e.Update(context.Background(), func(w kv.WriteTx) error { return w.Put([]byte("k"), []byte("v")) })
+	}
+	for range 3 {
+		if err := put(); !errors.Is(err, kv.ErrNoSpace) {
+			t.Fatalf("write to a full store: %v", err)
+		}
+	}
+	full.full = false
+	if err := put(); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	for _, want := range []string{"etcdctl alarm disarm", "etcdctl compact", "accepts writes again"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log %q does not say %q", out, want)
+		}
+	}
+	if n := strings.Count(out, "etcdctl alarm disarm"); n != 1 {
+		t.Errorf("the full store was logged %d times for 3 refused writes, want once", n)
 	}
 }

@@ -6,6 +6,7 @@ package kvopen
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
@@ -16,13 +17,14 @@ import (
 )
 
 // Open opens the engine cfg names: the bbolt file at cfg.DBPath, or the etcd
-// cluster of cfg.Etcd; measured and traced (kvobserve).
-func Open(ctx context.Context, cfg config.Config) (kv.Engine, error) {
+// cluster of cfg.Etcd; measured and traced (kvobserve), its store-full
+// events logged on log.
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger) (kv.Engine, error) {
 	e, err := open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return kvobserve.Wrap(e), nil
+	return kvobserve.Wrap(e, log), nil
 }
 
 func open(ctx context.Context, cfg config.Config) (kv.Engine, error) {

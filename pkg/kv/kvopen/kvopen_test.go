@@ -12,7 +12,7 @@ import (
 
 func TestOpensBbolt(t *testing.T) {
 	ctx := context.Background()
-	e, err := Open(ctx, config.Config{Store: config.StoreBbolt, DBPath: filepath.Join(t.TempDir(), "a", "s.db")})
+	e, err := Open(ctx, config.Config{Store: config.StoreBbolt, DBPath: filepath.Join(t.TempDir(), "a", "s.db")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestOpensBbolt(t *testing.T) {
 func TestOpensEtcd(t *testing.T) {
 	ctx := context.Background()
 	c := etcdtest.Start(t, 1)
-	e, err := Open(ctx, config.Config{Store: config.StoreEtcd, Etcd: config.Etcd{Endpoints: c.Endpoints(), Prefix: "/kvopen/"}})
+	e, err := Open(ctx, config.Config{Store: config.StoreEtcd, Etcd: config.Etcd{Endpoints: c.Endpoints(), Prefix: "/kvopen/"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@
 package etcdtest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 )
@@ -193,5 +195,25 @@ func (c *Cluster) Leader() int {
 func (c *Cluster) Close() {
 	for i := range c.members {
 		c.Stop(i)
+	}
+}
+
+// SetNoSpace raises (on) or disarms (off) the NOSPACE alarm of the leader,
+// as etcd raises it when its database passes --quota-backend-bytes: every
+// write is then refused ("database space exceeded") while reads work.
+func (c *Cluster) SetNoSpace(on bool) {
+	c.t.Helper()
+	c.mu.Lock()
+	m := c.members[0]
+	c.mu.Unlock()
+	action := pb.AlarmRequest_DEACTIVATE
+	if on {
+		action = pb.AlarmRequest_ACTIVATE
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := m.etcd.Server.Alarm(ctx, &pb.AlarmRequest{Action: action, MemberID: uint64(m.etcd.Server.MemberID()), Alarm: pb.AlarmType_NOSPACE})
+	if err != nil {
+		c.t.Fatalf("etcd alarm: %v", err)
 	}
 }

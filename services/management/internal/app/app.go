@@ -37,7 +37,7 @@ var Defaults = config.Defaults{HTTPAddr: "127.0.0.1:3000", GRPCAddr: "127.0.0.1:
 // Serve opens the store, ensures the bootstrap admin and serves on l until
 // ctx ends; the store is closed after both servers have stopped.
 func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg config.Config) error {
-	engine, err := kvopen.Open(ctx, cfg)
+	engine, err := kvopen.Open(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
