@@ -31,6 +31,7 @@ var (
 	errAPINotFound       = rest.Error(codes.NotFound, http.StatusNotFound, "API not found")
 	errMalformedAPI      = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Malformed API data")
 	errNameRequired      = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "API name is required")
+	errClassicIsOAS      = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "api_definition.is_oas: a classic API definition cannot be is_oas true; create a Tyk OAS API at /api/apis/oas")
 	errSameID            = rest.Error(codes.AlreadyExists, http.StatusConflict, "Found API with the same ID")
 	errUseOAS            = rest.Error(codes.FailedPrecondition, http.StatusBadRequest, "Use the OAS API endpoints for this API")
 	errNoExtension       = rest.Error(codes.InvalidArgument, http.StatusBadRequest, "The payload should contain x-tyk-api-gateway")

@@ -42,6 +42,11 @@ func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err e
 			return nil, "", false, errMalformedAPI
 		}
 	}
+	// A gateway reads is_oas true as "load the OAS document beside me",
+	// finds none and skips the API at every reload (CONTRACT §6).
+	if raw, _, _ := rawjson.Lookup(def, "is_oas"); string(raw) == "true" {
+		return nil, "", false, errClassicIsOAS
+	}
 	raw, ok, _ := rawjson.Lookup(def, "name")
 	name, isString := rawjson.String(raw)
 	switch {

@@ -112,6 +112,11 @@ func TestClassic(t *testing.T) {
 		expect(t, "malformed "+body, in.admin("POST", "/api/apis", body), 400, mgmtErr("Malformed API data"))
 	}
 	expect(t, "empty name", in.admin("POST", "/api/apis", `{"api_definition":{"name":" "}}`), 400, mgmtErr("API name is required"))
+	isOAS := mgmtErr("api_definition.is_oas: a classic API definition cannot be is_oas true; create a Tyk OAS API at /api/apis/oas")
+	expect(t, "is_oas on create", in.admin("POST", "/api/apis", `{"api_definition":{"name":"x","is_oas":true}}`), 400, isOAS)
+	notOAS := in.admin("POST", "/api/apis", `{"api_definition":{"name":"x","is_oas":false}}`)
+	expect(t, "is_oas false", notOAS, 200, "")
+	expect(t, "delete is_oas false", in.admin("DELETE", "/api/apis/"+notOAS.json(t)["ID"].(string), nil), 200, "")
 	for _, bad := range []string{"a/b", "a b", "a%2Fb", "a\"b", "a?b", strings.Repeat("x", 256)} {
 		expect(t, "bad api_id "+bad, in.admin("POST", "/api/apis", `{"api_definition":{"name":"x","api_id":`+quote(bad)+`}}`), 400, "")
 	}
@@ -130,6 +135,7 @@ func TestClassic(t *testing.T) {
 	}
 	expect(t, "update mismatch", in.admin("PUT", "/api/apis/"+id, `{"api_definition":{"name":"x","api_id":"other"}}`), 400, "")
 	expect(t, "update missing", in.admin("PUT", "/api/apis/nope", `{"api_definition":{"name":"x"}}`), 404, mgmtErr("API not found"))
+	expect(t, "is_oas on update", in.admin("PUT", "/api/apis/"+id, `{"api_definition":{"name":"x","is_oas":true}}`), 400, isOAS)
 	oas := "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 	expect(t, "create oas", in.admin("POST", "/api/apis/oas", oasDoc(oas, "O", "/o/")), 200, "")
 	expect(t, "update oas", in.admin("PUT", "/api/apis/"+oas, `{"api_definition":{"name":"x"}}`), 400, mgmtErr("Use the OAS API endpoints for this API"))
