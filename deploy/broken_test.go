@@ -68,6 +68,8 @@ var brokenCases = []brokenCase{
 	{dir: "replicated-one-endpoint", wantCheck: checkReplicated},
 	{dir: "replicated-etcd-plaintext", wantCheck: checkReplicated},
 	{dir: "replicated-etcd-open", wantCheck: checkReplicated},
+	{dir: "tls-plaintext-required", opts: checkOptions{requireTLS: true}, wantCheck: checkTLS},
+	{dir: "tls-grpc-probe", wantCheck: checkTLS},
 }
 
 func TestChecksCatchBrokenManifests(t *testing.T) {

@@ -35,12 +35,13 @@ const (
 	checkImage          = "image"           // image pinned by tag or digest, never latest
 	checkNetworkPolicy  = "network-policy"  // only the http, grpc and site ports are reachable
 	checkReplicated     = "replicated"      // etcd overlay: odd etcd quorum, replicas on etcd, budgets, spread, safe rollouts
+	checkTLS            = "tls"             // TLS files from a Secret volume, HTTPS probes and scrapes; required by the ha overlay
 )
 
 var allChecks = []string{
 	checkSelector, checkService, checkGoverning, checkProbes, checkResources, checkSecurity,
 	checkServiceAccount, checkSecrets, checkStatefulSet, checkGrace, checkImage, checkNetworkPolicy,
-	checkReplicated,
+	checkReplicated, checkTLS,
 }
 
 // shutdownTimeoutSeconds is how long a service drains after SIGTERM (CONTRACT §0).
@@ -58,6 +59,8 @@ type checkOptions struct {
 	// requireNetworkPolicies is set for overlays: the base deliberately leaves
 	// network policy to them.
 	requireNetworkPolicies bool
+	// requireTLS: every Gatehouse container serves TLS (the ha overlay).
+	requireTLS bool
 }
 
 // workload is the part of a StatefulSet, Deployment or DaemonSet the checks need.
@@ -148,6 +151,7 @@ func checkAll(objs []runtime.Object, opts checkOptions) []finding {
 		checkServiceAccountOf(w, inv, add)
 		checkStorage(w, add)
 		checkReplicas(w, inv, add)
+		checkTLSServing(w, opts.requireTLS, add)
 		if opts.requireNetworkPolicies {
 			checkNetworkPolicies(w, inv, add)
 		}
@@ -459,6 +463,8 @@ func checkContainerProbes(c corev1.Container, id string, add addFunc) {
 			add(checkProbes, id, "no %s", p.name)
 		case !isGatehouse(c) || p.probe.GRPC != nil:
 			// etcd's probes are its own HTTP endpoints.
+		case p.name == "livenessProbe" && servesTLS(c) && p.probe.HTTPGet != nil && p.probe.HTTPGet.Path == "/healthz":
+			// The kubelet's gRPC probe speaks no TLS (checkTLS wants HTTPS).
 		case p.name == "readinessProbe" && p.probe.HTTPGet != nil && p.probe.HTTPGet.Path == "/readyz":
 			// /readyz answers 503 while the store does not (CONTRACT §0).
 		default:
@@ -698,4 +704,50 @@ func policyHasIngress(np *networkingv1.NetworkPolicy) bool {
 		return true // the API server defaults to Ingress
 	}
 	return slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
+}
+
+// servesTLS reports whether a container is given a TLS certificate.
+func servesTLS(c corev1.Container) bool {
+	_, ok := envOf(c, "TLS_CERT_FILE")
+	return ok
+}
+
+// checkTLSServing: a Gatehouse container given a certificate has its key
+// too, both from a mounted volume (a Secret, never the image); its probes
+// ask over HTTPS and none is a gRPC probe (the kubelet's speaks no TLS);
+// scraped pods say prometheus.io/scheme https. With required, every
+// Gatehouse container serves TLS.
+func checkTLSServing(w workload, required bool, add addFunc) {
+	for _, c := range w.template.Spec.Containers {
+		if !isGatehouse(c) {
+			continue
+		}
+		id := w.String() + " container " + c.Name
+		if !servesTLS(c) {
+			if required {
+				add(checkTLS, id, "serves plain text: no TLS_CERT_FILE")
+			}
+			continue
+		}
+		for _, env := range []string{"TLS_CERT_FILE", "TLS_KEY_FILE"} {
+			v, _ := envOf(c, env)
+			if !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+				return v != "" && strings.HasPrefix(v, strings.TrimSuffix(m.MountPath, "/")+"/")
+			}) {
+				add(checkTLS, id, "%s %q is not on a mounted volume", env, v)
+			}
+		}
+		for name, p := range map[string]*corev1.Probe{"readinessProbe": c.ReadinessProbe, "livenessProbe": c.LivenessProbe, "startupProbe": c.StartupProbe} {
+			switch {
+			case p == nil:
+			case p.GRPC != nil:
+				add(checkTLS, id, "%s is a gRPC probe, which speaks no TLS: probe GET /healthz over HTTPS", name)
+			case p.HTTPGet != nil && p.HTTPGet.Scheme != corev1.URISchemeHTTPS:
+				add(checkTLS, id, "%s asks over HTTP, want scheme HTTPS", name)
+			}
+		}
+		if a := w.template.Annotations; a["prometheus.io/scrape"] == "true" && a["prometheus.io/scheme"] != "https" {
+			add(checkTLS, id, "scraped without prometheus.io/scheme: https")
+		}
+	}
 }

@@ -41,7 +41,7 @@ var kustomizations = []kustomizationCase{
 	{dir: "base/portal", services: []string{"portal"}},
 	{dir: "overlays/dev", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true},
 	{dir: "overlays/prod", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true, scraped: true},
-	{dir: "overlays/ha", opts: checkOptions{requireNetworkPolicies: true}, services: services, overlay: true, replicated: true},
+	{dir: "overlays/ha", opts: checkOptions{requireNetworkPolicies: true, requireTLS: true}, services: services, overlay: true, replicated: true},
 }
 
 func TestManifests(t *testing.T) {
