@@ -17,6 +17,7 @@ import (
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/portal/internal/consumers"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
 
@@ -54,21 +55,23 @@ var (
 	categoryID = idKind{"category_id",
 		rest.Error(codes.InvalidArgument, http.StatusBadRequest, "Invalid category ID: it must be a positive integer"),
 		rest.Error(codes.NotFound, http.StatusNotFound, "Category not found")}
-	pathIDs = []idKind{productID, docID, tagID, categoryID}
+	pathIDs = []idKind{productID, docID, tagID, categoryID, planID, userID, appID, credentialID, requestID}
 )
 
 // Server serves PortalService from a store.
 type Server struct {
 	portalv1.UnimplementedPortalServiceServer
 	store *store.Store
+	cons  *consumers.Service
 	audit *audit.Log
 	log   *slog.Logger
 	now   func() time.Time
 }
 
-// New returns a server over st, answering GET /portal-api/audit-logs from auditLog.
-func New(st *store.Store, log *slog.Logger, auditLog *audit.Log) *Server {
-	return &Server{store: st, audit: auditLog, log: log.With("component", "api"), now: time.Now}
+// New returns a server over st and the consumer side cons, answering GET
+// /portal-api/audit-logs from auditLog.
+func New(st *store.Store, cons *consumers.Service, log *slog.Logger, auditLog *audit.Log) *Server {
+	return &Server{store: st, cons: cons, audit: auditLog, log: log.With("component", "api"), now: time.Now}
 }
 
 // storeError maps the portal store's sentinels to the status a caller sees:

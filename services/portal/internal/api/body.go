@@ -171,7 +171,7 @@ func inputShape(md protoreflect.MessageDescriptor) *jsonstrict.Shape {
 			return stringShape, int(fd.Number())
 		case fd.Kind() == protoreflect.BoolKind && !fd.IsList():
 			return boolShape, int(fd.Number())
-		case fd.Message() != nil && fd.Message().FullName() == idListName:
+		case fd.Message() != nil && (fd.Message().FullName() == idListName || fd.Message().FullName() == policyListName):
 			return idListShape, int(fd.Number())
 		}
 		return nil, int(fd.Number()) // refused below: it cannot be set
@@ -185,6 +185,8 @@ var (
 	boolShape   = &jsonstrict.Shape{Type: jsonstrict.Bool}
 	idListShape = &jsonstrict.Shape{Type: jsonstrict.Array, Elem: stringShape}
 	idListName  = (&portalv1.IdList{}).ProtoReflect().Descriptor().FullName()
+	// policyListName is a list of management policy ids: strings like an IdList's
+	policyListName = (&portalv1.PolicyIdList{}).ProtoReflect().Descriptor().FullName()
 )
 
 // decodeObject sets msg's fields from a JSON object keyed by their JSON
@@ -238,6 +240,9 @@ func fieldTypeProblem(fd protoreflect.FieldDescriptor) string {
 	case protoreflect.BoolKind:
 		return fd.JSONName() + " must be true or false"
 	}
+	if fd.Message() != nil && fd.Message().FullName() == policyListName {
+		return fd.JSONName() + " must be an array of management policy ids (strings)"
+	}
 	return fd.JSONName() + " must be an array of IDs written as strings, such as [\"1\", \"2\"]"
 }
 
@@ -250,6 +255,12 @@ func setField(msg protoreflect.Message, fd protoreflect.FieldDescriptor, raw jso
 			return false
 		}
 		msg.Set(fd, protoreflect.ValueOfMessage((&portalv1.IdList{Ids: ids}).ProtoReflect()))
+	case fd.Message() != nil && fd.Message().FullName() == policyListName:
+		ids := []string{}
+		if json.Unmarshal(raw, &ids) != nil {
+			return false
+		}
+		msg.Set(fd, protoreflect.ValueOfMessage((&portalv1.PolicyIdList{Ids: ids}).ProtoReflect()))
 	case fd.IsList():
 		return false
 	case fd.Kind() == protoreflect.StringKind:

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -25,6 +26,9 @@ func (s *Server) CreateProduct(ctx context.Context, req *portalv1.CreateProductR
 	}
 	if len(msgs) > 0 {
 		return nil, invalid(msgs)
+	}
+	if err := s.checkOffer(ctx, in); err != nil {
+		return nil, err
 	}
 	now := s.now().UTC()
 	p := store.Product{CreatedAt: now}
@@ -84,6 +88,9 @@ func (s *Server) UpdateProduct(ctx context.Context, req *portalv1.UpdateProductR
 	if len(msgs) > 0 {
 		return nil, invalid(msgs)
 	}
+	if err := s.checkOffer(ctx, in); err != nil {
+		return nil, err
+	}
 	p, err := s.store.UpdateProduct(ctx, id, func(p *store.Product) error {
 		applyProduct(p, in, s.now().UTC())
 		return nil
@@ -111,7 +118,64 @@ func applyProduct(p *store.Product, in *portalv1.ProductInput, now time.Time) {
 	set(&p.Description, in.Description)
 	set(&p.Path, in.Path)
 	set(&p.Content, in.Content)
+	if in.PolicyIds != nil {
+		p.PolicyIDs = dedupe(in.PolicyIds.GetIds())
+	}
+	if in.PlanIds != nil {
+		refs, _ := labelIDs(nil, "PlanIDs", "plan", in.PlanIds)
+		p.PlanIDs = []uint32{}
+		for _, r := range refs {
+			p.PlanIDs = append(p.PlanIDs, r.id)
+		}
+	}
 	p.UpdatedAt = now
+}
+
+// checkOffer is 422 unless every plan the product is to offer exists and
+// every policy it is to grant is a management policy (asked of
+// management: 503 without it).
+func (s *Server) checkOffer(ctx context.Context, in *portalv1.ProductInput) error {
+	var msgs []string
+	if in.PlanIds != nil {
+		refs, _ := labelIDs(nil, "PlanIDs", "plan", in.PlanIds)
+		ids := make([]uint32, 0, len(refs))
+		for _, r := range refs {
+			if r.id == 0 {
+				msgs = append(msgs, fmt.Sprintf("PlanIDs: there is no plan with ID %s", quote(r.text)))
+				continue
+			}
+			ids = append(ids, r.id)
+		}
+		missing, err := s.cons.MissingPlans(ctx, ids)
+		if err != nil {
+			return s.storeError(err, errInternal)
+		}
+		for _, id := range missing {
+			msgs = append(msgs, fmt.Sprintf("PlanIDs: there is no plan with ID \"%d\"", id))
+		}
+	}
+	if len(msgs) > 0 {
+		return invalid(msgs)
+	}
+	if in.PolicyIds != nil {
+		if err := s.cons.CheckPolicies(ctx, "PolicyIDs", dedupe(in.PolicyIds.GetIds())); err != nil {
+			return s.consumerError(err, errInternal)
+		}
+	}
+	return nil
+}
+
+// dedupe keeps the first of each value, in order.
+func dedupe(list []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, v := range list {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func set[T any](dst *T, v *T) {
@@ -124,5 +188,15 @@ func productMessage(p store.Product) *portalv1.Product {
 	return &portalv1.Product{
 		Id: p.ID, Name: p.Name, DisplayName: p.DisplayName, Description: p.Description, Path: p.Path, Content: p.Content,
 		CreatedAt: formatTime(p.CreatedAt), UpdatedAt: formatTime(p.UpdatedAt),
+		PolicyIds: append([]string{}, p.PolicyIDs...), PlanIds: idTexts(p.PlanIDs),
 	}
+}
+
+// idTexts writes IDs as the decimal text the API uses for ID lists.
+func idTexts(ids []uint32) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, strconv.FormatUint(uint64(id), 10))
+	}
+	return out
 }

@@ -50,6 +50,15 @@ func productFieldProblems(in *portalv1.ProductInput) []string {
 	msgs = text(msgs, "DisplayName", in.DisplayName, maxShort, false)
 	msgs = text(msgs, "Description", in.Description, maxLong, false)
 	msgs = text(msgs, "Path", in.Path, maxShort, false)
+	_, msgs = labelIDs(msgs, "PlanIDs", "plan", in.GetPlanIds())
+	if list := in.GetPolicyIds(); list != nil {
+		if len(list.GetIds()) > maxLabels {
+			msgs = append(msgs, fmt.Sprintf("PolicyIDs may list at most %d policy ids", maxLabels))
+		}
+		for _, id := range list.GetIds() {
+			msgs = text(msgs, "PolicyIDs", &id, maxShort, true)
+		}
+	}
 	return msgs
 }
 

@@ -102,8 +102,8 @@ func TestProducts(t *testing.T) {
 			t.Errorf("create: %s = %v, want %q", k, created[k], want)
 		}
 	}
-	if len(created) != 8 || !portalTime.MatchString(created["CreatedAt"].(string)) || !portalTime.MatchString(created["UpdatedAt"].(string)) {
-		t.Errorf("create: want ID, the five fields, CreatedAt and UpdatedAt, got %s", r.body)
+	if len(created) != 10 || !portalTime.MatchString(created["CreatedAt"].(string)) || !portalTime.MatchString(created["UpdatedAt"].(string)) {
+		t.Errorf("create: want ID, the five fields, CreatedAt, UpdatedAt, PolicyIDs and PlanIDs, got %s", r.body)
 	}
 	if got := p.expect(p.do("GET", "/portal-api/products/"+id, ""), 200, "get"); fmt.Sprint(got) != fmt.Sprint(created) {
 		t.Errorf("get: %v, want %v", got, created)

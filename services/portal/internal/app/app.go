@@ -58,7 +58,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	}
 	defer closeKeys()
 	cons := consumers.New(st, consumers.Options{Signup: cfg.Consumers.DeveloperSignup, Keys: keys, Log: log})
-	srv := api.New(st, log, auditLog)
+	srv := api.New(st, cons, log, auditLog)
 	pages, err := site.New(st, log)
 	if err != nil {
 		return err

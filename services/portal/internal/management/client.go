@@ -154,7 +154,7 @@ func (c *Client) CreateKey(ctx context.Context, spec consumers.KeySpec) (string,
 func (c *Client) SetInactive(ctx context.Context, hash string, inactive bool) error {
 	var sess map[string]any
 	err := c.retry(ctx, func(ctx context.Context) error {
-		resp, err := c.api.GetKey(ctx, &managementv1.GetKeyRequest{KeyId: hash, Hashed: "true"})
+		resp, err := c.api.GetKey(ctx, &managementv1.GetKeyRequest{KeyId: hash})
 		if err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func (c *Client) SetInactive(ctx context.Context, hash string, inactive bool) er
 		return err
 	}
 	err = c.retry(ctx, func(ctx context.Context) error {
-		_, err := c.api.UpdateKey(ctx, &managementv1.UpdateKeyRequest{KeyId: hash, Hashed: "true", Body: body})
+		_, err := c.api.UpdateKey(ctx, &managementv1.UpdateKeyRequest{KeyId: hash, Body: body})
 		return err
 	})
 	if status.Code(err) == codes.NotFound {
@@ -184,7 +184,7 @@ func (c *Client) SetInactive(ctx context.Context, hash string, inactive bool) er
 // DeleteKey implements consumers.Keys; a key management does not have is no error.
 func (c *Client) DeleteKey(ctx context.Context, hash string) error {
 	err := c.retry(ctx, func(ctx context.Context) error {
-		_, err := c.api.DeleteKey(ctx, &managementv1.DeleteKeyRequest{KeyId: hash, Hashed: "true"})
+		_, err := c.api.DeleteKey(ctx, &managementv1.DeleteKeyRequest{KeyId: hash})
 		return err
 	})
 	if status.Code(err) == codes.NotFound {

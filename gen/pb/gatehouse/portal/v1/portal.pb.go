@@ -41,7 +41,11 @@ type Product struct {
 	// created_at is the creation time, UTC, `YYYY-MM-DD HH:MM`.
 	CreatedAt string `protobuf:"bytes,7,opt,name=created_at,json=CreatedAt,proto3" json:"created_at,omitempty"`
 	// updated_at is the last change, UTC, `YYYY-MM-DD HH:MM`.
-	UpdatedAt     string `protobuf:"bytes,8,opt,name=updated_at,json=UpdatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt string `protobuf:"bytes,8,opt,name=updated_at,json=UpdatedAt,proto3" json:"updated_at,omitempty"`
+	// policy_ids are the management policies a credential for the product applies.
+	PolicyIds []string `protobuf:"bytes,9,rep,name=policy_ids,json=PolicyIDs,proto3" json:"policy_ids,omitempty"`
+	// plan_ids are the IDs (decimal text) of the plans the product offers.
+	PlanIds       []string `protobuf:"bytes,10,rep,name=plan_ids,json=PlanIDs,proto3" json:"plan_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -132,6 +136,20 @@ func (x *Product) GetUpdatedAt() string {
 	return ""
 }
 
+func (x *Product) GetPolicyIds() []string {
+	if x != nil {
+		return x.PolicyIds
+	}
+	return nil
+}
+
+func (x *Product) GetPlanIds() []string {
+	if x != nil {
+		return x.PlanIds
+	}
+	return nil
+}
+
 // ProductInput holds the attributes a create or update request sets; an
 // absent one keeps its value (or is empty on create).
 type ProductInput struct {
@@ -145,7 +163,11 @@ type ProductInput struct {
 	// path is the product's URL path in the portal.
 	Path *string `protobuf:"bytes,4,opt,name=path,json=Path,proto3,oneof" json:"path,omitempty"`
 	// content is the product page's HTML.
-	Content       *string `protobuf:"bytes,5,opt,name=content,json=Content,proto3,oneof" json:"content,omitempty"`
+	Content *string `protobuf:"bytes,5,opt,name=content,json=Content,proto3,oneof" json:"content,omitempty"`
+	// policy_ids are management policy `id`s (each must exist); they replace the product's list.
+	PolicyIds *PolicyIdList `protobuf:"bytes,6,opt,name=policy_ids,json=PolicyIDs,proto3" json:"policy_ids,omitempty"`
+	// plan_ids are IDs of existing plans; they replace the product's list.
+	PlanIds       *IdList `protobuf:"bytes,7,opt,name=plan_ids,json=PlanIDs,proto3" json:"plan_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -213,6 +235,20 @@ func (x *ProductInput) GetContent() string {
 		return *x.Content
 	}
 	return ""
+}
+
+func (x *ProductInput) GetPolicyIds() *PolicyIdList {
+	if x != nil {
+		return x.PolicyIds
+	}
+	return nil
+}
+
+func (x *ProductInput) GetPlanIds() *IdList {
+	if x != nil {
+		return x.PlanIds
+	}
+	return nil
 }
 
 // CreateProductRequest is the body of POST /portal-api/products.
@@ -3188,11 +3224,2104 @@ func (x *ReorderTutorialPagesResponse) GetPages() []*TutorialPage {
 	return nil
 }
 
+// Plan is a management policy with rate and quota that products offer.
+type Plan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the plan's unique ID, from 1.
+	Id uint32 `protobuf:"varint,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// name is shown to developers.
+	Name string `protobuf:"bytes,2,opt,name=name,json=Name,proto3" json:"name,omitempty"`
+	// policy_id is the management policy's `id`.
+	PolicyId string `protobuf:"bytes,3,opt,name=policy_id,json=PolicyID,proto3" json:"policy_id,omitempty"`
+	// auto_approve approves access requests for the plan at once.
+	AutoApprove bool `protobuf:"varint,4,opt,name=auto_approve,json=AutoApprove,proto3" json:"auto_approve,omitempty"`
+	// created_at is the creation time, UTC, `YYYY-MM-DD HH:MM`.
+	CreatedAt string `protobuf:"bytes,5,opt,name=created_at,json=CreatedAt,proto3" json:"created_at,omitempty"`
+	// updated_at is the last change, UTC, `YYYY-MM-DD HH:MM`.
+	UpdatedAt     string `protobuf:"bytes,6,opt,name=updated_at,json=UpdatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Plan) Reset() {
+	*x = Plan{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Plan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Plan) ProtoMessage() {}
+
+func (x *Plan) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Plan.ProtoReflect.Descriptor instead.
+func (*Plan) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *Plan) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Plan) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Plan) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
+func (x *Plan) GetAutoApprove() bool {
+	if x != nil {
+		return x.AutoApprove
+	}
+	return false
+}
+
+func (x *Plan) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *Plan) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+// PlanInput holds the fields a create or update sets; an absent one keeps its value.
+type PlanInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is required on create, never blank.
+	Name *string `protobuf:"bytes,1,opt,name=name,json=Name,proto3,oneof" json:"name,omitempty"`
+	// policy_id must name a management policy; required on create.
+	PolicyId *string `protobuf:"bytes,2,opt,name=policy_id,json=PolicyID,proto3,oneof" json:"policy_id,omitempty"`
+	// auto_approve approves access requests for the plan at once (default false).
+	AutoApprove   *bool `protobuf:"varint,3,opt,name=auto_approve,json=AutoApprove,proto3,oneof" json:"auto_approve,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanInput) Reset() {
+	*x = PlanInput{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanInput) ProtoMessage() {}
+
+func (x *PlanInput) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanInput.ProtoReflect.Descriptor instead.
+func (*PlanInput) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *PlanInput) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *PlanInput) GetPolicyId() string {
+	if x != nil && x.PolicyId != nil {
+		return *x.PolicyId
+	}
+	return ""
+}
+
+func (x *PlanInput) GetAutoApprove() bool {
+	if x != nil && x.AutoApprove != nil {
+		return *x.AutoApprove
+	}
+	return false
+}
+
+// CreatePlanRequest is the body of POST /portal-api/plans.
+type CreatePlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan holds the new plan's fields.
+	Plan          *PlanInput `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePlanRequest) Reset() {
+	*x = CreatePlanRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePlanRequest) ProtoMessage() {}
+
+func (x *CreatePlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePlanRequest.ProtoReflect.Descriptor instead.
+func (*CreatePlanRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *CreatePlanRequest) GetPlan() *PlanInput {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+// CreatePlanResponse carries the stored plan.
+type CreatePlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan is the stored plan.
+	Plan          *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreatePlanResponse) Reset() {
+	*x = CreatePlanResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreatePlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreatePlanResponse) ProtoMessage() {}
+
+func (x *CreatePlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreatePlanResponse.ProtoReflect.Descriptor instead.
+func (*CreatePlanResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *CreatePlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+// ListPlansRequest lists every plan.
+type ListPlansRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlansRequest) Reset() {
+	*x = ListPlansRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlansRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlansRequest) ProtoMessage() {}
+
+func (x *ListPlansRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlansRequest.ProtoReflect.Descriptor instead.
+func (*ListPlansRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{61}
+}
+
+// ListPlansResponse holds every plan.
+type ListPlansResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plans are all plans; REST answers this array itself.
+	Plans         []*Plan `protobuf:"bytes,1,rep,name=plans,proto3" json:"plans,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPlansResponse) Reset() {
+	*x = ListPlansResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPlansResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPlansResponse) ProtoMessage() {}
+
+func (x *ListPlansResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPlansResponse.ProtoReflect.Descriptor instead.
+func (*ListPlansResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ListPlansResponse) GetPlans() []*Plan {
+	if x != nil {
+		return x.Plans
+	}
+	return nil
+}
+
+// GetPlanRequest names one plan.
+type GetPlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan_id is the plan's ID as written in the path.
+	PlanId        string `protobuf:"bytes,1,opt,name=plan_id,proto3" json:"plan_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlanRequest) Reset() {
+	*x = GetPlanRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanRequest) ProtoMessage() {}
+
+func (x *GetPlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanRequest.ProtoReflect.Descriptor instead.
+func (*GetPlanRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *GetPlanRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+// GetPlanResponse carries the plan.
+type GetPlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan is the plan.
+	Plan          *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPlanResponse) Reset() {
+	*x = GetPlanResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPlanResponse) ProtoMessage() {}
+
+func (x *GetPlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPlanResponse.ProtoReflect.Descriptor instead.
+func (*GetPlanResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *GetPlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+// UpdatePlanRequest changes one plan.
+type UpdatePlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan_id is the plan's ID as written in the path.
+	PlanId string `protobuf:"bytes,1,opt,name=plan_id,proto3" json:"plan_id,omitempty"`
+	// plan holds the fields to change.
+	Plan          *PlanInput `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePlanRequest) Reset() {
+	*x = UpdatePlanRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePlanRequest) ProtoMessage() {}
+
+func (x *UpdatePlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePlanRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePlanRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *UpdatePlanRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *UpdatePlanRequest) GetPlan() *PlanInput {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+// UpdatePlanResponse carries the changed plan.
+type UpdatePlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan is the changed plan.
+	Plan          *Plan `protobuf:"bytes,1,opt,name=plan,proto3" json:"plan,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePlanResponse) Reset() {
+	*x = UpdatePlanResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePlanResponse) ProtoMessage() {}
+
+func (x *UpdatePlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePlanResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePlanResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *UpdatePlanResponse) GetPlan() *Plan {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
+}
+
+// DeletePlanRequest names the plan to remove.
+type DeletePlanRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// plan_id is the plan's ID as written in the path.
+	PlanId        string `protobuf:"bytes,1,opt,name=plan_id,proto3" json:"plan_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePlanRequest) Reset() {
+	*x = DeletePlanRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePlanRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePlanRequest) ProtoMessage() {}
+
+func (x *DeletePlanRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePlanRequest.ProtoReflect.Descriptor instead.
+func (*DeletePlanRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *DeletePlanRequest) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+// DeletePlanResponse confirms a removal.
+type DeletePlanResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is always "ok".
+	Status        string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeletePlanResponse) Reset() {
+	*x = DeletePlanResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeletePlanResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeletePlanResponse) ProtoMessage() {}
+
+func (x *DeletePlanResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeletePlanResponse.ProtoReflect.Descriptor instead.
+func (*DeletePlanResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *DeletePlanResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// Developer is an API consumer's account on the public site (not an admin).
+type Developer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the developer's unique ID, from 1.
+	Id uint32 `protobuf:"varint,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// email is the sign-in e-mail, unique without regard to case.
+	Email string `protobuf:"bytes,2,opt,name=email,json=Email,proto3" json:"email,omitempty"`
+	// name is the developer's name.
+	Name string `protobuf:"bytes,3,opt,name=name,json=Name,proto3" json:"name,omitempty"`
+	// active accounts may sign in and their keys work.
+	Active bool `protobuf:"varint,4,opt,name=active,json=Active,proto3" json:"active,omitempty"`
+	// created_at is the registration time, UTC, `YYYY-MM-DD HH:MM`.
+	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=CreatedAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Developer) Reset() {
+	*x = Developer{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Developer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Developer) ProtoMessage() {}
+
+func (x *Developer) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Developer.ProtoReflect.Descriptor instead.
+func (*Developer) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *Developer) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Developer) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *Developer) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Developer) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *Developer) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// DeveloperInput holds what an admin may change; an absent field keeps its value.
+type DeveloperInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the developer's name, never blank.
+	Name *string `protobuf:"bytes,1,opt,name=name,json=Name,proto3,oneof" json:"name,omitempty"`
+	// active activates (true) or suspends (false) the account.
+	Active        *bool `protobuf:"varint,2,opt,name=active,json=Active,proto3,oneof" json:"active,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeveloperInput) Reset() {
+	*x = DeveloperInput{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeveloperInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeveloperInput) ProtoMessage() {}
+
+func (x *DeveloperInput) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeveloperInput.ProtoReflect.Descriptor instead.
+func (*DeveloperInput) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *DeveloperInput) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *DeveloperInput) GetActive() bool {
+	if x != nil && x.Active != nil {
+		return *x.Active
+	}
+	return false
+}
+
+// ListDevelopersRequest lists every developer.
+type ListDevelopersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDevelopersRequest) Reset() {
+	*x = ListDevelopersRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDevelopersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDevelopersRequest) ProtoMessage() {}
+
+func (x *ListDevelopersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDevelopersRequest.ProtoReflect.Descriptor instead.
+func (*ListDevelopersRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{71}
+}
+
+// ListDevelopersResponse holds every developer.
+type ListDevelopersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// users are all developers; REST answers this array itself.
+	Users         []*Developer `protobuf:"bytes,1,rep,name=users,proto3" json:"users,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDevelopersResponse) Reset() {
+	*x = ListDevelopersResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDevelopersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDevelopersResponse) ProtoMessage() {}
+
+func (x *ListDevelopersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDevelopersResponse.ProtoReflect.Descriptor instead.
+func (*ListDevelopersResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *ListDevelopersResponse) GetUsers() []*Developer {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
+// GetDeveloperRequest names one developer.
+type GetDeveloperRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user_id is the developer's ID as written in the path.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDeveloperRequest) Reset() {
+	*x = GetDeveloperRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDeveloperRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDeveloperRequest) ProtoMessage() {}
+
+func (x *GetDeveloperRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDeveloperRequest.ProtoReflect.Descriptor instead.
+func (*GetDeveloperRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *GetDeveloperRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// GetDeveloperResponse carries the developer.
+type GetDeveloperResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user is the developer.
+	User          *Developer `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetDeveloperResponse) Reset() {
+	*x = GetDeveloperResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetDeveloperResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetDeveloperResponse) ProtoMessage() {}
+
+func (x *GetDeveloperResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetDeveloperResponse.ProtoReflect.Descriptor instead.
+func (*GetDeveloperResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *GetDeveloperResponse) GetUser() *Developer {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// UpdateDeveloperRequest changes one developer.
+type UpdateDeveloperRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user_id is the developer's ID as written in the path.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	// user holds the fields to change.
+	User          *DeveloperInput `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateDeveloperRequest) Reset() {
+	*x = UpdateDeveloperRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateDeveloperRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateDeveloperRequest) ProtoMessage() {}
+
+func (x *UpdateDeveloperRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateDeveloperRequest.ProtoReflect.Descriptor instead.
+func (*UpdateDeveloperRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *UpdateDeveloperRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *UpdateDeveloperRequest) GetUser() *DeveloperInput {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// UpdateDeveloperResponse carries the changed developer.
+type UpdateDeveloperResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user is the changed developer.
+	User          *Developer `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateDeveloperResponse) Reset() {
+	*x = UpdateDeveloperResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateDeveloperResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateDeveloperResponse) ProtoMessage() {}
+
+func (x *UpdateDeveloperResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateDeveloperResponse.ProtoReflect.Descriptor instead.
+func (*UpdateDeveloperResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *UpdateDeveloperResponse) GetUser() *Developer {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+// DeleteDeveloperRequest names the developer to remove.
+type DeleteDeveloperRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user_id is the developer's ID as written in the path.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDeveloperRequest) Reset() {
+	*x = DeleteDeveloperRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDeveloperRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDeveloperRequest) ProtoMessage() {}
+
+func (x *DeleteDeveloperRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDeveloperRequest.ProtoReflect.Descriptor instead.
+func (*DeleteDeveloperRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *DeleteDeveloperRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// DeleteDeveloperResponse confirms a removal.
+type DeleteDeveloperResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is always "ok".
+	Status        string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteDeveloperResponse) Reset() {
+	*x = DeleteDeveloperResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteDeveloperResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteDeveloperResponse) ProtoMessage() {}
+
+func (x *DeleteDeveloperResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteDeveloperResponse.ProtoReflect.Descriptor instead.
+func (*DeleteDeveloperResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *DeleteDeveloperResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// AppCredential is a key management issued for an app, known by its hash.
+type AppCredential struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the credential's unique ID, from 1.
+	Id uint32 `protobuf:"varint,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// product_id is the product it grants access to.
+	ProductId uint32 `protobuf:"varint,2,opt,name=product_id,json=ProductID,proto3" json:"product_id,omitempty"`
+	// plan_id is the plan it was issued under.
+	PlanId uint32 `protobuf:"varint,3,opt,name=plan_id,json=PlanID,proto3" json:"plan_id,omitempty"`
+	// key_hash names the key in management and on gateways; the key itself is never stored.
+	KeyHash string `protobuf:"bytes,4,opt,name=key_hash,json=KeyHash,proto3" json:"key_hash,omitempty"`
+	// created_at is when the key was issued, UTC, `YYYY-MM-DD HH:MM`.
+	CreatedAt     string `protobuf:"bytes,5,opt,name=created_at,json=CreatedAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppCredential) Reset() {
+	*x = AppCredential{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppCredential) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppCredential) ProtoMessage() {}
+
+func (x *AppCredential) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppCredential.ProtoReflect.Descriptor instead.
+func (*AppCredential) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *AppCredential) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *AppCredential) GetProductId() uint32 {
+	if x != nil {
+		return x.ProductId
+	}
+	return 0
+}
+
+func (x *AppCredential) GetPlanId() uint32 {
+	if x != nil {
+		return x.PlanId
+	}
+	return 0
+}
+
+func (x *AppCredential) GetKeyHash() string {
+	if x != nil {
+		return x.KeyHash
+	}
+	return ""
+}
+
+func (x *AppCredential) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+// App is a developer's application and its credentials.
+type App struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the app's unique ID, from 1.
+	Id uint32 `protobuf:"varint,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// name is the app's name.
+	Name string `protobuf:"bytes,2,opt,name=name,json=Name,proto3" json:"name,omitempty"`
+	// description is the app's description.
+	Description string `protobuf:"bytes,3,opt,name=description,json=Description,proto3" json:"description,omitempty"`
+	// user_id is the developer who owns it.
+	UserId uint32 `protobuf:"varint,4,opt,name=user_id,json=UserID,proto3" json:"user_id,omitempty"`
+	// credentials are the keys issued to it.
+	Credentials   []*AppCredential `protobuf:"bytes,5,rep,name=credentials,json=Credentials,proto3" json:"credentials,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *App) Reset() {
+	*x = App{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *App) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*App) ProtoMessage() {}
+
+func (x *App) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use App.ProtoReflect.Descriptor instead.
+func (*App) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *App) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *App) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *App) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *App) GetUserId() uint32 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *App) GetCredentials() []*AppCredential {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+// ListAppsRequest lists every app.
+type ListAppsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppsRequest) Reset() {
+	*x = ListAppsRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppsRequest) ProtoMessage() {}
+
+func (x *ListAppsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppsRequest.ProtoReflect.Descriptor instead.
+func (*ListAppsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{81}
+}
+
+// ListAppsResponse holds every app.
+type ListAppsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// apps are all apps; REST answers this array itself.
+	Apps          []*App `protobuf:"bytes,1,rep,name=apps,proto3" json:"apps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAppsResponse) Reset() {
+	*x = ListAppsResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAppsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAppsResponse) ProtoMessage() {}
+
+func (x *ListAppsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAppsResponse.ProtoReflect.Descriptor instead.
+func (*ListAppsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *ListAppsResponse) GetApps() []*App {
+	if x != nil {
+		return x.Apps
+	}
+	return nil
+}
+
+// GetAppRequest names one app.
+type GetAppRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// app_id is the app's ID as written in the path.
+	AppId         string `protobuf:"bytes,1,opt,name=app_id,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAppRequest) Reset() {
+	*x = GetAppRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAppRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAppRequest) ProtoMessage() {}
+
+func (x *GetAppRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAppRequest.ProtoReflect.Descriptor instead.
+func (*GetAppRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *GetAppRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// GetAppResponse carries the app.
+type GetAppResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// app is the app.
+	App           *App `protobuf:"bytes,1,opt,name=app,proto3" json:"app,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAppResponse) Reset() {
+	*x = GetAppResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAppResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAppResponse) ProtoMessage() {}
+
+func (x *GetAppResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAppResponse.ProtoReflect.Descriptor instead.
+func (*GetAppResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{84}
+}
+
+func (x *GetAppResponse) GetApp() *App {
+	if x != nil {
+		return x.App
+	}
+	return nil
+}
+
+// DeleteAppRequest names the app to remove.
+type DeleteAppRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// app_id is the app's ID as written in the path.
+	AppId         string `protobuf:"bytes,1,opt,name=app_id,proto3" json:"app_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAppRequest) Reset() {
+	*x = DeleteAppRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAppRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAppRequest) ProtoMessage() {}
+
+func (x *DeleteAppRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAppRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAppRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{85}
+}
+
+func (x *DeleteAppRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+// DeleteAppResponse confirms a removal.
+type DeleteAppResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is always "ok".
+	Status        string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAppResponse) Reset() {
+	*x = DeleteAppResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAppResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAppResponse) ProtoMessage() {}
+
+func (x *DeleteAppResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAppResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAppResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *DeleteAppResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// DeleteAppCredentialRequest names the credential to revoke.
+type DeleteAppCredentialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// app_id is the app's ID as written in the path.
+	AppId string `protobuf:"bytes,1,opt,name=app_id,proto3" json:"app_id,omitempty"`
+	// credential_id is the credential's ID as written in the path.
+	CredentialId  string `protobuf:"bytes,2,opt,name=credential_id,proto3" json:"credential_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAppCredentialRequest) Reset() {
+	*x = DeleteAppCredentialRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAppCredentialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAppCredentialRequest) ProtoMessage() {}
+
+func (x *DeleteAppCredentialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAppCredentialRequest.ProtoReflect.Descriptor instead.
+func (*DeleteAppCredentialRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *DeleteAppCredentialRequest) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *DeleteAppCredentialRequest) GetCredentialId() string {
+	if x != nil {
+		return x.CredentialId
+	}
+	return ""
+}
+
+// DeleteAppCredentialResponse confirms a revocation.
+type DeleteAppCredentialResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is always "ok".
+	Status        string `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteAppCredentialResponse) Reset() {
+	*x = DeleteAppCredentialResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteAppCredentialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteAppCredentialResponse) ProtoMessage() {}
+
+func (x *DeleteAppCredentialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteAppCredentialResponse.ProtoReflect.Descriptor instead.
+func (*DeleteAppCredentialResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *DeleteAppCredentialResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+// AccessRequest is a developer's request for a product's plan for one app.
+type AccessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the request's unique ID, from 1.
+	Id uint32 `protobuf:"varint,1,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	// user_id is the developer who asked.
+	UserId uint32 `protobuf:"varint,2,opt,name=user_id,json=UserID,proto3" json:"user_id,omitempty"`
+	// app_id is the app the key is for.
+	AppId uint32 `protobuf:"varint,3,opt,name=app_id,json=AppID,proto3" json:"app_id,omitempty"`
+	// product_id is the product asked for.
+	ProductId uint32 `protobuf:"varint,4,opt,name=product_id,json=ProductID,proto3" json:"product_id,omitempty"`
+	// plan_id is the plan asked for.
+	PlanId uint32 `protobuf:"varint,5,opt,name=plan_id,json=PlanID,proto3" json:"plan_id,omitempty"`
+	// status is pending, approved or rejected.
+	Status string `protobuf:"bytes,6,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	// created_at is when it was filed, UTC, `YYYY-MM-DD HH:MM`.
+	CreatedAt string `protobuf:"bytes,7,opt,name=created_at,json=CreatedAt,proto3" json:"created_at,omitempty"`
+	// updated_at is its last change, UTC, `YYYY-MM-DD HH:MM`.
+	UpdatedAt string `protobuf:"bytes,8,opt,name=updated_at,json=UpdatedAt,proto3" json:"updated_at,omitempty"`
+	// error names why the last approval failed ("" when none); the request stays pending.
+	Error         string `protobuf:"bytes,9,opt,name=error,json=Error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessRequest) Reset() {
+	*x = AccessRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessRequest) ProtoMessage() {}
+
+func (x *AccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessRequest.ProtoReflect.Descriptor instead.
+func (*AccessRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *AccessRequest) GetId() uint32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *AccessRequest) GetUserId() uint32 {
+	if x != nil {
+		return x.UserId
+	}
+	return 0
+}
+
+func (x *AccessRequest) GetAppId() uint32 {
+	if x != nil {
+		return x.AppId
+	}
+	return 0
+}
+
+func (x *AccessRequest) GetProductId() uint32 {
+	if x != nil {
+		return x.ProductId
+	}
+	return 0
+}
+
+func (x *AccessRequest) GetPlanId() uint32 {
+	if x != nil {
+		return x.PlanId
+	}
+	return 0
+}
+
+func (x *AccessRequest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *AccessRequest) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *AccessRequest) GetUpdatedAt() string {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return ""
+}
+
+func (x *AccessRequest) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// ListAccessRequestsRequest selects access requests.
+type ListAccessRequestsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status, when given, is pending, approved or rejected.
+	Status        *string `protobuf:"bytes,1,opt,name=status,proto3,oneof" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAccessRequestsRequest) Reset() {
+	*x = ListAccessRequestsRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[90]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAccessRequestsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAccessRequestsRequest) ProtoMessage() {}
+
+func (x *ListAccessRequestsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[90]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAccessRequestsRequest.ProtoReflect.Descriptor instead.
+func (*ListAccessRequestsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{90}
+}
+
+func (x *ListAccessRequestsRequest) GetStatus() string {
+	if x != nil && x.Status != nil {
+		return *x.Status
+	}
+	return ""
+}
+
+// ListAccessRequestsResponse holds the access requests selected.
+type ListAccessRequestsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// access_requests are the requests; REST answers this array itself.
+	AccessRequests []*AccessRequest `protobuf:"bytes,1,rep,name=access_requests,json=accessRequests,proto3" json:"access_requests,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListAccessRequestsResponse) Reset() {
+	*x = ListAccessRequestsResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[91]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAccessRequestsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAccessRequestsResponse) ProtoMessage() {}
+
+func (x *ListAccessRequestsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[91]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAccessRequestsResponse.ProtoReflect.Descriptor instead.
+func (*ListAccessRequestsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{91}
+}
+
+func (x *ListAccessRequestsResponse) GetAccessRequests() []*AccessRequest {
+	if x != nil {
+		return x.AccessRequests
+	}
+	return nil
+}
+
+// ApproveAccessRequestRequest names the request to approve.
+type ApproveAccessRequestRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id is the request's ID as written in the path.
+	RequestId     string `protobuf:"bytes,1,opt,name=request_id,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveAccessRequestRequest) Reset() {
+	*x = ApproveAccessRequestRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveAccessRequestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveAccessRequestRequest) ProtoMessage() {}
+
+func (x *ApproveAccessRequestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveAccessRequestRequest.ProtoReflect.Descriptor instead.
+func (*ApproveAccessRequestRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{92}
+}
+
+func (x *ApproveAccessRequestRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// ApproveAccessRequestResponse carries the approved request.
+type ApproveAccessRequestResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// access_request is the approved request.
+	AccessRequest *AccessRequest `protobuf:"bytes,1,opt,name=access_request,json=accessRequest,proto3" json:"access_request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveAccessRequestResponse) Reset() {
+	*x = ApproveAccessRequestResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveAccessRequestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveAccessRequestResponse) ProtoMessage() {}
+
+func (x *ApproveAccessRequestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveAccessRequestResponse.ProtoReflect.Descriptor instead.
+func (*ApproveAccessRequestResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *ApproveAccessRequestResponse) GetAccessRequest() *AccessRequest {
+	if x != nil {
+		return x.AccessRequest
+	}
+	return nil
+}
+
+// RejectAccessRequestRequest names the request to reject.
+type RejectAccessRequestRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// request_id is the request's ID as written in the path.
+	RequestId     string `protobuf:"bytes,1,opt,name=request_id,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectAccessRequestRequest) Reset() {
+	*x = RejectAccessRequestRequest{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectAccessRequestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectAccessRequestRequest) ProtoMessage() {}
+
+func (x *RejectAccessRequestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectAccessRequestRequest.ProtoReflect.Descriptor instead.
+func (*RejectAccessRequestRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *RejectAccessRequestRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+// RejectAccessRequestResponse carries the rejected request.
+type RejectAccessRequestResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// access_request is the rejected request.
+	AccessRequest *AccessRequest `protobuf:"bytes,1,opt,name=access_request,json=accessRequest,proto3" json:"access_request,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectAccessRequestResponse) Reset() {
+	*x = RejectAccessRequestResponse{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectAccessRequestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectAccessRequestResponse) ProtoMessage() {}
+
+func (x *RejectAccessRequestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectAccessRequestResponse.ProtoReflect.Descriptor instead.
+func (*RejectAccessRequestResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *RejectAccessRequestResponse) GetAccessRequest() *AccessRequest {
+	if x != nil {
+		return x.AccessRequest
+	}
+	return nil
+}
+
+// PolicyIdList is a list of management policy ids, as a message so that
+// an update can tell absent from empty.
+type PolicyIdList struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ids are management policy `id`s, in the order to keep.
+	Ids           []string `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyIdList) Reset() {
+	*x = PolicyIdList{}
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyIdList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyIdList) ProtoMessage() {}
+
+func (x *PolicyIdList) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_portal_v1_portal_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyIdList.ProtoReflect.Descriptor instead.
+func (*PolicyIdList) Descriptor() ([]byte, []int) {
+	return file_gatehouse_portal_v1_portal_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *PolicyIdList) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
 var File_gatehouse_portal_v1_portal_proto protoreflect.FileDescriptor
 
 const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\n" +
-	" gatehouse/portal/v1/portal.proto\x12\x13gatehouse.portal.v1\x1a\x1cgoogle/api/annotations.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\xde\x01\n" +
+	" gatehouse/portal/v1/portal.proto\x12\x13gatehouse.portal.v1\x1a\x1cgoogle/api/annotations.proto\x1a.protoc-gen-openapiv2/options/annotations.proto\"\x98\x02\n" +
 	"\aProduct\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04Name\x12!\n" +
@@ -3203,13 +5332,20 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\tR\tCreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\b \x01(\tR\tUpdatedAt\"\xed\x01\n" +
+	"updated_at\x18\b \x01(\tR\tUpdatedAt\x12\x1d\n" +
+	"\n" +
+	"policy_ids\x18\t \x03(\tR\tPolicyIDs\x12\x19\n" +
+	"\bplan_ids\x18\n" +
+	" \x03(\tR\aPlanIDs\"\xe7\x02\n" +
 	"\fProductInput\x12\x17\n" +
 	"\x04name\x18\x01 \x01(\tH\x00R\x04Name\x88\x01\x01\x12&\n" +
 	"\fdisplay_name\x18\x02 \x01(\tH\x01R\vDisplayName\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\x03 \x01(\tH\x02R\vDescription\x88\x01\x01\x12\x17\n" +
 	"\x04path\x18\x04 \x01(\tH\x03R\x04Path\x88\x01\x01\x12\x1d\n" +
-	"\acontent\x18\x05 \x01(\tH\x04R\aContent\x88\x01\x01B\a\n" +
+	"\acontent\x18\x05 \x01(\tH\x04R\aContent\x88\x01\x01\x12@\n" +
+	"\n" +
+	"policy_ids\x18\x06 \x01(\v2!.gatehouse.portal.v1.PolicyIdListR\tPolicyIDs\x126\n" +
+	"\bplan_ids\x18\a \x01(\v2\x1b.gatehouse.portal.v1.IdListR\aPlanIDsB\a\n" +
 	"\x05_nameB\x0f\n" +
 	"\r_display_nameB\x0e\n" +
 	"\f_descriptionB\a\n" +
@@ -3418,7 +5554,134 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"product_id\x123\n" +
 	"\x05order\x18\x02 \x01(\v2\x1d.gatehouse.portal.v1.DocOrderR\x05order\"W\n" +
 	"\x1cReorderTutorialPagesResponse\x127\n" +
-	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages2\xdaN\n" +
+	"\x05pages\x18\x01 \x03(\v2!.gatehouse.portal.v1.TutorialPageR\x05pages\"\xa8\x01\n" +
+	"\x04Plan\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04Name\x12\x1b\n" +
+	"\tpolicy_id\x18\x03 \x01(\tR\bPolicyID\x12!\n" +
+	"\fauto_approve\x18\x04 \x01(\bR\vAutoApprove\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tCreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\x06 \x01(\tR\tUpdatedAt\"\x96\x01\n" +
+	"\tPlanInput\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04Name\x88\x01\x01\x12 \n" +
+	"\tpolicy_id\x18\x02 \x01(\tH\x01R\bPolicyID\x88\x01\x01\x12&\n" +
+	"\fauto_approve\x18\x03 \x01(\bH\x02R\vAutoApprove\x88\x01\x01B\a\n" +
+	"\x05_nameB\f\n" +
+	"\n" +
+	"_policy_idB\x0f\n" +
+	"\r_auto_approve\"G\n" +
+	"\x11CreatePlanRequest\x122\n" +
+	"\x04plan\x18\x01 \x01(\v2\x1e.gatehouse.portal.v1.PlanInputR\x04plan\"C\n" +
+	"\x12CreatePlanResponse\x12-\n" +
+	"\x04plan\x18\x01 \x01(\v2\x19.gatehouse.portal.v1.PlanR\x04plan\"\x12\n" +
+	"\x10ListPlansRequest\"D\n" +
+	"\x11ListPlansResponse\x12/\n" +
+	"\x05plans\x18\x01 \x03(\v2\x19.gatehouse.portal.v1.PlanR\x05plans\"*\n" +
+	"\x0eGetPlanRequest\x12\x18\n" +
+	"\aplan_id\x18\x01 \x01(\tR\aplan_id\"@\n" +
+	"\x0fGetPlanResponse\x12-\n" +
+	"\x04plan\x18\x01 \x01(\v2\x19.gatehouse.portal.v1.PlanR\x04plan\"a\n" +
+	"\x11UpdatePlanRequest\x12\x18\n" +
+	"\aplan_id\x18\x01 \x01(\tR\aplan_id\x122\n" +
+	"\x04plan\x18\x02 \x01(\v2\x1e.gatehouse.portal.v1.PlanInputR\x04plan\"C\n" +
+	"\x12UpdatePlanResponse\x12-\n" +
+	"\x04plan\x18\x01 \x01(\v2\x19.gatehouse.portal.v1.PlanR\x04plan\"-\n" +
+	"\x11DeletePlanRequest\x12\x18\n" +
+	"\aplan_id\x18\x01 \x01(\tR\aplan_id\",\n" +
+	"\x12DeletePlanResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\"|\n" +
+	"\tDeveloper\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x14\n" +
+	"\x05email\x18\x02 \x01(\tR\x05Email\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04Name\x12\x16\n" +
+	"\x06active\x18\x04 \x01(\bR\x06Active\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tCreatedAt\"Z\n" +
+	"\x0eDeveloperInput\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04Name\x88\x01\x01\x12\x1b\n" +
+	"\x06active\x18\x02 \x01(\bH\x01R\x06Active\x88\x01\x01B\a\n" +
+	"\x05_nameB\t\n" +
+	"\a_active\"\x17\n" +
+	"\x15ListDevelopersRequest\"N\n" +
+	"\x16ListDevelopersResponse\x124\n" +
+	"\x05users\x18\x01 \x03(\v2\x1e.gatehouse.portal.v1.DeveloperR\x05users\"/\n" +
+	"\x13GetDeveloperRequest\x12\x18\n" +
+	"\auser_id\x18\x01 \x01(\tR\auser_id\"J\n" +
+	"\x14GetDeveloperResponse\x122\n" +
+	"\x04user\x18\x01 \x01(\v2\x1e.gatehouse.portal.v1.DeveloperR\x04user\"k\n" +
+	"\x16UpdateDeveloperRequest\x12\x18\n" +
+	"\auser_id\x18\x01 \x01(\tR\auser_id\x127\n" +
+	"\x04user\x18\x02 \x01(\v2#.gatehouse.portal.v1.DeveloperInputR\x04user\"M\n" +
+	"\x17UpdateDeveloperResponse\x122\n" +
+	"\x04user\x18\x01 \x01(\v2\x1e.gatehouse.portal.v1.DeveloperR\x04user\"2\n" +
+	"\x16DeleteDeveloperRequest\x12\x18\n" +
+	"\auser_id\x18\x01 \x01(\tR\auser_id\"1\n" +
+	"\x17DeleteDeveloperResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\"\x91\x01\n" +
+	"\rAppCredential\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x1d\n" +
+	"\n" +
+	"product_id\x18\x02 \x01(\rR\tProductID\x12\x17\n" +
+	"\aplan_id\x18\x03 \x01(\rR\x06PlanID\x12\x19\n" +
+	"\bkey_hash\x18\x04 \x01(\tR\aKeyHash\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x05 \x01(\tR\tCreatedAt\"\xaa\x01\n" +
+	"\x03App\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04Name\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vDescription\x12\x17\n" +
+	"\auser_id\x18\x04 \x01(\rR\x06UserID\x12D\n" +
+	"\vcredentials\x18\x05 \x03(\v2\".gatehouse.portal.v1.AppCredentialR\vCredentials\"\x11\n" +
+	"\x0fListAppsRequest\"@\n" +
+	"\x10ListAppsResponse\x12,\n" +
+	"\x04apps\x18\x01 \x03(\v2\x18.gatehouse.portal.v1.AppR\x04apps\"'\n" +
+	"\rGetAppRequest\x12\x16\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x06app_id\"<\n" +
+	"\x0eGetAppResponse\x12*\n" +
+	"\x03app\x18\x01 \x01(\v2\x18.gatehouse.portal.v1.AppR\x03app\"*\n" +
+	"\x10DeleteAppRequest\x12\x16\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x06app_id\"+\n" +
+	"\x11DeleteAppResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\"Z\n" +
+	"\x1aDeleteAppCredentialRequest\x12\x16\n" +
+	"\x06app_id\x18\x01 \x01(\tR\x06app_id\x12$\n" +
+	"\rcredential_id\x18\x02 \x01(\tR\rcredential_id\"5\n" +
+	"\x1bDeleteAppCredentialResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\"\xf3\x01\n" +
+	"\rAccessRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\rR\x02ID\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\rR\x06UserID\x12\x15\n" +
+	"\x06app_id\x18\x03 \x01(\rR\x05AppID\x12\x1d\n" +
+	"\n" +
+	"product_id\x18\x04 \x01(\rR\tProductID\x12\x17\n" +
+	"\aplan_id\x18\x05 \x01(\rR\x06PlanID\x12\x16\n" +
+	"\x06status\x18\x06 \x01(\tR\x06Status\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\a \x01(\tR\tCreatedAt\x12\x1d\n" +
+	"\n" +
+	"updated_at\x18\b \x01(\tR\tUpdatedAt\x12\x14\n" +
+	"\x05error\x18\t \x01(\tR\x05Error\"C\n" +
+	"\x19ListAccessRequestsRequest\x12\x1b\n" +
+	"\x06status\x18\x01 \x01(\tH\x00R\x06status\x88\x01\x01B\t\n" +
+	"\a_status\"i\n" +
+	"\x1aListAccessRequestsResponse\x12K\n" +
+	"\x0faccess_requests\x18\x01 \x03(\v2\".gatehouse.portal.v1.AccessRequestR\x0eaccessRequests\"=\n" +
+	"\x1bApproveAccessRequestRequest\x12\x1e\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\n" +
+	"request_id\"i\n" +
+	"\x1cApproveAccessRequestResponse\x12I\n" +
+	"\x0eaccess_request\x18\x01 \x01(\v2\".gatehouse.portal.v1.AccessRequestR\raccessRequest\"<\n" +
+	"\x1aRejectAccessRequestRequest\x12\x1e\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\tR\n" +
+	"request_id\"h\n" +
+	"\x1bRejectAccessRequestResponse\x12I\n" +
+	"\x0eaccess_request\x18\x01 \x01(\v2\".gatehouse.portal.v1.AccessRequestR\raccessRequest\" \n" +
+	"\fPolicyIdList\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids2\x9a\x87\x01\n" +
 	"\rPortalService\x12\xa6\x03\n" +
 	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
 	"\x03201\x127\n" +
@@ -3632,7 +5895,180 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"$\x1a\".gatehouse.portal.v1.ErrorResponseJk\n" +
 	"\x03404\x12d\n" +
 	":No such product, or no such tutorial page of that product.\x12&\n" +
-	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x021*//portal-api/products/{product_id}/docs/{doc_id}B\xd2\x06\x92A\x8a\x06\x12\xd2\x02\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x021*//portal-api/products/{product_id}/docs/{doc_id}\x12\xfb\x03\n" +
+	"\n" +
+	"CreatePlan\x12&.gatehouse.portal.v1.CreatePlanRequest\x1a'.gatehouse.portal.v1.CreatePlanResponse\"\x9b\x03\x92A\xf2\x02J8\n" +
+	"\x03201\x121\n" +
+	"\x10The stored plan.\x12\x1d\n" +
+	"\x1b\x1a\x19.gatehouse.portal.v1.PlanJ\x94\x01\n" +
+	"\x03422\x12\x8c\x01\n" +
+	"bThe body is malformed, `Name` or `PolicyID` is blank, or no management policy has that `PolicyID`.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1f:\x04planb\x04plan\"\x11/portal-api/plans\x12\xcd\x01\n" +
+	"\tListPlans\x12%.gatehouse.portal.v1.ListPlansRequest\x1a&.gatehouse.portal.v1.ListPlansResponse\"q\x92ANJL\n" +
+	"\x03200\x12E\n" +
+	"\vEvery plan.\x126\n" +
+	"4\x1a2#/definitions/v1ListPlansResponse/properties/plans\x82\xd3\xe4\x93\x02\x1ab\x05plans\x12\x11/portal-api/plans\x12\xd0\x02\n" +
+	"\aGetPlan\x12#.gatehouse.portal.v1.GetPlanRequest\x1a$.gatehouse.portal.v1.GetPlanResponse\"\xf9\x01\x92A\xcc\x01J1\n" +
+	"\x03200\x12*\n" +
+	"\tThe plan.\x12\x1d\n" +
+	"\x1b\x1a\x19.gatehouse.portal.v1.PlanJW\n" +
+	"\x03400\x12P\n" +
+	"&`{plan_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ>\n" +
+	"\x03404\x127\n" +
+	"\rNo such plan.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02#b\x04plan\x12\x1b/portal-api/plans/{plan_id}\x12\x8e\x05\n" +
+	"\n" +
+	"UpdatePlan\x12&.gatehouse.portal.v1.UpdatePlanRequest\x1a'.gatehouse.portal.v1.UpdatePlanResponse\"\xae\x04\x92A\xfb\x03J9\n" +
+	"\x03200\x122\n" +
+	"\x11The changed plan.\x12\x1d\n" +
+	"\x1b\x1a\x19.gatehouse.portal.v1.PlanJW\n" +
+	"\x03400\x12P\n" +
+	"&`{plan_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ>\n" +
+	"\x03404\x127\n" +
+	"\rNo such plan.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x83\x01\n" +
+	"\x03422\x12|\n" +
+	"RThe body is malformed, a field blank, or no management policy has that `PolicyID`.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02):\x04planb\x04plan\x1a\x1b/portal-api/plans/{plan_id}\x12\xf3\x02\n" +
+	"\n" +
+	"DeletePlan\x12&.gatehouse.portal.v1.DeletePlanRequest\x1a'.gatehouse.portal.v1.DeletePlanResponse\"\x93\x02\x92A\xec\x01JQ\n" +
+	"\x03200\x12J\n" +
+	"\x1bDeleted: `{\"status\":\"ok\"}`.\x12+\n" +
+	")\x1a'.gatehouse.portal.v1.DeletePlanResponseJW\n" +
+	"\x03400\x12P\n" +
+	"&`{plan_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ>\n" +
+	"\x03404\x127\n" +
+	"\rNo such plan.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1d*\x1b/portal-api/plans/{plan_id}\x12\xe6\x01\n" +
+	"\x0eListDevelopers\x12*.gatehouse.portal.v1.ListDevelopersRequest\x1a+.gatehouse.portal.v1.ListDevelopersResponse\"{\x92AXJV\n" +
+	"\x03200\x12O\n" +
+	"\x10Every developer.\x12;\n" +
+	"9\x1a7#/definitions/v1ListDevelopersResponse/properties/users\x82\xd3\xe4\x93\x02\x1ab\x05users\x12\x11/portal-api/users\x12\xee\x02\n" +
+	"\fGetDeveloper\x12(.gatehouse.portal.v1.GetDeveloperRequest\x1a).gatehouse.portal.v1.GetDeveloperResponse\"\x88\x02\x92A\xdb\x01J;\n" +
+	"\x03200\x124\n" +
+	"\x0eThe developer.\x12\"\n" +
+	" \x1a\x1e.gatehouse.portal.v1.DeveloperJW\n" +
+	"\x03400\x12P\n" +
+	"&`{user_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJC\n" +
+	"\x03404\x12<\n" +
+	"\x12No such developer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02#b\x04user\x12\x1b/portal-api/users/{user_id}\x12\x82\x05\n" +
+	"\x0fUpdateDeveloper\x12+.gatehouse.portal.v1.UpdateDeveloperRequest\x1a,.gatehouse.portal.v1.UpdateDeveloperResponse\"\x93\x04\x92A\xe0\x03JC\n" +
+	"\x03200\x12<\n" +
+	"\x16The changed developer.\x12\"\n" +
+	" \x1a\x1e.gatehouse.portal.v1.DeveloperJW\n" +
+	"\x03400\x12P\n" +
+	"&`{user_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJC\n" +
+	"\x03404\x12<\n" +
+	"\x12No such developer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJZ\n" +
+	"\x03422\x12S\n" +
+	")The body is malformed or `Name` is blank.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02):\x04userb\x04user\x1a\x1b/portal-api/users/{user_id}\x12\xad\x04\n" +
+	"\x0fDeleteDeveloper\x12+.gatehouse.portal.v1.DeleteDeveloperRequest\x1a,.gatehouse.portal.v1.DeleteDeveloperResponse\"\xbe\x03\x92A\x97\x03JV\n" +
+	"\x03200\x12O\n" +
+	"\x1bDeleted: `{\"status\":\"ok\"}`.\x120\n" +
+	".\x1a,.gatehouse.portal.v1.DeleteDeveloperResponseJW\n" +
+	"\x03400\x12P\n" +
+	"&`{user_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJC\n" +
+	"\x03404\x12<\n" +
+	"\x12No such developer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1d*\x1b/portal-api/users/{user_id}\x12\xc5\x01\n" +
+	"\bListApps\x12$.gatehouse.portal.v1.ListAppsRequest\x1a%.gatehouse.portal.v1.ListAppsResponse\"l\x92AKJI\n" +
+	"\x03200\x12B\n" +
+	"\n" +
+	"Every app.\x124\n" +
+	"2\x1a0#/definitions/v1ListAppsResponse/properties/apps\x82\xd3\xe4\x93\x02\x18b\x04apps\x12\x10/portal-api/apps\x12\xc6\x02\n" +
+	"\x06GetApp\x12\".gatehouse.portal.v1.GetAppRequest\x1a#.gatehouse.portal.v1.GetAppResponse\"\xf2\x01\x92A\xc8\x01J/\n" +
+	"\x03200\x12(\n" +
+	"\bThe app.\x12\x1c\n" +
+	"\x1a\x1a\x18.gatehouse.portal.v1.AppJV\n" +
+	"\x03400\x12O\n" +
+	"%`{app_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ=\n" +
+	"\x03404\x126\n" +
+	"\fNo such app.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02 b\x03app\x12\x19/portal-api/apps/{app_id}\x12\x8c\x04\n" +
+	"\tDeleteApp\x12%.gatehouse.portal.v1.DeleteAppRequest\x1a&.gatehouse.portal.v1.DeleteAppResponse\"\xaf\x03\x92A\x8a\x03JP\n" +
+	"\x03200\x12I\n" +
+	"\x1bDeleted: `{\"status\":\"ok\"}`.\x12*\n" +
+	"(\x1a&.gatehouse.portal.v1.DeleteAppResponseJV\n" +
+	"\x03400\x12O\n" +
+	"%`{app_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ=\n" +
+	"\x03404\x126\n" +
+	"\fNo such app.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1b*\x19/portal-api/apps/{app_id}\x12\x82\x05\n" +
+	"\x13DeleteAppCredential\x12/.gatehouse.portal.v1.DeleteAppCredentialRequest\x1a0.gatehouse.portal.v1.DeleteAppCredentialResponse\"\x87\x04\x92A\xc6\x03JZ\n" +
+	"\x03200\x12S\n" +
+	"\x1bRevoked: `{\"status\":\"ok\"}`.\x124\n" +
+	"2\x1a0.gatehouse.portal.v1.DeleteAppCredentialResponseJk\n" +
+	"\x03400\x12d\n" +
+	":`{app_id}` or `{credential_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJZ\n" +
+	"\x03404\x12S\n" +
+	")No such app, or no such credential in it.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x027*5/portal-api/apps/{app_id}/credentials/{credential_id}\x12\xfb\x02\n" +
+	"\x12ListAccessRequests\x12..gatehouse.portal.v1.ListAccessRequestsRequest\x1a/.gatehouse.portal.v1.ListAccessRequestsResponse\"\x83\x02\x92A\xcb\x01Jh\n" +
+	"\x03200\x12a\n" +
+	"\x14The access requests.\x12I\n" +
+	"G\x1aE#/definitions/v1ListAccessRequestsResponse/properties/access_requestsJ_\n" +
+	"\x03400\x12X\n" +
+	".`status` is not pending, approved or rejected.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02.b\x0faccess_requests\x12\x1b/portal-api/access-requests\x12\xde\x05\n" +
+	"\x14ApproveAccessRequest\x120.gatehouse.portal.v1.ApproveAccessRequestRequest\x1a1.gatehouse.portal.v1.ApproveAccessRequestResponse\"\xe0\x04\x92A\x94\x04JF\n" +
+	"\x03200\x12?\n" +
+	"\x15The approved request.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.AccessRequestJZ\n" +
+	"\x03400\x12S\n" +
+	")`{request_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJH\n" +
+	"\x03404\x12A\n" +
+	"\x17No such access request.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x82\x01\n" +
+	"\x03422\x12{\n" +
+	"QThe request is not pending, or management refused the key (the message says why).\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
+	"\x03503\x12\x96\x01\n" +
+	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02Bb\x0eaccess_request\x1a0/portal-api/access-requests/{request_id}/approve\x12\x82\x04\n" +
+	"\x13RejectAccessRequest\x12/.gatehouse.portal.v1.RejectAccessRequestRequest\x1a0.gatehouse.portal.v1.RejectAccessRequestResponse\"\x87\x03\x92A\xbc\x02JF\n" +
+	"\x03200\x12?\n" +
+	"\x15The rejected request.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.AccessRequestJZ\n" +
+	"\x03400\x12S\n" +
+	")`{request_id}` is not a positive integer.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJH\n" +
+	"\x03404\x12A\n" +
+	"\x17No such access request.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponseJL\n" +
+	"\x03422\x12E\n" +
+	"\x1bThe request is not pending.\x12&\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02Ab\x0eaccess_request\x1a//portal-api/access-requests/{request_id}/rejectB\xd2\x06\x92A\x8a\x06\x12\xd2\x02\n" +
 	"\x1eGatehouse developer portal API\x12\xab\x02API products of the developer portal, their tutorial pages, and the tags and categories pages are filed under. JSON names are PascalCase as the Tyk developer portal spells them; times are UTC `YYYY-MM-DD HH:MM`. Every route needs an admin API key. Every error body is `{\"errors\":[<sentence>, ...]}`.2\x02v12\x10application/json:\x10application/jsonR\x8d\x01\n" +
 	"\x03401\x12\x85\x01\n" +
 	"[The Authorization header is missing or the key is unknown: `{\"errors\":[\"Not authorised\"]}`.\x12&\n" +
@@ -3657,7 +6093,7 @@ func file_gatehouse_portal_v1_portal_proto_rawDescGZIP() []byte {
 	return file_gatehouse_portal_v1_portal_proto_rawDescData
 }
 
-var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 57)
+var file_gatehouse_portal_v1_portal_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
 var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*Product)(nil),                      // 0: gatehouse.portal.v1.Product
 	(*ProductInput)(nil),                 // 1: gatehouse.portal.v1.ProductInput
@@ -3716,89 +6152,179 @@ var file_gatehouse_portal_v1_portal_proto_goTypes = []any{
 	(*DocOrder)(nil),                     // 54: gatehouse.portal.v1.DocOrder
 	(*ReorderTutorialPagesRequest)(nil),  // 55: gatehouse.portal.v1.ReorderTutorialPagesRequest
 	(*ReorderTutorialPagesResponse)(nil), // 56: gatehouse.portal.v1.ReorderTutorialPagesResponse
+	(*Plan)(nil),                         // 57: gatehouse.portal.v1.Plan
+	(*PlanInput)(nil),                    // 58: gatehouse.portal.v1.PlanInput
+	(*CreatePlanRequest)(nil),            // 59: gatehouse.portal.v1.CreatePlanRequest
+	(*CreatePlanResponse)(nil),           // 60: gatehouse.portal.v1.CreatePlanResponse
+	(*ListPlansRequest)(nil),             // 61: gatehouse.portal.v1.ListPlansRequest
+	(*ListPlansResponse)(nil),            // 62: gatehouse.portal.v1.ListPlansResponse
+	(*GetPlanRequest)(nil),               // 63: gatehouse.portal.v1.GetPlanRequest
+	(*GetPlanResponse)(nil),              // 64: gatehouse.portal.v1.GetPlanResponse
+	(*UpdatePlanRequest)(nil),            // 65: gatehouse.portal.v1.UpdatePlanRequest
+	(*UpdatePlanResponse)(nil),           // 66: gatehouse.portal.v1.UpdatePlanResponse
+	(*DeletePlanRequest)(nil),            // 67: gatehouse.portal.v1.DeletePlanRequest
+	(*DeletePlanResponse)(nil),           // 68: gatehouse.portal.v1.DeletePlanResponse
+	(*Developer)(nil),                    // 69: gatehouse.portal.v1.Developer
+	(*DeveloperInput)(nil),               // 70: gatehouse.portal.v1.DeveloperInput
+	(*ListDevelopersRequest)(nil),        // 71: gatehouse.portal.v1.ListDevelopersRequest
+	(*ListDevelopersResponse)(nil),       // 72: gatehouse.portal.v1.ListDevelopersResponse
+	(*GetDeveloperRequest)(nil),          // 73: gatehouse.portal.v1.GetDeveloperRequest
+	(*GetDeveloperResponse)(nil),         // 74: gatehouse.portal.v1.GetDeveloperResponse
+	(*UpdateDeveloperRequest)(nil),       // 75: gatehouse.portal.v1.UpdateDeveloperRequest
+	(*UpdateDeveloperResponse)(nil),      // 76: gatehouse.portal.v1.UpdateDeveloperResponse
+	(*DeleteDeveloperRequest)(nil),       // 77: gatehouse.portal.v1.DeleteDeveloperRequest
+	(*DeleteDeveloperResponse)(nil),      // 78: gatehouse.portal.v1.DeleteDeveloperResponse
+	(*AppCredential)(nil),                // 79: gatehouse.portal.v1.AppCredential
+	(*App)(nil),                          // 80: gatehouse.portal.v1.App
+	(*ListAppsRequest)(nil),              // 81: gatehouse.portal.v1.ListAppsRequest
+	(*ListAppsResponse)(nil),             // 82: gatehouse.portal.v1.ListAppsResponse
+	(*GetAppRequest)(nil),                // 83: gatehouse.portal.v1.GetAppRequest
+	(*GetAppResponse)(nil),               // 84: gatehouse.portal.v1.GetAppResponse
+	(*DeleteAppRequest)(nil),             // 85: gatehouse.portal.v1.DeleteAppRequest
+	(*DeleteAppResponse)(nil),            // 86: gatehouse.portal.v1.DeleteAppResponse
+	(*DeleteAppCredentialRequest)(nil),   // 87: gatehouse.portal.v1.DeleteAppCredentialRequest
+	(*DeleteAppCredentialResponse)(nil),  // 88: gatehouse.portal.v1.DeleteAppCredentialResponse
+	(*AccessRequest)(nil),                // 89: gatehouse.portal.v1.AccessRequest
+	(*ListAccessRequestsRequest)(nil),    // 90: gatehouse.portal.v1.ListAccessRequestsRequest
+	(*ListAccessRequestsResponse)(nil),   // 91: gatehouse.portal.v1.ListAccessRequestsResponse
+	(*ApproveAccessRequestRequest)(nil),  // 92: gatehouse.portal.v1.ApproveAccessRequestRequest
+	(*ApproveAccessRequestResponse)(nil), // 93: gatehouse.portal.v1.ApproveAccessRequestResponse
+	(*RejectAccessRequestRequest)(nil),   // 94: gatehouse.portal.v1.RejectAccessRequestRequest
+	(*RejectAccessRequestResponse)(nil),  // 95: gatehouse.portal.v1.RejectAccessRequestResponse
+	(*PolicyIdList)(nil),                 // 96: gatehouse.portal.v1.PolicyIdList
 }
 var file_gatehouse_portal_v1_portal_proto_depIdxs = []int32{
-	1,  // 0: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
-	0,  // 1: gatehouse.portal.v1.CreateProductResponse.product:type_name -> gatehouse.portal.v1.Product
-	0,  // 2: gatehouse.portal.v1.ListProductsResponse.products:type_name -> gatehouse.portal.v1.Product
-	7,  // 3: gatehouse.portal.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.portal.v1.AuditLogEntry
-	0,  // 4: gatehouse.portal.v1.GetProductResponse.product:type_name -> gatehouse.portal.v1.Product
-	1,  // 5: gatehouse.portal.v1.UpdateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
-	0,  // 6: gatehouse.portal.v1.UpdateProductResponse.product:type_name -> gatehouse.portal.v1.Product
-	16, // 7: gatehouse.portal.v1.CreateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
-	15, // 8: gatehouse.portal.v1.CreateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	15, // 9: gatehouse.portal.v1.ListTagsResponse.tags:type_name -> gatehouse.portal.v1.Tag
-	15, // 10: gatehouse.portal.v1.GetTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	16, // 11: gatehouse.portal.v1.UpdateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
-	15, // 12: gatehouse.portal.v1.UpdateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
-	28, // 13: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
-	27, // 14: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	27, // 15: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
-	27, // 16: gatehouse.portal.v1.GetCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	28, // 17: gatehouse.portal.v1.UpdateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
-	27, // 18: gatehouse.portal.v1.UpdateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
-	41, // 19: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
-	41, // 20: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
-	42, // 21: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	39, // 22: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	40, // 23: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	39, // 24: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	39, // 25: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	40, // 26: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	42, // 27: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
-	39, // 28: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
-	40, // 29: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
-	54, // 30: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
-	39, // 31: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
-	2,  // 32: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
-	6,  // 33: gatehouse.portal.v1.PortalService.ListAuditLogs:input_type -> gatehouse.portal.v1.ListAuditLogsRequest
-	4,  // 34: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
-	9,  // 35: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
-	11, // 36: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
-	13, // 37: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
-	17, // 38: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
-	19, // 39: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
-	21, // 40: gatehouse.portal.v1.PortalService.GetTag:input_type -> gatehouse.portal.v1.GetTagRequest
-	23, // 41: gatehouse.portal.v1.PortalService.UpdateTag:input_type -> gatehouse.portal.v1.UpdateTagRequest
-	25, // 42: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
-	29, // 43: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
-	31, // 44: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
-	33, // 45: gatehouse.portal.v1.PortalService.GetCategory:input_type -> gatehouse.portal.v1.GetCategoryRequest
-	35, // 46: gatehouse.portal.v1.PortalService.UpdateCategory:input_type -> gatehouse.portal.v1.UpdateCategoryRequest
-	37, // 47: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
-	43, // 48: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
-	45, // 49: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
-	47, // 50: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
-	49, // 51: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
-	55, // 52: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
-	51, // 53: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
-	3,  // 54: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
-	8,  // 55: gatehouse.portal.v1.PortalService.ListAuditLogs:output_type -> gatehouse.portal.v1.ListAuditLogsResponse
-	5,  // 56: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
-	10, // 57: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
-	12, // 58: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
-	14, // 59: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
-	18, // 60: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
-	20, // 61: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
-	22, // 62: gatehouse.portal.v1.PortalService.GetTag:output_type -> gatehouse.portal.v1.GetTagResponse
-	24, // 63: gatehouse.portal.v1.PortalService.UpdateTag:output_type -> gatehouse.portal.v1.UpdateTagResponse
-	26, // 64: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
-	30, // 65: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
-	32, // 66: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
-	34, // 67: gatehouse.portal.v1.PortalService.GetCategory:output_type -> gatehouse.portal.v1.GetCategoryResponse
-	36, // 68: gatehouse.portal.v1.PortalService.UpdateCategory:output_type -> gatehouse.portal.v1.UpdateCategoryResponse
-	38, // 69: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
-	44, // 70: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
-	46, // 71: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
-	48, // 72: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
-	50, // 73: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
-	56, // 74: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
-	52, // 75: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
-	54, // [54:76] is the sub-list for method output_type
-	32, // [32:54] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	96, // 0: gatehouse.portal.v1.ProductInput.policy_ids:type_name -> gatehouse.portal.v1.PolicyIdList
+	41, // 1: gatehouse.portal.v1.ProductInput.plan_ids:type_name -> gatehouse.portal.v1.IdList
+	1,  // 2: gatehouse.portal.v1.CreateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
+	0,  // 3: gatehouse.portal.v1.CreateProductResponse.product:type_name -> gatehouse.portal.v1.Product
+	0,  // 4: gatehouse.portal.v1.ListProductsResponse.products:type_name -> gatehouse.portal.v1.Product
+	7,  // 5: gatehouse.portal.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.portal.v1.AuditLogEntry
+	0,  // 6: gatehouse.portal.v1.GetProductResponse.product:type_name -> gatehouse.portal.v1.Product
+	1,  // 7: gatehouse.portal.v1.UpdateProductRequest.product:type_name -> gatehouse.portal.v1.ProductInput
+	0,  // 8: gatehouse.portal.v1.UpdateProductResponse.product:type_name -> gatehouse.portal.v1.Product
+	16, // 9: gatehouse.portal.v1.CreateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
+	15, // 10: gatehouse.portal.v1.CreateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	15, // 11: gatehouse.portal.v1.ListTagsResponse.tags:type_name -> gatehouse.portal.v1.Tag
+	15, // 12: gatehouse.portal.v1.GetTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	16, // 13: gatehouse.portal.v1.UpdateTagRequest.tag:type_name -> gatehouse.portal.v1.TagInput
+	15, // 14: gatehouse.portal.v1.UpdateTagResponse.tag:type_name -> gatehouse.portal.v1.Tag
+	28, // 15: gatehouse.portal.v1.CreateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	27, // 16: gatehouse.portal.v1.CreateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	27, // 17: gatehouse.portal.v1.ListCategoriesResponse.categories:type_name -> gatehouse.portal.v1.Category
+	27, // 18: gatehouse.portal.v1.GetCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	28, // 19: gatehouse.portal.v1.UpdateCategoryRequest.category:type_name -> gatehouse.portal.v1.CategoryInput
+	27, // 20: gatehouse.portal.v1.UpdateCategoryResponse.category:type_name -> gatehouse.portal.v1.Category
+	41, // 21: gatehouse.portal.v1.TutorialPageInput.categories:type_name -> gatehouse.portal.v1.IdList
+	41, // 22: gatehouse.portal.v1.TutorialPageInput.tags:type_name -> gatehouse.portal.v1.IdList
+	42, // 23: gatehouse.portal.v1.CreateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	39, // 24: gatehouse.portal.v1.CreateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 25: gatehouse.portal.v1.CreateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	39, // 26: gatehouse.portal.v1.ListTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	39, // 27: gatehouse.portal.v1.GetTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 28: gatehouse.portal.v1.GetTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	42, // 29: gatehouse.portal.v1.UpdateTutorialPageRequest.page:type_name -> gatehouse.portal.v1.TutorialPageInput
+	39, // 30: gatehouse.portal.v1.UpdateTutorialPageResponse.page:type_name -> gatehouse.portal.v1.TutorialPage
+	40, // 31: gatehouse.portal.v1.UpdateTutorialPageResponse.hidden:type_name -> gatehouse.portal.v1.TutorialPageHidden
+	54, // 32: gatehouse.portal.v1.ReorderTutorialPagesRequest.order:type_name -> gatehouse.portal.v1.DocOrder
+	39, // 33: gatehouse.portal.v1.ReorderTutorialPagesResponse.pages:type_name -> gatehouse.portal.v1.TutorialPage
+	58, // 34: gatehouse.portal.v1.CreatePlanRequest.plan:type_name -> gatehouse.portal.v1.PlanInput
+	57, // 35: gatehouse.portal.v1.CreatePlanResponse.plan:type_name -> gatehouse.portal.v1.Plan
+	57, // 36: gatehouse.portal.v1.ListPlansResponse.plans:type_name -> gatehouse.portal.v1.Plan
+	57, // 37: gatehouse.portal.v1.GetPlanResponse.plan:type_name -> gatehouse.portal.v1.Plan
+	58, // 38: gatehouse.portal.v1.UpdatePlanRequest.plan:type_name -> gatehouse.portal.v1.PlanInput
+	57, // 39: gatehouse.portal.v1.UpdatePlanResponse.plan:type_name -> gatehouse.portal.v1.Plan
+	69, // 40: gatehouse.portal.v1.ListDevelopersResponse.users:type_name -> gatehouse.portal.v1.Developer
+	69, // 41: gatehouse.portal.v1.GetDeveloperResponse.user:type_name -> gatehouse.portal.v1.Developer
+	70, // 42: gatehouse.portal.v1.UpdateDeveloperRequest.user:type_name -> gatehouse.portal.v1.DeveloperInput
+	69, // 43: gatehouse.portal.v1.UpdateDeveloperResponse.user:type_name -> gatehouse.portal.v1.Developer
+	79, // 44: gatehouse.portal.v1.App.credentials:type_name -> gatehouse.portal.v1.AppCredential
+	80, // 45: gatehouse.portal.v1.ListAppsResponse.apps:type_name -> gatehouse.portal.v1.App
+	80, // 46: gatehouse.portal.v1.GetAppResponse.app:type_name -> gatehouse.portal.v1.App
+	89, // 47: gatehouse.portal.v1.ListAccessRequestsResponse.access_requests:type_name -> gatehouse.portal.v1.AccessRequest
+	89, // 48: gatehouse.portal.v1.ApproveAccessRequestResponse.access_request:type_name -> gatehouse.portal.v1.AccessRequest
+	89, // 49: gatehouse.portal.v1.RejectAccessRequestResponse.access_request:type_name -> gatehouse.portal.v1.AccessRequest
+	2,  // 50: gatehouse.portal.v1.PortalService.CreateProduct:input_type -> gatehouse.portal.v1.CreateProductRequest
+	6,  // 51: gatehouse.portal.v1.PortalService.ListAuditLogs:input_type -> gatehouse.portal.v1.ListAuditLogsRequest
+	4,  // 52: gatehouse.portal.v1.PortalService.ListProducts:input_type -> gatehouse.portal.v1.ListProductsRequest
+	9,  // 53: gatehouse.portal.v1.PortalService.GetProduct:input_type -> gatehouse.portal.v1.GetProductRequest
+	11, // 54: gatehouse.portal.v1.PortalService.UpdateProduct:input_type -> gatehouse.portal.v1.UpdateProductRequest
+	13, // 55: gatehouse.portal.v1.PortalService.DeleteProduct:input_type -> gatehouse.portal.v1.DeleteProductRequest
+	17, // 56: gatehouse.portal.v1.PortalService.CreateTag:input_type -> gatehouse.portal.v1.CreateTagRequest
+	19, // 57: gatehouse.portal.v1.PortalService.ListTags:input_type -> gatehouse.portal.v1.ListTagsRequest
+	21, // 58: gatehouse.portal.v1.PortalService.GetTag:input_type -> gatehouse.portal.v1.GetTagRequest
+	23, // 59: gatehouse.portal.v1.PortalService.UpdateTag:input_type -> gatehouse.portal.v1.UpdateTagRequest
+	25, // 60: gatehouse.portal.v1.PortalService.DeleteTag:input_type -> gatehouse.portal.v1.DeleteTagRequest
+	29, // 61: gatehouse.portal.v1.PortalService.CreateCategory:input_type -> gatehouse.portal.v1.CreateCategoryRequest
+	31, // 62: gatehouse.portal.v1.PortalService.ListCategories:input_type -> gatehouse.portal.v1.ListCategoriesRequest
+	33, // 63: gatehouse.portal.v1.PortalService.GetCategory:input_type -> gatehouse.portal.v1.GetCategoryRequest
+	35, // 64: gatehouse.portal.v1.PortalService.UpdateCategory:input_type -> gatehouse.portal.v1.UpdateCategoryRequest
+	37, // 65: gatehouse.portal.v1.PortalService.DeleteCategory:input_type -> gatehouse.portal.v1.DeleteCategoryRequest
+	43, // 66: gatehouse.portal.v1.PortalService.CreateTutorialPage:input_type -> gatehouse.portal.v1.CreateTutorialPageRequest
+	45, // 67: gatehouse.portal.v1.PortalService.ListTutorialPages:input_type -> gatehouse.portal.v1.ListTutorialPagesRequest
+	47, // 68: gatehouse.portal.v1.PortalService.GetTutorialPage:input_type -> gatehouse.portal.v1.GetTutorialPageRequest
+	49, // 69: gatehouse.portal.v1.PortalService.UpdateTutorialPage:input_type -> gatehouse.portal.v1.UpdateTutorialPageRequest
+	55, // 70: gatehouse.portal.v1.PortalService.ReorderTutorialPages:input_type -> gatehouse.portal.v1.ReorderTutorialPagesRequest
+	51, // 71: gatehouse.portal.v1.PortalService.DeleteTutorialPage:input_type -> gatehouse.portal.v1.DeleteTutorialPageRequest
+	59, // 72: gatehouse.portal.v1.PortalService.CreatePlan:input_type -> gatehouse.portal.v1.CreatePlanRequest
+	61, // 73: gatehouse.portal.v1.PortalService.ListPlans:input_type -> gatehouse.portal.v1.ListPlansRequest
+	63, // 74: gatehouse.portal.v1.PortalService.GetPlan:input_type -> gatehouse.portal.v1.GetPlanRequest
+	65, // 75: gatehouse.portal.v1.PortalService.UpdatePlan:input_type -> gatehouse.portal.v1.UpdatePlanRequest
+	67, // 76: gatehouse.portal.v1.PortalService.DeletePlan:input_type -> gatehouse.portal.v1.DeletePlanRequest
+	71, // 77: gatehouse.portal.v1.PortalService.ListDevelopers:input_type -> gatehouse.portal.v1.ListDevelopersRequest
+	73, // 78: gatehouse.portal.v1.PortalService.GetDeveloper:input_type -> gatehouse.portal.v1.GetDeveloperRequest
+	75, // 79: gatehouse.portal.v1.PortalService.UpdateDeveloper:input_type -> gatehouse.portal.v1.UpdateDeveloperRequest
+	77, // 80: gatehouse.portal.v1.PortalService.DeleteDeveloper:input_type -> gatehouse.portal.v1.DeleteDeveloperRequest
+	81, // 81: gatehouse.portal.v1.PortalService.ListApps:input_type -> gatehouse.portal.v1.ListAppsRequest
+	83, // 82: gatehouse.portal.v1.PortalService.GetApp:input_type -> gatehouse.portal.v1.GetAppRequest
+	85, // 83: gatehouse.portal.v1.PortalService.DeleteApp:input_type -> gatehouse.portal.v1.DeleteAppRequest
+	87, // 84: gatehouse.portal.v1.PortalService.DeleteAppCredential:input_type -> gatehouse.portal.v1.DeleteAppCredentialRequest
+	90, // 85: gatehouse.portal.v1.PortalService.ListAccessRequests:input_type -> gatehouse.portal.v1.ListAccessRequestsRequest
+	92, // 86: gatehouse.portal.v1.PortalService.ApproveAccessRequest:input_type -> gatehouse.portal.v1.ApproveAccessRequestRequest
+	94, // 87: gatehouse.portal.v1.PortalService.RejectAccessRequest:input_type -> gatehouse.portal.v1.RejectAccessRequestRequest
+	3,  // 88: gatehouse.portal.v1.PortalService.CreateProduct:output_type -> gatehouse.portal.v1.CreateProductResponse
+	8,  // 89: gatehouse.portal.v1.PortalService.ListAuditLogs:output_type -> gatehouse.portal.v1.ListAuditLogsResponse
+	5,  // 90: gatehouse.portal.v1.PortalService.ListProducts:output_type -> gatehouse.portal.v1.ListProductsResponse
+	10, // 91: gatehouse.portal.v1.PortalService.GetProduct:output_type -> gatehouse.portal.v1.GetProductResponse
+	12, // 92: gatehouse.portal.v1.PortalService.UpdateProduct:output_type -> gatehouse.portal.v1.UpdateProductResponse
+	14, // 93: gatehouse.portal.v1.PortalService.DeleteProduct:output_type -> gatehouse.portal.v1.DeleteProductResponse
+	18, // 94: gatehouse.portal.v1.PortalService.CreateTag:output_type -> gatehouse.portal.v1.CreateTagResponse
+	20, // 95: gatehouse.portal.v1.PortalService.ListTags:output_type -> gatehouse.portal.v1.ListTagsResponse
+	22, // 96: gatehouse.portal.v1.PortalService.GetTag:output_type -> gatehouse.portal.v1.GetTagResponse
+	24, // 97: gatehouse.portal.v1.PortalService.UpdateTag:output_type -> gatehouse.portal.v1.UpdateTagResponse
+	26, // 98: gatehouse.portal.v1.PortalService.DeleteTag:output_type -> gatehouse.portal.v1.DeleteTagResponse
+	30, // 99: gatehouse.portal.v1.PortalService.CreateCategory:output_type -> gatehouse.portal.v1.CreateCategoryResponse
+	32, // 100: gatehouse.portal.v1.PortalService.ListCategories:output_type -> gatehouse.portal.v1.ListCategoriesResponse
+	34, // 101: gatehouse.portal.v1.PortalService.GetCategory:output_type -> gatehouse.portal.v1.GetCategoryResponse
+	36, // 102: gatehouse.portal.v1.PortalService.UpdateCategory:output_type -> gatehouse.portal.v1.UpdateCategoryResponse
+	38, // 103: gatehouse.portal.v1.PortalService.DeleteCategory:output_type -> gatehouse.portal.v1.DeleteCategoryResponse
+	44, // 104: gatehouse.portal.v1.PortalService.CreateTutorialPage:output_type -> gatehouse.portal.v1.CreateTutorialPageResponse
+	46, // 105: gatehouse.portal.v1.PortalService.ListTutorialPages:output_type -> gatehouse.portal.v1.ListTutorialPagesResponse
+	48, // 106: gatehouse.portal.v1.PortalService.GetTutorialPage:output_type -> gatehouse.portal.v1.GetTutorialPageResponse
+	50, // 107: gatehouse.portal.v1.PortalService.UpdateTutorialPage:output_type -> gatehouse.portal.v1.UpdateTutorialPageResponse
+	56, // 108: gatehouse.portal.v1.PortalService.ReorderTutorialPages:output_type -> gatehouse.portal.v1.ReorderTutorialPagesResponse
+	52, // 109: gatehouse.portal.v1.PortalService.DeleteTutorialPage:output_type -> gatehouse.portal.v1.DeleteTutorialPageResponse
+	60, // 110: gatehouse.portal.v1.PortalService.CreatePlan:output_type -> gatehouse.portal.v1.CreatePlanResponse
+	62, // 111: gatehouse.portal.v1.PortalService.ListPlans:output_type -> gatehouse.portal.v1.ListPlansResponse
+	64, // 112: gatehouse.portal.v1.PortalService.GetPlan:output_type -> gatehouse.portal.v1.GetPlanResponse
+	66, // 113: gatehouse.portal.v1.PortalService.UpdatePlan:output_type -> gatehouse.portal.v1.UpdatePlanResponse
+	68, // 114: gatehouse.portal.v1.PortalService.DeletePlan:output_type -> gatehouse.portal.v1.DeletePlanResponse
+	72, // 115: gatehouse.portal.v1.PortalService.ListDevelopers:output_type -> gatehouse.portal.v1.ListDevelopersResponse
+	74, // 116: gatehouse.portal.v1.PortalService.GetDeveloper:output_type -> gatehouse.portal.v1.GetDeveloperResponse
+	76, // 117: gatehouse.portal.v1.PortalService.UpdateDeveloper:output_type -> gatehouse.portal.v1.UpdateDeveloperResponse
+	78, // 118: gatehouse.portal.v1.PortalService.DeleteDeveloper:output_type -> gatehouse.portal.v1.DeleteDeveloperResponse
+	82, // 119: gatehouse.portal.v1.PortalService.ListApps:output_type -> gatehouse.portal.v1.ListAppsResponse
+	84, // 120: gatehouse.portal.v1.PortalService.GetApp:output_type -> gatehouse.portal.v1.GetAppResponse
+	86, // 121: gatehouse.portal.v1.PortalService.DeleteApp:output_type -> gatehouse.portal.v1.DeleteAppResponse
+	88, // 122: gatehouse.portal.v1.PortalService.DeleteAppCredential:output_type -> gatehouse.portal.v1.DeleteAppCredentialResponse
+	91, // 123: gatehouse.portal.v1.PortalService.ListAccessRequests:output_type -> gatehouse.portal.v1.ListAccessRequestsResponse
+	93, // 124: gatehouse.portal.v1.PortalService.ApproveAccessRequest:output_type -> gatehouse.portal.v1.ApproveAccessRequestResponse
+	95, // 125: gatehouse.portal.v1.PortalService.RejectAccessRequest:output_type -> gatehouse.portal.v1.RejectAccessRequestResponse
+	88, // [88:126] is the sub-list for method output_type
+	50, // [50:88] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_portal_v1_portal_proto_init() }
@@ -3811,13 +6337,16 @@ func file_gatehouse_portal_v1_portal_proto_init() {
 	file_gatehouse_portal_v1_portal_proto_msgTypes[6].OneofWrappers = []any{}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[42].OneofWrappers = []any{}
 	file_gatehouse_portal_v1_portal_proto_msgTypes[45].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[58].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[70].OneofWrappers = []any{}
+	file_gatehouse_portal_v1_portal_proto_msgTypes[90].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_portal_v1_portal_proto_rawDesc), len(file_gatehouse_portal_v1_portal_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   57,
+			NumMessages:   97,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

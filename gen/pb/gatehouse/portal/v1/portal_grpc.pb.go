@@ -41,6 +41,22 @@ const (
 	PortalService_UpdateTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/UpdateTutorialPage"
 	PortalService_ReorderTutorialPages_FullMethodName = "/gatehouse.portal.v1.PortalService/ReorderTutorialPages"
 	PortalService_DeleteTutorialPage_FullMethodName   = "/gatehouse.portal.v1.PortalService/DeleteTutorialPage"
+	PortalService_CreatePlan_FullMethodName           = "/gatehouse.portal.v1.PortalService/CreatePlan"
+	PortalService_ListPlans_FullMethodName            = "/gatehouse.portal.v1.PortalService/ListPlans"
+	PortalService_GetPlan_FullMethodName              = "/gatehouse.portal.v1.PortalService/GetPlan"
+	PortalService_UpdatePlan_FullMethodName           = "/gatehouse.portal.v1.PortalService/UpdatePlan"
+	PortalService_DeletePlan_FullMethodName           = "/gatehouse.portal.v1.PortalService/DeletePlan"
+	PortalService_ListDevelopers_FullMethodName       = "/gatehouse.portal.v1.PortalService/ListDevelopers"
+	PortalService_GetDeveloper_FullMethodName         = "/gatehouse.portal.v1.PortalService/GetDeveloper"
+	PortalService_UpdateDeveloper_FullMethodName      = "/gatehouse.portal.v1.PortalService/UpdateDeveloper"
+	PortalService_DeleteDeveloper_FullMethodName      = "/gatehouse.portal.v1.PortalService/DeleteDeveloper"
+	PortalService_ListApps_FullMethodName             = "/gatehouse.portal.v1.PortalService/ListApps"
+	PortalService_GetApp_FullMethodName               = "/gatehouse.portal.v1.PortalService/GetApp"
+	PortalService_DeleteApp_FullMethodName            = "/gatehouse.portal.v1.PortalService/DeleteApp"
+	PortalService_DeleteAppCredential_FullMethodName  = "/gatehouse.portal.v1.PortalService/DeleteAppCredential"
+	PortalService_ListAccessRequests_FullMethodName   = "/gatehouse.portal.v1.PortalService/ListAccessRequests"
+	PortalService_ApproveAccessRequest_FullMethodName = "/gatehouse.portal.v1.PortalService/ApproveAccessRequest"
+	PortalService_RejectAccessRequest_FullMethodName  = "/gatehouse.portal.v1.PortalService/RejectAccessRequest"
 )
 
 // PortalServiceClient is the client API for PortalService service.
@@ -107,6 +123,38 @@ type PortalServiceClient interface {
 	ReorderTutorialPages(ctx context.Context, in *ReorderTutorialPagesRequest, opts ...grpc.CallOption) (*ReorderTutorialPagesResponse, error)
 	// DeleteTutorialPage removes one page of a product.
 	DeleteTutorialPage(ctx context.Context, in *DeleteTutorialPageRequest, opts ...grpc.CallOption) (*DeleteTutorialPageResponse, error)
+	// CreatePlan stores a plan: a management policy with rate and quota that products offer.
+	CreatePlan(ctx context.Context, in *CreatePlanRequest, opts ...grpc.CallOption) (*CreatePlanResponse, error)
+	// ListPlans lists every plan in ascending ID order.
+	ListPlans(ctx context.Context, in *ListPlansRequest, opts ...grpc.CallOption) (*ListPlansResponse, error)
+	// GetPlan reads one plan.
+	GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error)
+	// UpdatePlan changes the fields present.
+	UpdatePlan(ctx context.Context, in *UpdatePlanRequest, opts ...grpc.CallOption) (*UpdatePlanResponse, error)
+	// DeletePlan removes a plan, and its ID from every product that offered it; credentials issued under it stay.
+	DeletePlan(ctx context.Context, in *DeletePlanRequest, opts ...grpc.CallOption) (*DeletePlanResponse, error)
+	// ListDevelopers lists every developer account in ascending ID order.
+	ListDevelopers(ctx context.Context, in *ListDevelopersRequest, opts ...grpc.CallOption) (*ListDevelopersResponse, error)
+	// GetDeveloper reads one developer account.
+	GetDeveloper(ctx context.Context, in *GetDeveloperRequest, opts ...grpc.CallOption) (*GetDeveloperResponse, error)
+	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deactivates the developer's keys in management; `Active:true` reactivates them.
+	UpdateDeveloper(ctx context.Context, in *UpdateDeveloperRequest, opts ...grpc.CallOption) (*UpdateDeveloperResponse, error)
+	// DeleteDeveloper deletes the developer's keys in management, then the account, its apps, access requests and sessions.
+	DeleteDeveloper(ctx context.Context, in *DeleteDeveloperRequest, opts ...grpc.CallOption) (*DeleteDeveloperResponse, error)
+	// ListApps lists every developer app in ascending ID order.
+	ListApps(ctx context.Context, in *ListAppsRequest, opts ...grpc.CallOption) (*ListAppsResponse, error)
+	// GetApp reads one app with its credentials (key hashes only).
+	GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*GetAppResponse, error)
+	// DeleteApp deletes the app's keys in management, then the app and its access requests.
+	DeleteApp(ctx context.Context, in *DeleteAppRequest, opts ...grpc.CallOption) (*DeleteAppResponse, error)
+	// DeleteAppCredential revokes one credential: management deletes its key, then the app forgets it.
+	DeleteAppCredential(ctx context.Context, in *DeleteAppCredentialRequest, opts ...grpc.CallOption) (*DeleteAppCredentialResponse, error)
+	// ListAccessRequests lists access requests in ascending ID order, all or those with one status.
+	ListAccessRequests(ctx context.Context, in *ListAccessRequestsRequest, opts ...grpc.CallOption) (*ListAccessRequestsResponse, error)
+	// ApproveAccessRequest asks management for a key with the product's and the plan's policies and records it in the app; a failed call leaves the request pending with the error named.
+	ApproveAccessRequest(ctx context.Context, in *ApproveAccessRequestRequest, opts ...grpc.CallOption) (*ApproveAccessRequestResponse, error)
+	// RejectAccessRequest rejects a pending access request.
+	RejectAccessRequest(ctx context.Context, in *RejectAccessRequestRequest, opts ...grpc.CallOption) (*RejectAccessRequestResponse, error)
 }
 
 type portalServiceClient struct {
@@ -337,6 +385,166 @@ func (c *portalServiceClient) DeleteTutorialPage(ctx context.Context, in *Delete
 	return out, nil
 }
 
+func (c *portalServiceClient) CreatePlan(ctx context.Context, in *CreatePlanRequest, opts ...grpc.CallOption) (*CreatePlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreatePlanResponse)
+	err := c.cc.Invoke(ctx, PortalService_CreatePlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ListPlans(ctx context.Context, in *ListPlansRequest, opts ...grpc.CallOption) (*ListPlansResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPlansResponse)
+	err := c.cc.Invoke(ctx, PortalService_ListPlans_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) GetPlan(ctx context.Context, in *GetPlanRequest, opts ...grpc.CallOption) (*GetPlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPlanResponse)
+	err := c.cc.Invoke(ctx, PortalService_GetPlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) UpdatePlan(ctx context.Context, in *UpdatePlanRequest, opts ...grpc.CallOption) (*UpdatePlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdatePlanResponse)
+	err := c.cc.Invoke(ctx, PortalService_UpdatePlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) DeletePlan(ctx context.Context, in *DeletePlanRequest, opts ...grpc.CallOption) (*DeletePlanResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeletePlanResponse)
+	err := c.cc.Invoke(ctx, PortalService_DeletePlan_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ListDevelopers(ctx context.Context, in *ListDevelopersRequest, opts ...grpc.CallOption) (*ListDevelopersResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDevelopersResponse)
+	err := c.cc.Invoke(ctx, PortalService_ListDevelopers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) GetDeveloper(ctx context.Context, in *GetDeveloperRequest, opts ...grpc.CallOption) (*GetDeveloperResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetDeveloperResponse)
+	err := c.cc.Invoke(ctx, PortalService_GetDeveloper_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) UpdateDeveloper(ctx context.Context, in *UpdateDeveloperRequest, opts ...grpc.CallOption) (*UpdateDeveloperResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateDeveloperResponse)
+	err := c.cc.Invoke(ctx, PortalService_UpdateDeveloper_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) DeleteDeveloper(ctx context.Context, in *DeleteDeveloperRequest, opts ...grpc.CallOption) (*DeleteDeveloperResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteDeveloperResponse)
+	err := c.cc.Invoke(ctx, PortalService_DeleteDeveloper_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ListApps(ctx context.Context, in *ListAppsRequest, opts ...grpc.CallOption) (*ListAppsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAppsResponse)
+	err := c.cc.Invoke(ctx, PortalService_ListApps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) GetApp(ctx context.Context, in *GetAppRequest, opts ...grpc.CallOption) (*GetAppResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAppResponse)
+	err := c.cc.Invoke(ctx, PortalService_GetApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) DeleteApp(ctx context.Context, in *DeleteAppRequest, opts ...grpc.CallOption) (*DeleteAppResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteAppResponse)
+	err := c.cc.Invoke(ctx, PortalService_DeleteApp_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) DeleteAppCredential(ctx context.Context, in *DeleteAppCredentialRequest, opts ...grpc.CallOption) (*DeleteAppCredentialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteAppCredentialResponse)
+	err := c.cc.Invoke(ctx, PortalService_DeleteAppCredential_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ListAccessRequests(ctx context.Context, in *ListAccessRequestsRequest, opts ...grpc.CallOption) (*ListAccessRequestsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListAccessRequestsResponse)
+	err := c.cc.Invoke(ctx, PortalService_ListAccessRequests_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) ApproveAccessRequest(ctx context.Context, in *ApproveAccessRequestRequest, opts ...grpc.CallOption) (*ApproveAccessRequestResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApproveAccessRequestResponse)
+	err := c.cc.Invoke(ctx, PortalService_ApproveAccessRequest_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *portalServiceClient) RejectAccessRequest(ctx context.Context, in *RejectAccessRequestRequest, opts ...grpc.CallOption) (*RejectAccessRequestResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RejectAccessRequestResponse)
+	err := c.cc.Invoke(ctx, PortalService_RejectAccessRequest_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PortalServiceServer is the server API for PortalService service.
 // All implementations must embed UnimplementedPortalServiceServer
 // for forward compatibility.
@@ -401,6 +609,38 @@ type PortalServiceServer interface {
 	ReorderTutorialPages(context.Context, *ReorderTutorialPagesRequest) (*ReorderTutorialPagesResponse, error)
 	// DeleteTutorialPage removes one page of a product.
 	DeleteTutorialPage(context.Context, *DeleteTutorialPageRequest) (*DeleteTutorialPageResponse, error)
+	// CreatePlan stores a plan: a management policy with rate and quota that products offer.
+	CreatePlan(context.Context, *CreatePlanRequest) (*CreatePlanResponse, error)
+	// ListPlans lists every plan in ascending ID order.
+	ListPlans(context.Context, *ListPlansRequest) (*ListPlansResponse, error)
+	// GetPlan reads one plan.
+	GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error)
+	// UpdatePlan changes the fields present.
+	UpdatePlan(context.Context, *UpdatePlanRequest) (*UpdatePlanResponse, error)
+	// DeletePlan removes a plan, and its ID from every product that offered it; credentials issued under it stay.
+	DeletePlan(context.Context, *DeletePlanRequest) (*DeletePlanResponse, error)
+	// ListDevelopers lists every developer account in ascending ID order.
+	ListDevelopers(context.Context, *ListDevelopersRequest) (*ListDevelopersResponse, error)
+	// GetDeveloper reads one developer account.
+	GetDeveloper(context.Context, *GetDeveloperRequest) (*GetDeveloperResponse, error)
+	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deactivates the developer's keys in management; `Active:true` reactivates them.
+	UpdateDeveloper(context.Context, *UpdateDeveloperRequest) (*UpdateDeveloperResponse, error)
+	// DeleteDeveloper deletes the developer's keys in management, then the account, its apps, access requests and sessions.
+	DeleteDeveloper(context.Context, *DeleteDeveloperRequest) (*DeleteDeveloperResponse, error)
+	// ListApps lists every developer app in ascending ID order.
+	ListApps(context.Context, *ListAppsRequest) (*ListAppsResponse, error)
+	// GetApp reads one app with its credentials (key hashes only).
+	GetApp(context.Context, *GetAppRequest) (*GetAppResponse, error)
+	// DeleteApp deletes the app's keys in management, then the app and its access requests.
+	DeleteApp(context.Context, *DeleteAppRequest) (*DeleteAppResponse, error)
+	// DeleteAppCredential revokes one credential: management deletes its key, then the app forgets it.
+	DeleteAppCredential(context.Context, *DeleteAppCredentialRequest) (*DeleteAppCredentialResponse, error)
+	// ListAccessRequests lists access requests in ascending ID order, all or those with one status.
+	ListAccessRequests(context.Context, *ListAccessRequestsRequest) (*ListAccessRequestsResponse, error)
+	// ApproveAccessRequest asks management for a key with the product's and the plan's policies and records it in the app; a failed call leaves the request pending with the error named.
+	ApproveAccessRequest(context.Context, *ApproveAccessRequestRequest) (*ApproveAccessRequestResponse, error)
+	// RejectAccessRequest rejects a pending access request.
+	RejectAccessRequest(context.Context, *RejectAccessRequestRequest) (*RejectAccessRequestResponse, error)
 	mustEmbedUnimplementedPortalServiceServer()
 }
 
@@ -476,6 +716,54 @@ func (UnimplementedPortalServiceServer) ReorderTutorialPages(context.Context, *R
 }
 func (UnimplementedPortalServiceServer) DeleteTutorialPage(context.Context, *DeleteTutorialPageRequest) (*DeleteTutorialPageResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteTutorialPage not implemented")
+}
+func (UnimplementedPortalServiceServer) CreatePlan(context.Context, *CreatePlanRequest) (*CreatePlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreatePlan not implemented")
+}
+func (UnimplementedPortalServiceServer) ListPlans(context.Context, *ListPlansRequest) (*ListPlansResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPlans not implemented")
+}
+func (UnimplementedPortalServiceServer) GetPlan(context.Context, *GetPlanRequest) (*GetPlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPlan not implemented")
+}
+func (UnimplementedPortalServiceServer) UpdatePlan(context.Context, *UpdatePlanRequest) (*UpdatePlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdatePlan not implemented")
+}
+func (UnimplementedPortalServiceServer) DeletePlan(context.Context, *DeletePlanRequest) (*DeletePlanResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeletePlan not implemented")
+}
+func (UnimplementedPortalServiceServer) ListDevelopers(context.Context, *ListDevelopersRequest) (*ListDevelopersResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListDevelopers not implemented")
+}
+func (UnimplementedPortalServiceServer) GetDeveloper(context.Context, *GetDeveloperRequest) (*GetDeveloperResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetDeveloper not implemented")
+}
+func (UnimplementedPortalServiceServer) UpdateDeveloper(context.Context, *UpdateDeveloperRequest) (*UpdateDeveloperResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateDeveloper not implemented")
+}
+func (UnimplementedPortalServiceServer) DeleteDeveloper(context.Context, *DeleteDeveloperRequest) (*DeleteDeveloperResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteDeveloper not implemented")
+}
+func (UnimplementedPortalServiceServer) ListApps(context.Context, *ListAppsRequest) (*ListAppsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListApps not implemented")
+}
+func (UnimplementedPortalServiceServer) GetApp(context.Context, *GetAppRequest) (*GetAppResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetApp not implemented")
+}
+func (UnimplementedPortalServiceServer) DeleteApp(context.Context, *DeleteAppRequest) (*DeleteAppResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteApp not implemented")
+}
+func (UnimplementedPortalServiceServer) DeleteAppCredential(context.Context, *DeleteAppCredentialRequest) (*DeleteAppCredentialResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteAppCredential not implemented")
+}
+func (UnimplementedPortalServiceServer) ListAccessRequests(context.Context, *ListAccessRequestsRequest) (*ListAccessRequestsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListAccessRequests not implemented")
+}
+func (UnimplementedPortalServiceServer) ApproveAccessRequest(context.Context, *ApproveAccessRequestRequest) (*ApproveAccessRequestResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApproveAccessRequest not implemented")
+}
+func (UnimplementedPortalServiceServer) RejectAccessRequest(context.Context, *RejectAccessRequestRequest) (*RejectAccessRequestResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RejectAccessRequest not implemented")
 }
 func (UnimplementedPortalServiceServer) mustEmbedUnimplementedPortalServiceServer() {}
 func (UnimplementedPortalServiceServer) testEmbeddedByValue()                       {}
@@ -894,6 +1182,294 @@ func _PortalService_DeleteTutorialPage_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _PortalService_CreatePlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreatePlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).CreatePlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_CreatePlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).CreatePlan(ctx, req.(*CreatePlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ListPlans_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPlansRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ListPlans(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ListPlans_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ListPlans(ctx, req.(*ListPlansRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_GetPlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).GetPlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_GetPlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).GetPlan(ctx, req.(*GetPlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_UpdatePlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdatePlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).UpdatePlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_UpdatePlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).UpdatePlan(ctx, req.(*UpdatePlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_DeletePlan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeletePlanRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).DeletePlan(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_DeletePlan_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).DeletePlan(ctx, req.(*DeletePlanRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ListDevelopers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDevelopersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ListDevelopers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ListDevelopers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ListDevelopers(ctx, req.(*ListDevelopersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_GetDeveloper_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetDeveloperRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).GetDeveloper(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_GetDeveloper_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).GetDeveloper(ctx, req.(*GetDeveloperRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_UpdateDeveloper_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateDeveloperRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).UpdateDeveloper(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_UpdateDeveloper_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).UpdateDeveloper(ctx, req.(*UpdateDeveloperRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_DeleteDeveloper_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteDeveloperRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).DeleteDeveloper(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_DeleteDeveloper_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).DeleteDeveloper(ctx, req.(*DeleteDeveloperRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ListApps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAppsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ListApps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ListApps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ListApps(ctx, req.(*ListAppsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_GetApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAppRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).GetApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_GetApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).GetApp(ctx, req.(*GetAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_DeleteApp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAppRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).DeleteApp(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_DeleteApp_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).DeleteApp(ctx, req.(*DeleteAppRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_DeleteAppCredential_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteAppCredentialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).DeleteAppCredential(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_DeleteAppCredential_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).DeleteAppCredential(ctx, req.(*DeleteAppCredentialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ListAccessRequests_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListAccessRequestsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ListAccessRequests(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ListAccessRequests_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ListAccessRequests(ctx, req.(*ListAccessRequestsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_ApproveAccessRequest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApproveAccessRequestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).ApproveAccessRequest(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_ApproveAccessRequest_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).ApproveAccessRequest(ctx, req.(*ApproveAccessRequestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _PortalService_RejectAccessRequest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RejectAccessRequestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PortalServiceServer).RejectAccessRequest(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: PortalService_RejectAccessRequest_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PortalServiceServer).RejectAccessRequest(ctx, req.(*RejectAccessRequestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // PortalService_ServiceDesc is the grpc.ServiceDesc for PortalService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -988,6 +1564,70 @@ var PortalService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteTutorialPage",
 			Handler:    _PortalService_DeleteTutorialPage_Handler,
+		},
+		{
+			MethodName: "CreatePlan",
+			Handler:    _PortalService_CreatePlan_Handler,
+		},
+		{
+			MethodName: "ListPlans",
+			Handler:    _PortalService_ListPlans_Handler,
+		},
+		{
+			MethodName: "GetPlan",
+			Handler:    _PortalService_GetPlan_Handler,
+		},
+		{
+			MethodName: "UpdatePlan",
+			Handler:    _PortalService_UpdatePlan_Handler,
+		},
+		{
+			MethodName: "DeletePlan",
+			Handler:    _PortalService_DeletePlan_Handler,
+		},
+		{
+			MethodName: "ListDevelopers",
+			Handler:    _PortalService_ListDevelopers_Handler,
+		},
+		{
+			MethodName: "GetDeveloper",
+			Handler:    _PortalService_GetDeveloper_Handler,
+		},
+		{
+			MethodName: "UpdateDeveloper",
+			Handler:    _PortalService_UpdateDeveloper_Handler,
+		},
+		{
+			MethodName: "DeleteDeveloper",
+			Handler:    _PortalService_DeleteDeveloper_Handler,
+		},
+		{
+			MethodName: "ListApps",
+			Handler:    _PortalService_ListApps_Handler,
+		},
+		{
+			MethodName: "GetApp",
+			Handler:    _PortalService_GetApp_Handler,
+		},
+		{
+			MethodName: "DeleteApp",
+			Handler:    _PortalService_DeleteApp_Handler,
+		},
+		{
+			MethodName: "DeleteAppCredential",
+			Handler:    _PortalService_DeleteAppCredential_Handler,
+		},
+		{
+			MethodName: "ListAccessRequests",
+			Handler:    _PortalService_ListAccessRequests_Handler,
+		},
+		{
+			MethodName: "ApproveAccessRequest",
+			Handler:    _PortalService_ApproveAccessRequest_Handler,
+		},
+		{
+			MethodName: "RejectAccessRequest",
+			Handler:    _PortalService_RejectAccessRequest_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
