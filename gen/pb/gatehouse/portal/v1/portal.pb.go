@@ -5681,7 +5681,7 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"\x1bRejectAccessRequestResponse\x12I\n" +
 	"\x0eaccess_request\x18\x01 \x01(\v2\".gatehouse.portal.v1.AccessRequestR\raccessRequest\" \n" +
 	"\fPolicyIdList\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids2\x9a\x87\x01\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids2\x99\x87\x01\n" +
 	"\rPortalService\x12\xa6\x03\n" +
 	"\rCreateProduct\x12).gatehouse.portal.v1.CreateProductRequest\x1a*.gatehouse.portal.v1.CreateProductResponse\"\xbd\x02\x92A\x8b\x02J>\n" +
 	"\x03201\x127\n" +
@@ -6032,11 +6032,11 @@ const file_gatehouse_portal_v1_portal_proto_rawDesc = "" +
 	"$\x1a\".gatehouse.portal.v1.ErrorResponseJ\x9e\x01\n" +
 	"\x03503\x12\x96\x01\n" +
 	"lManagement is not configured (the message names --management-grpc-addr) or does not answer; nothing changed.\x12&\n" +
-	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x027*5/portal-api/apps/{app_id}/credentials/{credential_id}\x12\xfb\x02\n" +
-	"\x12ListAccessRequests\x12..gatehouse.portal.v1.ListAccessRequestsRequest\x1a/.gatehouse.portal.v1.ListAccessRequestsResponse\"\x83\x02\x92A\xcb\x01Jh\n" +
-	"\x03200\x12a\n" +
-	"\x14The access requests.\x12I\n" +
-	"G\x1aE#/definitions/v1ListAccessRequestsResponse/properties/access_requestsJ_\n" +
+	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x027*5/portal-api/apps/{app_id}/credentials/{credential_id}\x12\xfa\x02\n" +
+	"\x12ListAccessRequests\x12..gatehouse.portal.v1.ListAccessRequestsRequest\x1a/.gatehouse.portal.v1.ListAccessRequestsResponse\"\x82\x02\x92A\xca\x01Jg\n" +
+	"\x03200\x12`\n" +
+	"\x14The access requests.\x12H\n" +
+	"F\x1aD#/definitions/v1ListAccessRequestsResponse/properties/accessRequestsJ_\n" +
 	"\x03400\x12X\n" +
 	".`status` is not pending, approved or rejected.\x12&\n" +
 	"$\x1a\".gatehouse.portal.v1.ErrorResponse\x82\xd3\xe4\x93\x02.b\x0faccess_requests\x12\x1b/portal-api/access-requests\x12\xde\x05\n" +
