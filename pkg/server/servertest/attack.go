@@ -48,6 +48,7 @@ type Attack struct {
 	PID      int
 	HTTPAddr string // host:port of the REST facade
 	GRPCAddr string // host:port of the gRPC server
+	SiteAddr string // host:port of the public site (the portal), else ""
 	DB       string // the bbolt store's file
 	// Auth is a valid admin authorization value, as REST and gRPC take it.
 	Auth string
@@ -466,7 +467,7 @@ func StartAttack(t *testing.T, root, svc, token string, a Attack, env ...string)
 	db := filepath.Join(t.TempDir(), svc+".db")
 	p := binproc.Start(t, bins[svc], []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--db", db, "--bootstrap-token", token}, append(os.Environ(), env...), nil, "")
-	a.T, a.PID, a.HTTPAddr, a.GRPCAddr, a.DB = t, p.Cmd.Process.Pid, p.HTTPAddr, p.GRPCAddr, db
+	a.T, a.PID, a.HTTPAddr, a.GRPCAddr, a.SiteAddr, a.DB = t, p.Cmd.Process.Pid, p.HTTPAddr, p.GRPCAddr, p.SiteAddr, db
 	return &a
 }
 

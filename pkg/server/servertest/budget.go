@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -121,4 +123,41 @@ func (a *Attack) StalledUpload(method, path string, size, sent int, within time.
 	} else {
 		t.Logf("an upload of %d bytes stalled after %d: 408 after %v", size, sent, took.Round(time.Millisecond))
 	}
+}
+
+// ParallelGETs: n clients GET url (no credentials) at once, rounds times;
+// every answer is 200 and the process's peak memory grows by less than
+// maxGrowthMiB. It returns the growth in MiB.
+func (a *Attack) ParallelGETs(url string, n, rounds int, maxGrowthMiB float64) float64 {
+	t := a.T
+	t.Helper()
+	base := a.ResetPeak()
+	begin := time.Now()
+	var size int64
+	for range rounds {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				res, err := http.Get(url)
+				if err != nil {
+					t.Errorf("GET %s: %v", url, err)
+					return
+				}
+				got, _ := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					t.Errorf("GET %s: %d", url, res.StatusCode)
+				}
+				atomic.StoreInt64(&size, got)
+			})
+		}
+		wg.Wait()
+	}
+	g := a.Grown(base)
+	if g > maxGrowthMiB {
+		t.Errorf("peak memory grew by %.1f MiB under %d parallel GETs of %d bytes, want at most %.0f MiB", g, n, size, maxGrowthMiB)
+	} else {
+		t.Logf("%d rounds of %d parallel GETs of %.1f MiB: peak memory +%.1f MiB, %v in all", rounds, n, float64(size)/(1<<20), g, time.Since(begin).Round(time.Millisecond))
+	}
+	return g
 }

@@ -38,7 +38,7 @@ func (s *Server) CreateTutorialPage(ctx context.Context, req *portalv1.CreateTut
 		if err := applyPage(p, in, msgs, exists, now); err != nil {
 			return err
 		}
-		return render.ensure(*p)
+		return render.ensure(p)
 	})
 	if err != nil {
 		return nil, s.storeError(err, productID.missing)
@@ -101,7 +101,7 @@ func (s *Server) UpdateTutorialPage(ctx context.Context, req *portalv1.UpdateTut
 		if err := applyPage(p, in, msgs, exists, s.now().UTC()); err != nil || !check {
 			return err
 		}
-		return render.ensure(*p)
+		return render.ensure(p)
 	})
 	if err != nil {
 		return nil, s.pageError(ctx, err, product)

@@ -11,21 +11,24 @@ import (
 )
 
 // Content the public site cannot render (HTML nested deeper than the
-// parser's limit, say) is refused at write time with 422 naming the field
-// it came from (CONTRACT §3), so no published page fails to render and no
-// reader's GET renders anything in vain.
+// parser's limit, or whose HTML would be over site.MaxHTML, 4 MiB) is
+// refused at write time with 422 naming the field it came from (CONTRACT
+// §3), so no published page fails to render. What renders is kept: the
+// write stores the page's rendering beside it (store.Page.Rendered), so a
+// reader's GET never renders.
 //
 // A page's shown text depends on fields a partial update may leave alone
-// (MarkdownEnabled picks Content or MarkdownContent), so the check runs on
-// the page as it will be. It runs before the write transaction, on the page
-// as read then, so that a slow rendering holds no transaction; inside the
-// transaction the page's text is compared with the one checked, and checked
-// again only if a concurrent write changed it.
+// (MarkdownEnabled picks Content or MarkdownContent), so the rendering is
+// made of the page as it will be. It is made before the write transaction,
+// on the page as read then, so that a slow rendering holds no transaction;
+// inside the transaction the page's text is compared with the one
+// rendered, and rendered again only if a concurrent write changed it.
 
-// renderCheck remembers the text that last rendered.
+// renderCheck remembers the text that last rendered, and its rendering.
 type renderCheck struct {
-	text    string
-	md, set bool
+	text     string
+	md, set  bool
+	rendered *store.Rendered
 }
 
 // needsRender reports whether a page request can change what the site
@@ -34,20 +37,24 @@ func needsRender(in *portalv1.TutorialPageInput) bool {
 	return in.Content != nil || in.MarkdownContent != nil || in.MarkdownEnabled != nil || in.GetStatus() == "published"
 }
 
-// ensure refuses p when its shown text does not render.
-func (c *renderCheck) ensure(p store.Page) error {
-	text, md := site.Source(p)
+// ensure refuses p when its shown text does not render, and otherwise sets
+// its rendering.
+func (c *renderCheck) ensure(p *store.Page) error {
+	text, md := site.Source(*p)
 	if c.set && c.md == md && c.text == text {
+		p.Rendered = c.rendered
 		return nil
 	}
-	if err := site.Renderable(text, md); err != nil {
+	body, err := site.Render(*p)
+	if err != nil {
 		field := "Content"
 		if md && p.MarkdownContent != "" {
 			field = "MarkdownContent"
 		}
 		return invalid([]string{unrenderable(field, err)})
 	}
-	c.text, c.md, c.set = text, md, true
+	c.text, c.md, c.set, c.rendered = text, md, true, site.Stored(body)
+	p.Rendered = c.rendered
 	return nil
 }
 
@@ -69,7 +76,7 @@ func (s *Server) precheckPage(ctx context.Context, product, doc uint32, in *port
 	set(&p.Content, in.Content)
 	set(&p.MarkdownEnabled, in.MarkdownEnabled)
 	set(&p.MarkdownContent, in.MarkdownContent)
-	return c.ensure(p)
+	return c.ensure(&p)
 }
 
 // checkProductContent refuses a product's Content that does not render (the

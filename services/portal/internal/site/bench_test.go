@@ -2,7 +2,6 @@ package site
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -29,24 +28,6 @@ func BenchmarkRender20KMarkdownCold(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Render(p); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkRender20KMarkdownCached(b *testing.B) {
-	s, err := New(nil, slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := store.Page{ID: 1, MarkdownEnabled: true, MarkdownContent: markdown20K(), UpdatedAt: time.Now()}
-	if _, err := s.body(p); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(len(p.MarkdownContent)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := s.body(p); err != nil {
 			b.Fatal(err)
 		}
 	}

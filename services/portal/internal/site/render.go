@@ -101,16 +101,94 @@ func Renderable(text string, markdown bool) error {
 	return err
 }
 
+// MaxHTML bounds the HTML of one page (or a product's content) on the
+// site: content whose HTML would be larger is refused at write time (422
+// naming the field), so that what a reader's GET sends, and what the store
+// keeps beside the page, stays small. The Markdown converter's output
+// counts before sanitising too: it stops there.
+const MaxHTML = 4 << 20
+
+// RenderVersion names the renderer's output: raise it when a change to the
+// renderer (sanitiser policy, Markdown extensions, theme hooks) changes the
+// HTML of stored content, and every kept rendering is made again at start
+// (RenderStored).
+const RenderVersion = 1
+
 func renderText(text string, md bool) (Body, error) {
 	raw := []byte(text)
 	if md {
-		var buf bytes.Buffer
-		if err := markdown.Convert(raw, &buf); err != nil {
+		buf := &capped{max: MaxHTML}
+		if err := markdown.Convert(raw, buf); err != nil {
+			if errors.Is(err, errTooLarge) {
+				return Body{}, tooLarge()
+			}
 			return Body{}, fmt.Errorf("%w: its Markdown does not convert (%v)", ErrUnrenderable, err)
 		}
 		raw = buf.Bytes()
 	}
-	return finish(sanitiser.SanitizeBytes(raw))
+	clean := sanitiser.SanitizeBytes(raw)
+	if len(clean) > MaxHTML {
+		return Body{}, tooLarge()
+	}
+	return finish(clean)
+}
+
+var errTooLarge = errors.New("too large")
+
+func tooLarge() error {
+	return fmt.Errorf("%w: its HTML would be over %d bytes (4 MiB), the most a page may show", ErrUnrenderable, MaxHTML)
+}
+
+// capped is a buffer that refuses to grow past max bytes.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.max {
+		return 0, errTooLarge
+	}
+	return c.Buffer.Write(p)
+}
+
+func (c *capped) WriteString(s string) (int, error) {
+	if c.Len()+len(s) > c.max {
+		return 0, errTooLarge
+	}
+	return c.Buffer.WriteString(s)
+}
+
+func (c *capped) WriteByte(b byte) error {
+	if c.Len()+1 > c.max {
+		return errTooLarge
+	}
+	return c.Buffer.WriteByte(b)
+}
+
+func (c *capped) WriteRune(r rune) (int, error) {
+	if c.Len()+4 > c.max {
+		return 0, errTooLarge
+	}
+	return c.Buffer.WriteRune(r)
+}
+
+// Stored is b as the store keeps it beside its page.
+func Stored(b Body) *store.Rendered {
+	r := &store.Rendered{Version: RenderVersion, HTML: string(b.HTML)}
+	for _, h := range b.Headings {
+		r.Headings = append(r.Headings, store.RenderedHeading{Level: h.Level, ID: h.ID, Text: h.Text})
+	}
+	return r
+}
+
+// shown is the Body a kept rendering holds.
+func shown(r *store.Rendered) Body {
+	b := Body{HTML: template.HTML(r.HTML)}
+	for _, h := range r.Headings {
+		b.Headings = append(b.Headings, Heading{Level: h.Level, ID: h.ID, Text: h.Text})
+	}
+	return b
 }
 
 // finish reads sanitised HTML and adds what the theme needs: an ID on every

@@ -12,10 +12,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"html/template"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,14 +32,20 @@ type Pages interface {
 	Outlines(ctx context.Context) ([]store.Outline, time.Time, error)
 	// Outline is Outlines for one product; store.ErrNotFound when it does not exist.
 	Outline(ctx context.Context, product uint32) (store.Outline, time.Time, error)
-	// GetPage reads one page; store.ErrNotFound when the product has no such page.
-	GetPage(ctx context.Context, product, id uint32) (store.Page, error)
+	// ShownPage reads one page without its source texts, with its kept
+	// rendering; store.ErrNotFound when the product has no such page.
+	ShownPage(ctx context.Context, product, id uint32) (store.Page, error)
+	// Unrendered and SetRendered serve RenderStored: pages without a
+	// current rendering, and keeping one.
+	Unrendered(ctx context.Context, version, limit int) ([]store.PageRef, error)
+	SetRendered(ctx context.Context, ref store.PageRef, render func(store.Page) *store.Rendered) error
 }
 
 // published is the one status readers see.
 const published = "published"
 
-// CacheBudget bounds the rendered bodies kept in memory, in bytes.
+// CacheBudget bounds the renderings of products' content kept in memory,
+// in bytes. (Pages are rendered when written and kept in the store.)
 const CacheBudget = 32 << 20
 
 // Security headers of every answer: no script at all, styles and images
@@ -56,6 +64,7 @@ type Site struct {
 	pages  Pages
 	log    *slog.Logger
 	cache  *cache
+	stale  chan struct{} // a GET met a page without a current rendering
 	mux    *http.ServeMux
 	css    []byte
 	cssTag string
@@ -67,7 +76,8 @@ func New(pages Pages, log *slog.Logger) (*Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Site{pages: pages, log: log.With("component", "site"), cache: newCache(CacheBudget), mux: http.NewServeMux()}
+	s := &Site{pages: pages, log: log.With("component", "site"), cache: newCache(CacheBudget), mux: http.NewServeMux(),
+		stale: make(chan struct{}, 1)}
 	s.css = append(append([]byte(themeCSS), '\n'), code...)
 	s.cssTag = etag(s.css)
 	// A GET pattern also answers HEAD (net/http drops the body); other
@@ -220,7 +230,7 @@ func (s *Site) outline(w http.ResponseWriter, r *http.Request) (store.Outline, t
 }
 
 func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline, changed time.Time, doc uint32) {
-	p, err := s.pages.GetPage(r.Context(), o.Product.ID, doc)
+	p, err := s.pages.ShownPage(r.Context(), o.Product.ID, doc)
 	if err != nil || p.Status != published {
 		if err == nil {
 			err = store.ErrNotFound
@@ -228,11 +238,18 @@ func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline,
 		s.fail(w, err)
 		return
 	}
-	body, err := s.body(p)
-	if err != nil {
-		s.fail(w, err)
+	if p.Rendered == nil || p.Rendered.Version != RenderVersion {
+		// stored before pages were rendered when written, or by another
+		// renderer: RenderStored makes it; a GET never renders
+		select {
+		case s.stale <- struct{}{}:
+		default:
+		}
+		w.Header().Set("Retry-After", "5")
+		s.errorPage(w, http.StatusServiceUnavailable)
 		return
 	}
+	body := shown(p.Rendered)
 	pv := s.productView(o, doc)
 	page := &pageView{Title: p.Title, Lede: p.Lede, Categories: p.CategoryNames, Tags: p.TagNames, Body: body, Updated: p.UpdatedAt}
 	for i, l := range pv.Pages {
@@ -249,15 +266,58 @@ func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline,
 	s.write(w, r, "page", view{Title: p.Title + " · " + pv.Name, Product: pv, Page: page}, latest(outlineModified(o, changed), p.UpdatedAt))
 }
 
-// body renders a page, or takes its rendering from the cache. A rendering
-// that failed (content stored before the API checked it at write time) is
-// kept too, so that it is never tried again per request.
-func (s *Site) body(p store.Page) (Body, error) {
-	return s.rendered(keyOf('p', p.ID, p.UpdatedAt), func() (Body, error) { return Render(p) })
+// RenderStored keeps a current rendering of every stored page, until ctx
+// ends: at start, and whenever a GET met a page without one, it renders
+// each page whose kept rendering is missing (stored before pages were
+// rendered when written) or of another RenderVersion, one at a time, and
+// stores it beside the page. A page that cannot be rendered (content
+// stored before the API checked it, or whose HTML is over MaxHTML) keeps a
+// short notice instead, so it is never tried again.
+func (s *Site) RenderStored(ctx context.Context) {
+	for {
+		for {
+			refs, err := s.pages.Unrendered(ctx, RenderVersion, 100)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("render stored pages", "err", err)
+				}
+				break
+			}
+			if len(refs) == 0 {
+				break
+			}
+			done := 0
+			for _, ref := range refs {
+				err := s.pages.SetRendered(ctx, ref, func(p store.Page) *store.Rendered {
+					b, err := Render(p)
+					if err != nil {
+						s.log.Warn("stored page cannot be shown", "product", p.ProductID, "page", p.ID, "err", err)
+						b = Body{HTML: template.HTML("<p>This page cannot be shown: " + template.HTMLEscapeString(strings.TrimPrefix(err.Error(), ErrUnrenderable.Error()+": ")) + ".</p>")}
+					}
+					return Stored(b)
+				})
+				if err != nil {
+					if ctx.Err() == nil {
+						s.log.Error("render stored page", "product", ref.Product, "page", ref.ID, "err", err)
+					}
+					continue
+				}
+				done++
+			}
+			if done == 0 {
+				break // every one failed: wait for the next nudge
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.stale:
+		}
+	}
 }
 
-// rendered takes the rendering kept under k, else runs render once and
-// keeps its result, success or failure.
+// rendered takes the rendering of a product's content kept under k, else
+// runs render once and keeps its result, success or failure.
 func (s *Site) rendered(k renderKey, render func() (Body, error)) (Body, error) {
 	if b, err, ok := s.cache.get(k); ok {
 		return b, err
@@ -348,17 +408,101 @@ func pageURL(product uint32, p store.PageSummary) string {
 // is current. The ETag is the hash of the answer, so it changes with
 // anything shown (a neighbour's title, a renamed category), not only with
 // the page's UpdatedAt; Last-Modified is the newest change the answer shows.
+// A page's HTML (up to 4 MiB, and readers are anonymous and many) is never
+// copied: the template runs with a marker in its place, and the answer is
+// the template's output around the HTML as kept.
 func (s *Site) write(w http.ResponseWriter, r *http.Request, name string, v view, modified time.Time) {
 	v.Stylesheet = stylesheet + "?v=" + strings.Trim(s.cssTag, `"`)
+	var big []string // the HTML in place of each marker, in marker order
+	if v.Page != nil {
+		page := *v.Page
+		big = append(big, string(page.Body.HTML))
+		page.Body.HTML = template.HTML(marker(0))
+		v.Page = &page
+	}
+	if v.Product != nil && v.Product.Content != "" {
+		product := *v.Product
+		big = append(big, string(product.Content))
+		product.Content = template.HTML(marker(len(big) - 1))
+		v.Product = &product
+	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, v); err != nil {
 		s.fail(w, err)
 		return
 	}
+	parts := splitMarkers(buf.String(), big)
+	sum := sha256.New()
+	var size int64
+	for _, p := range parts {
+		io.WriteString(sum, p)
+		size += int64(len(p))
+	}
+	tag := `"` + hex.EncodeToString(sum.Sum(nil)[:16]) + `"`
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("ETag", etag(buf.Bytes()))
-	http.ServeContent(w, r, "", modified, bytes.NewReader(buf.Bytes()))
+	h.Set("ETag", tag)
+	if !modified.IsZero() && modified.Unix() > 0 {
+		h.Set("Last-Modified", modified.UTC().Format(http.TimeFormat))
+	}
+	if notModified(r, tag, modified) {
+		h.Del("Content-Type")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	for _, p := range parts {
+		if _, err := io.WriteString(w, p); err != nil {
+			return
+		}
+	}
+}
+
+// marker stands for the i-th large HTML of an answer in the template's
+// output: a comment no rendering contains (the sanitiser drops comments).
+func marker(i int) string { return "<!--gatehouse:html:" + strconv.Itoa(i) + "-->" }
+
+// splitMarkers cuts out (the first of) each marker from out and puts the
+// HTML it stands for in its place.
+func splitMarkers(out string, big []string) []string {
+	type at struct{ pos, i int }
+	var found []at
+	for i := range big {
+		if pos := strings.Index(out, marker(i)); pos >= 0 {
+			found = append(found, at{pos, i})
+		}
+	}
+	slices.SortFunc(found, func(a, b at) int { return a.pos - b.pos })
+	var parts []string
+	last := 0
+	for _, f := range found {
+		parts = append(parts, out[last:f.pos], big[f.i])
+		last = f.pos + len(marker(f.i))
+	}
+	return append(parts, out[last:])
+}
+
+// notModified applies If-None-Match, else If-Modified-Since, as
+// http.ServeContent does for a GET or HEAD.
+func notModified(r *http.Request, tag string, modified time.Time) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		for _, t := range strings.Split(inm, ",") {
+			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+			if t == "*" || t == tag {
+				return true
+			}
+		}
+		return false
+	}
+	ims, err := http.ParseTime(r.Header.Get("If-Modified-Since"))
+	return err == nil && !modified.IsZero() && !modified.Truncate(time.Second).After(ims)
 }
 
 func (s *Site) stylesheet(w http.ResponseWriter, r *http.Request) {

@@ -11,6 +11,7 @@ const schemaVersion = 2
 //
 //	product/<id>              → Product (JSON)
 //	page/<product id><id>     → Page (JSON); the pages of a product are one range
+//	pagehtml/<product id><id> → the page's Rendered (rendered.go): version, headings (JSON), HTML
 //	order/<product id>        → its page ids in their order (uint32 big-endian each; order.go)
 //	tag/<id>, category/<id>   → Label (JSON)
 //	tagname/<name>            → tag id: the index that keeps names unique

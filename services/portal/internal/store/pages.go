@@ -8,8 +8,8 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
-// CreatePage stores a new page of product, last in the product's order.
-// fill sets the page's fields; it runs inside the transaction (perhaps more
+// CreatePage stores a new page of product, last in the product's order,
+// and its Rendered when fill sets one. fill sets the page's fields; it runs inside the transaction (perhaps more
 // than once, each time on a new Page) and may look labels up, and its error
 // aborts the creation. The product must exist, and a Path already used by
 // another page of the product is a *PathTakenError.
@@ -37,6 +37,9 @@ func (s *Store) CreatePage(ctx context.Context, product uint32, fill func(*Page,
 		auditctx.SetObject(ctx, strconv.FormatUint(uint64(id), 10)) // the request's audit entry names the new page
 		p.ID, p.ProductID = id, product
 		if err := put(tx, pageKey(product, id), p); err != nil {
+			return err
+		}
+		if err := putRendered(tx, p); err != nil {
 			return err
 		}
 		if err := fillNames(tx, &p, nil); err != nil {
@@ -81,7 +84,8 @@ func (s *Store) ListPages(ctx context.Context, product uint32, offset, limit int
 }
 
 // UpdatePage runs update on page id of product inside one transaction and
-// stores the result unless update fails. update may look labels up and may
+// stores the result (and its Rendered, when update sets one) unless update
+// fails. update may look labels up and may
 // run more than once, each time on a fresh copy; the page's ID and product
 // cannot change. A new Path already used by another page of the product is
 // a *PathTakenError.
@@ -109,6 +113,9 @@ func (s *Store) UpdatePage(ctx context.Context, product, id uint32, update func(
 		if err := put(tx, pageKey(product, id), p); err != nil {
 			return err
 		}
+		if err := putRendered(tx, p); err != nil {
+			return err
+		}
 		if err := fillNames(tx, &p, nil); err != nil {
 			return err
 		}
@@ -125,6 +132,9 @@ func (s *Store) DeletePage(ctx context.Context, product, id uint32) error {
 			return err
 		}
 		if err := tx.Delete(pageKey(product, id)); err != nil {
+			return err
+		}
+		if err := tx.Delete(renderedKey(product, id)); err != nil {
 			return err
 		}
 		order, err := pageOrder(tx, product)

@@ -78,6 +78,10 @@ type Page struct {
 
 	CategoryNames []string `json:"-"`
 	TagNames      []string `json:"-"`
+	// Rendered is what the public site shows of the page, kept under its
+	// own key (rendered.go): set by a write that changes what is shown,
+	// read by ShownPage.
+	Rendered *Rendered `json:"-"`
 }
 
 // LabelKind tells tags from categories.
@@ -253,6 +257,9 @@ func (s *Store) DeleteProduct(ctx context.Context, id uint32) error {
 			return err
 		}
 		if err := tx.Scan(pagesOf(id), nil, func(k, _ []byte) error { return tx.Delete(k) }); err != nil {
+			return err
+		}
+		if err := tx.Scan(renderedOf(id), nil, func(k, _ []byte) error { return tx.Delete(k) }); err != nil {
 			return err
 		}
 		if err := tx.Delete(orderKey(id)); err != nil {
