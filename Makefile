@@ -57,13 +57,13 @@ test-long: $(GOBIN)/etcd ## the long runs make test skips (SIGKILL during a 3,00
 	GATEHOUSE_LONG=1 go test -race -count=1 -run 'OnEtcd|Replicas' ./services/management/... ./deploy/replicas/...
 
 TYK_GATEWAY ?=
-test-gateway: ## replay classic APIs and their migrations through a real Tyk Gateway (TYK_GATEWAY=<binary>; needs redis-server; not part of make test)
+test-gateway: ## replay classic APIs and their migrations through a real Tyk Gateway, and issue keys to one through management (TYK_GATEWAY=<binary>; needs redis-server; not part of make test)
 	@if [ -z "$(TYK_GATEWAY)" ] || [ ! -x "$(TYK_GATEWAY)" ]; then \
 		echo 'test-gateway: no gateway binary (TYK_GATEWAY=$(TYK_GATEWAY)): nothing replayed. Build one from TykTechnologies/tyk v5.11.1 (go build at its root; ../shared/notes/toolchain.md) and run make test-gateway TYK_GATEWAY=<binary>'; \
 		exit 0; \
 	fi; \
 	command -v redis-server >/dev/null || { echo 'test-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)'; exit 1; }; \
-	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run TestReplayThroughGateway ./services/management/internal/gatewayreplay/
+	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run 'TestReplayThroughGateway|TestKeysRealGateway' ./services/management/internal/gatewayreplay/ ./services/management/internal/app/
 
 test-hostile: $(GOBIN)/etcd ## the long hostile-client runs against the binaries (held streams, 1,000 streams, 32 × 15 MiB, etcd with auth); a few minutes
 	GATEHOUSE_HOSTILE_LONG=1 GATEHOUSE_ETCD=$(GOBIN)/etcd go test -count=1 -p 1 -run 'TestHostile' ./services/studio/internal/app/ ./services/management/internal/app/ ./services/portal/internal/app/

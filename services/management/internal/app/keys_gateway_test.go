@@ -1,0 +1,203 @@
+package app
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/config"
+	"github.com/gatehouse/gatehouse/pkg/redistest"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
+)
+
+// TestKeysRealGateway issues keys through management to a real Tyk Gateway
+// (make test-gateway TYK_GATEWAY=<binary>; skipped without it): the gateway
+// runs in dashboard mode against management, with hash_keys on and
+// management's --gateway-api-url pointing at it. The gateway hashes keys
+// with murmur64 (hash_key_function): with the default (murmur32) Tyk
+// v5.11.1 caches sessions under a murmur64 name but clears the murmur32
+// one after a key API change, so updates and deletions would wait for
+// the cache's 10 s. An API with auth_token and
+// a policy of 3 requests per 10 s: the key issued from the policy is let
+// through (200) at once, the fourth call is rate limited (429), the key
+// moved to a policy without that limit is let through again, and once
+// deleted it is refused within 1 s.
+func TestKeysRealGateway(t *testing.T) {
+	bin := os.Getenv("TYK_GATEWAY")
+	if bin == "" {
+		t.Skip("TYK_GATEWAY is not set: this test needs a Tyk Gateway binary (make test-gateway TYK_GATEWAY=<binary>); not part of make test")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("TYK_GATEWAY=%s: %v", bin, err)
+	}
+	rd := redistest.Start(t)
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "upstream "+r.URL.Path) }))
+	t.Cleanup(upstream.Close)
+
+	gwPort := freeTCPPort(t)
+	gwBase := "http://127.0.0.1:" + strconv.Itoa(gwPort)
+	db := t.TempDir() + "/management.db"
+	si := servertest.Start(t, Serve, db, adminToken, func(c *config.Config) {
+		c.Gateways = config.Gateways{NodeSecret: nodeSecret, Redis: "redis://" + rd.Addr, APIURL: gwBase, APISecret: gatewaySecret}
+	})
+	in := &instance{t: t, db: db, base: si.Base, conn: si.Conn, stop: si.Stop}
+
+	api := "4b1e00000000000000000000000000aa"
+	def := fmt.Sprintf(`{"api_definition":{"api_id":%q,"name":"Keyed","active":true,"use_keyless":false,"use_standard_auth":true,
+		"auth":{"auth_header_name":"Authorization"},"proxy":{"listen_path":"/keyed/","target_url":%q,"strip_listen_path":true},
+		"version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}}}}`, api, upstream.URL)
+	expect(t, "api", in.admin("POST", "/api/apis", def), 200, "")
+	rights := fmt.Sprintf(`{%q:{"api_id":%q,"api_name":"Keyed","versions":["Default"]}}`, api, api)
+	expect(t, "slow policy", in.admin("POST", "/api/portal/policies", `{"id":"slow","name":"Slow","rate":3,"per":10,"quota_max":-1,"active":true,"access_rights":`+rights+`}`), 200, "")
+	expect(t, "fast policy", in.admin("POST", "/api/portal/policies", `{"id":"fast","name":"Fast","rate":1000,"per":1,"quota_max":-1,"active":true,"access_rights":`+rights+`}`), 200, "")
+
+	startDashboardGateway(t, bin, gwPort, in.base, rd.Addr)
+	call := func(key string) int {
+		req, _ := http.NewRequest("GET", gwBase+"/keyed/anything", nil)
+		req.Header.Set("Authorization", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("call through the gateway: %v", err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	// the gateway loads the API from management (dashboard mode)
+	waitFor(t, 30*time.Second, "the gateway to load the API", func() bool { s := call("none"); return s == 401 || s == 403 })
+
+	r := in.admin("POST", "/api/keys", `{"alias":"real","apply_policies":["slow"]}`)
+	expect(t, "create", r, 200, "")
+	var created keyData
+	json.Unmarshal(r.body, &created)
+	issued := time.Now()
+	var got []int
+	for i := 0; i < 4; i++ {
+		got = append(got, call(created.KeyID))
+	}
+	t.Logf("issued key: %v (%v after the answer)", got, time.Since(issued))
+	if fmt.Sprint(got) != "[200 200 200 429]" {
+		t.Fatalf("calls with the key from the 3-per-10-s policy: %v, want [200 200 200 429]", got)
+	}
+
+	// management's name for the key is the gateway's hash
+	r = in.admin("GET", "/api/keys/"+created.KeyHash+"?hashed=1", nil)
+	expect(t, "get by hash", r, 200, "")
+	r = in.admin("GET", "/api/keys/"+created.KeyID, nil)
+	expect(t, "get by key (management hashes it as the gateway does)", r, 200, "")
+
+	// The gateway's default rate limiter (DRL, one gateway) keys its bucket
+	// by the session's last_updated, in whole seconds, which an update sets:
+	// an update within the second the key was created keeps the old bucket
+	// for its period. Wait for the next second, as a real user would.
+	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+	r = in.admin("PUT", "/api/keys/"+created.KeyHash+"?hashed=1", `{"alias":"real","apply_policies":["fast"]}`)
+	expect(t, "update to the fast policy", r, 200, "")
+	updated := time.Now()
+	waitFor(t, time.Second, "the fast policy to take effect", func() bool { return call(created.KeyID) == 200 })
+	t.Logf("the fast policy took effect %v after the answer", time.Since(updated))
+
+	expect(t, "delete", in.admin("DELETE", "/api/keys/"+created.KeyHash, nil), 200, "")
+	deleted := time.Now()
+	last := 0
+	waitFor(t, time.Second, "the deleted key to be refused", func() bool { last = call(created.KeyID); return last == 401 || last == 403 })
+	t.Logf("deleted key: %d", last)
+	t.Logf("deleted key refused %v after the answer", time.Since(deleted))
+
+	// a custom key works too, through the direct access_rights
+	r = in.admin("POST", "/api/keys/custom-real-key", `{"access_rights":`+rights+`}`)
+	expect(t, "custom", r, 200, "")
+	var custom keyData
+	json.Unmarshal(r.body, &custom)
+	if s := call(custom.KeyID); s != 200 {
+		t.Fatalf("custom key %q: %d", custom.KeyID, s)
+	}
+	expect(t, "delete custom", in.admin("DELETE", "/api/keys/"+custom.KeyID, nil), 200, "")
+	if s := call(custom.KeyID); s != 401 && s != 403 {
+		t.Fatalf("deleted custom key: %d", s)
+	}
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startDashboardGateway runs a Tyk Gateway in dashboard mode against
+// management, with the key API's secret and hashed keys, until the test ends.
+func startDashboardGateway(t *testing.T, bin string, port int, management, redisAddr string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"apps", "policies", "middleware", "templates"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	os.WriteFile(filepath.Join(dir, "templates", "error.json"), []byte(`{"error": "{{.Message}}"}`), 0o644)
+	host, rport, _ := net.SplitHostPort(redisAddr)
+	p, _ := strconv.Atoi(rport)
+	conf := map[string]any{
+		"listen_address": "127.0.0.1", "listen_port": port, "secret": gatewaySecret, "node_secret": nodeSecret,
+		"hash_keys": true, "hash_key_function": "murmur64", "template_path": filepath.Join(dir, "templates"), "app_path": filepath.Join(dir, "apps"),
+		"middleware_path": filepath.Join(dir, "middleware"), "use_db_app_configs": true,
+		"db_app_conf_options": map[string]any{"connection_string": management},
+		"policies":            map[string]any{"policy_source": "service", "policy_connection_string": management},
+		"disable_dashboard_zeroconf": true, "slave_options": map[string]any{"use_rpc": false},
+		"storage":          map[string]any{"type": "redis", "host": host, "port": p},
+		"enable_analytics": false, "enable_jsvm": false, "uptime_tests": map[string]any{"disable": true},
+		"health_check":      map[string]any{"enable_health_checks": false},
+		"coprocess_options": map[string]any{"enable_coprocess": false},
+	}
+	raw, _ := json.Marshal(conf)
+	confPath := filepath.Join(dir, "tyk.conf")
+	os.WriteFile(confPath, raw, 0o600)
+	logPath := filepath.Join(dir, "gateway.log")
+	logFile, _ := os.Create(logPath)
+	cmd := exec.Command(bin, "--conf", confPath)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the gateway: %v", err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		logFile.Close()
+		if t.Failed() {
+			out, _ := os.ReadFile(logPath)
+			if len(out) > 6000 {
+				out = out[len(out)-6000:]
+			}
+			t.Logf("gateway output (tail):\n%s", out)
+		}
+	})
+	waitFor(t, 60*time.Second, "the gateway's /hello", func() bool {
+		r, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/hello")
+		if err != nil {
+			return false
+		}
+		r.Body.Close()
+		return r.StatusCode == 200
+	})
+}
