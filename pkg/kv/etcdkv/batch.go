@@ -37,8 +37,13 @@ func (e *Engine) commitBatch(pending []*groupcommit.Call) []*groupcommit.Call {
 			return nil
 		}
 		t := &tx{e: e, writable: true}
-		t.prefetch(pending)
-		n := t.run(pending)
+		if !t.fromCache() && t.down == nil {
+			t.prefetch(pending)
+		}
+		n := len(pending)
+		if t.down == nil {
+			n = t.run(pending)
+		}
 		batch, rest := pending[:n], pending[n:]
 		var err error
 		if t.down != nil {
@@ -109,6 +114,28 @@ func (t *tx) run(calls []*groupcommit.Call) int {
 		}
 	}
 	return len(calls)
+}
+
+// fromCache fixes the batch's revision at the watch cache's snapshot, which
+// holds every write acknowledged before the batch (cache.go), so that the
+// batch reads its records from memory (and only sequences and guards from
+// etcd, at that revision). The compares are the same: the snapshot carries
+// each record's ModRevision. It reports false when there is no cache or it
+// did not catch up in time; the batch then reads etcd (or, when etcd did not
+// answer, fails at once with t.down).
+func (t *tx) fromCache() bool {
+	if t.e.cache == nil {
+		return false
+	}
+	s, err := t.e.cache.at(context.Background())
+	if errors.Is(err, kv.ErrUnavailable) {
+		t.down = err // the batch's calls get it at once
+	}
+	if err != nil || s == nil {
+		return false
+	}
+	t.snap, t.rev = s, s.rev
+	return true
 }
 
 // prefetch runs the calls' functions once before the batch runs them one

@@ -3,7 +3,6 @@ package etcdkv
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -246,14 +245,7 @@ func (t snapTx) Get(key []byte) ([]byte, error) {
 
 func (t snapTx) Scan(prefix, start []byte, fn func(key, value []byte) error) error {
 	from, end := bounds(prefix, start)
-	var err error
-	t.s.tree.AscendGreaterOrEqual(cached{key: from}, func(it cached) bool {
-		if end != "" && it.key >= end || !strings.HasPrefix(it.key, string(prefix)) {
-			return false
-		}
-		err = fn([]byte(it.key), it.value)
-		return err == nil
-	})
+	err := t.walk(from, end, func(key string, value []byte) error { return fn([]byte(key), value) })
 	if errors.Is(err, kv.ErrStop) {
 		return nil
 	}
@@ -261,9 +253,24 @@ func (t snapTx) Scan(prefix, start []byte, fn func(key, value []byte) error) err
 }
 
 func (t snapTx) Count(prefix []byte) (int, error) {
+	from, end := bounds(prefix, nil)
 	n := 0
-	err := t.Scan(prefix, nil, func(_, _ []byte) error { n++; return nil })
+	err := t.walk(from, end, func(string, []byte) error { n++; return nil })
 	return n, err
+}
+
+// walk calls fn for each record in [from, end) of the kv space ("" end:
+// unbounded), in key order, until fn returns an error.
+func (t snapTx) walk(from, end string, fn func(key string, value []byte) error) error {
+	var err error
+	t.s.tree.AscendGreaterOrEqual(cached{key: from}, func(it cached) bool {
+		if end != "" && it.key >= end {
+			return false
+		}
+		err = fn(it.key, it.value)
+		return err == nil
+	})
+	return err
 }
 
 // revisionRead is one quorum read of etcd's revision, shared by the Views

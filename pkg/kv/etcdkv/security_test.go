@@ -57,7 +57,9 @@ func TestAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := etcdkv.Config{Endpoints: c.Endpoints(), Prefix: "/auth/", StartTimeout: 2 * time.Second}
+	// bcrypt runs in this process (the embedded member), slow under -race on
+	// a loaded machine: the credentialed dial gets room (RequestTimeout).
+	cfg := etcdkv.Config{Endpoints: c.Endpoints(), Prefix: "/auth/", StartTimeout: 2 * time.Second, RequestTimeout: 30 * time.Second}
 	if e, err := etcdkv.Open(ctx, cfg); err == nil {
 		e.Close()
 		t.Fatal("Open without credentials succeeded with authentication on")

@@ -41,6 +41,7 @@ type tx struct {
 	ranges    map[rangeRead]bool    // kv-space ranges scanned or counted
 	cache     map[string]cachedRead // etcd key -> what it held at rev (writable only)
 	shared    *sharedReads          // the cache of a batch's speculative runs (prefetch), when set
+	snap      *snapshot             // the watch cache at rev: records are read there (writable only)
 
 	j    *journal // the running function's, to undo it alone; nil in View
 	down error    // the first read that found etcd unavailable
@@ -182,6 +183,12 @@ func (t *tx) readErr(err error) error {
 }
 
 func (t *tx) get(key string) (value []byte, modRev int64, err error) {
+	if t.snap != nil && strings.HasPrefix(key, t.e.data) {
+		if it, ok := t.snap.tree.Get(cached{key: key[len(t.e.data):]}); ok {
+			return it.value, it.modRev, nil
+		}
+		return nil, 0, nil
+	}
 	if t.shared != nil {
 		c, err := t.shared.get(key, t.fetch)
 		return c.value, c.modRev, err
@@ -406,6 +413,9 @@ func (t *tx) ownWrites(from, end string) []string {
 // pages calls fn for each stored key in [from, end) of the kv space at the
 // transaction's revision, pageSize keys per request.
 func (t *tx) pages(from, end string, keysOnly bool, fn func(key string, value []byte) error) error {
+	if t.snap != nil {
+		return snapTx{t.snap}.walk(from, end, fn)
+	}
 	etcdFrom, etcdEnd := t.e.data+from, t.etcdEnd(end)
 	for {
 		ctx, cancel := t.e.callCtx(t.ctx)
@@ -446,6 +456,11 @@ func (t *tx) Count(prefix []byte) (int, error) {
 		return n, err
 	}
 	t.noteRange(rangeRead{from: from, end: end, dir: dirOf(string(prefix))})
+	if t.snap != nil {
+		n := 0
+		err := snapTx{t.snap}.walk(from, end, func(string, []byte) error { n++; return nil })
+		return n, err
+	}
 	ctx, cancel := t.e.callCtx(t.ctx)
 	defer cancel()
 	opts := []clientv3.OpOption{clientv3.WithRange(t.etcdEnd(end)), clientv3.WithCountOnly()}
