@@ -125,7 +125,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // not no-referrer: browsers would send Origin: null
 	h.Set("Cache-Control", "no-store")
 	if r.Method == http.MethodPost {
 		if !sameOrigin(r) {
