@@ -59,7 +59,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if cfg.Store == config.StoreBbolt {
 		writes = migration.GroupCommitWrites // many writes share one fsync
 	}
-	routes, stopGateways, err := serveGateways(ctx, log, st, cfg.Gateways)
+	routes, stopGateways, err := serveGateways(ctx, log, st, auditLog, cfg.Gateways)
 	if err != nil {
 		return err
 	}

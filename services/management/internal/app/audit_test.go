@@ -198,3 +198,23 @@ func TestAuditRefusedBounded(t *testing.T) {
 		t.Errorf("latest entry %+v, want the 256-byte id's", logs[0])
 	}
 }
+
+// TestAuditCreatesNameTheirObject (issue 32): a policy's and an asset's
+// create record the new document's db id, as their answers give it.
+func TestAuditCreatesNameTheirObject(t *testing.T) {
+	in := start(t, "")
+	pol := in.admin("POST", "/api/portal/policies", policyBody("audited"))
+	expect(t, "policy", pol, 200, "")
+	asset := in.admin("POST", "/api/assets", `{"kind":"template","name":"audited","data":{}}`)
+	expect(t, "asset", asset, 201, "")
+	logs, _ := in.auditLogs("?p=1")
+	if len(logs) < 2 {
+		t.Fatalf("%d audit entries", len(logs))
+	}
+	if got, want := logs[1].ObjectID, pol.json(t)["Message"]; got != want || logs[1].Action != "POST /api/portal/policies" {
+		t.Errorf("policy create audited as %+v, want object %v", logs[1], want)
+	}
+	if got, want := logs[0].ObjectID, asset.json(t)["Meta"]; got != want || logs[0].Action != "POST /api/assets" {
+		t.Errorf("asset create audited as %+v, want object %v", logs[0], want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
@@ -19,7 +20,7 @@ import (
 // OAS records whose kept classic definition another build made; with
 // --gateway-redis too, the notifier that announces every committed change
 // to APIs and policies. Both run until stop is called (stop waits for them).
-func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg config.Gateways) (routes []restfacade.PlainRoute, stop func(), err error) {
+func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, auditLog *audit.Log, cfg config.Gateways) (routes []restfacade.PlainRoute, stop func(), err error) {
 	if cfg.NodeSecret == "" {
 		return nil, func() {}, nil
 	}
@@ -29,7 +30,7 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg c
 			return nil, nil, err
 		}
 	}
-	srv := gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Derive: deriveClassic, Log: log})
+	srv := gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Derive: deriveClassic, Audit: auditLog, Log: log})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	if client != nil {
@@ -38,6 +39,7 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, cfg c
 		wg.Go(func() { n.Run(runCtx) })
 	}
 	wg.Go(func() { srv.Rederive(runCtx) })
+	wg.Go(func() { srv.Prune(runCtx) })
 	return srv.Routes(), func() {
 		cancel()
 		wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ func TestGatewayRoutesNeedTheSecret(t *testing.T) {
 	}
 
 	in := startGateways(t, "", "")
+	failures := authFailures(t, in)
 	for _, p := range []string{"/register/node", "/register/ping", "/system/apis", "/system/policies"} {
 		for _, key := range []string{"", "wrong", "Bearer " + nodeSecret, adminToken} {
 			r := in.do("GET", p, key, nil, "x-tyk-nodeid", "solo-1", "x-tyk-nonce", "n")
@@ -83,6 +85,44 @@ func TestGatewayRoutesNeedTheSecret(t *testing.T) {
 	expect(t, "de-register", in.do("DELETE", "/system/node", nodeSecret, nil, "x-tyk-nodeid", id), 200, "")
 	expect(t, "nodes after", in.admin("GET", "/api/system/nodes", nil), 200, `{"nodes":[]}`)
 	expect(t, "empty apis", in.do("GET", "/system/apis", nodeSecret, nil), 200, "")
+
+	// Registrations and de-registrations are audited (issue 32), as the gateway's.
+	logs, _ := in.auditLogs("?p=0&user_id=gateway")
+	var actions []string
+	for _, e := range logs {
+		if e.ObjectID != id || e.Status != 200 {
+			t.Errorf("gateway audit entry %+v, want node %s and 200", e, id)
+		}
+		actions = append(actions, e.Action)
+	}
+	if got, want := strings.Join(actions, ", "), "DELETE /system/node, GET /register/node, GET /register/node"; got != want {
+		t.Errorf("gateway audit entries %s, want %s", got, want)
+	}
+	// Wrong secrets are counted; past gateways.WrongFree from one address, slowed.
+	if n := authFailures(t, in) - failures; n < 16 { // other tests may count theirs meanwhile
+		t.Errorf("16 wrong node secrets counted %d times in gatehouse_auth_failures_total", n)
+	}
+	for range gateways.WrongFree - 16 {
+		in.do("GET", "/register/ping", "wrong", nil)
+	}
+	begin := time.Now()
+	expect(t, "a wrong secret past the free ones", in.do("GET", "/register/ping", "wrong", nil), 403, "")
+	if took := time.Since(begin); took < gateways.WrongDelay {
+		t.Errorf("wrong secret %d from one address answered in %v, want after %v", gateways.WrongFree+1, took, gateways.WrongDelay)
+	}
+}
+
+// authFailures reads gatehouse_auth_failures_total{service="management"}.
+func authFailures(t *testing.T, in *instance) int {
+	t.Helper()
+	const name = `gatehouse_auth_failures_total{service="management"} `
+	for _, line := range strings.Split(string(in.do("GET", "/metrics", "", nil).body), "\n") {
+		if v, ok := strings.CutPrefix(line, name); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
 }
 
 // metric reads one unlabelled sample from /metrics.

@@ -21,25 +21,34 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// Timing of node records: a heartbeat is written to the store at most every
-// HeartbeatWrite per node and replica (gateways beat every 2 s), a node
-// counts as live for a minute, and a node not heard from for PruneAfter is
-// removed when another registers.
+// Timing of node records: a gateway beats every Heartbeat; it is written
+// to the store at most every HeartbeatWrite per node and replica, a node
+// counts as live for LiveFor, and one that missed 10 heartbeats
+// (PruneAfter, twice HeartbeatWrite so a live node is never pruned) is
+// removed by the pruning every PruneEvery (Server.Prune); a gateway that
+// beats again afterwards is recorded again.
 const (
+	Heartbeat      = 2 * time.Second
 	HeartbeatWrite = 10 * time.Second
 	LiveFor        = time.Minute
-	PruneAfter     = 24 * time.Hour
+	PruneAfter     = 10 * Heartbeat
+	PruneEvery     = 10 * time.Second
 )
 
 // Derive turns a Tyk OAS document into the classic definition a gateway
@@ -56,7 +65,10 @@ type Options struct {
 	// its record (store.Store.DeriveWith, tagged with this build), so a list
 	// derives nothing; Rederive brings records written otherwise up to date.
 	Derive Derive
-	Log    *slog.Logger
+	// Audit, when set, records every registration and de-registration
+	// (user "gateway", the node's id as object).
+	Audit *audit.Log
+	Log   *slog.Logger
 }
 
 // Server serves the gateway routes.
@@ -65,7 +77,9 @@ type Server struct {
 	store  *store.Store
 	derive Derive
 	cache  derivedCache
+	audit  *audit.Log
 	log    *slog.Logger
+	wrong  wrongSecrets
 
 	mu      sync.Mutex
 	written map[string]time.Time // node → last heartbeat this replica wrote
@@ -74,7 +88,7 @@ type Server struct {
 // New returns the routes' server and makes gatehouse_gateway_nodes count
 // its store's live nodes. Call it before the store is used.
 func New(o Options) *Server {
-	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
+	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, audit: o.Audit, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
 	metrics.GatewayNodes(s.liveNodes)
 	if s.derive != nil {
 		o.Store.DeriveWith(buildTag(), s.classic)
@@ -119,7 +133,10 @@ func (s *Server) Routes() []restfacade.PlainRoute {
 const denied = `{"Status":"Error","Message":"Authorization failed: the node secret does not match","Meta":null}`
 
 // guard checks the node secret (constant time, over hashes so that its
-// length leaks nothing) before the handler runs.
+// length leaks nothing) before the handler runs. A wrong secret is counted
+// (gatehouse_auth_failures_total) and, past a few from one address, answered
+// only after a delay (wrongSecrets), so guessing goes at a few tries a
+// second per connection, not thousands.
 func (s *Server) guard(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vals := r.Header.Values("Authorization")
@@ -128,11 +145,48 @@ func (s *Server) guard(h http.HandlerFunc) http.Handler {
 			given = sha256.Sum256([]byte(vals[0]))
 		}
 		if len(vals) != 1 || subtle.ConstantTimeCompare(given[:], s.secret[:]) != 1 {
+			metrics.CountAuthFailure(Service)
+			if d := s.wrong.add(addrOf(r), time.Now()); d > 0 {
+				select {
+				case <-time.After(d):
+				case <-r.Context().Done():
+				}
+			}
 			writeJSON(w, http.StatusForbidden, []byte(denied))
 			return
 		}
 		h(w, r)
 	})
+}
+
+// Service names management in the metrics the gateway routes count.
+const Service = "management"
+
+// addrOf is the host of the request's remote address.
+func addrOf(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// audited serves a registration or de-registration of node id (serve
+// returns the answer's status) and records it in the audit log.
+func (s *Server) audited(r *http.Request, id string, serve func() int) {
+	if s.audit == nil {
+		serve()
+		return
+	}
+	done, err := s.audit.Sensitive(r, func(req *http.Request) error {
+		auditctx.SetCaller(req.Context(), "gateway", "")
+		auditctx.SetObject(req.Context(), id)
+		return nil
+	})
+	if err != nil {
+		serve()
+		return
+	}
+	done(serve())
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -186,16 +240,23 @@ func nodeAnswer(msg string) []byte {
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	id := nodeID(header(r, "X-Tyk-Session-Id"))
-	now := time.Now()
-	n := store.Node{ID: id, Hostname: header(r, "X-Tyk-Hostname"), LastSeen: now}
-	if err := s.store.SeenNode(r.Context(), n, now.Add(-PruneAfter)); err != nil {
-		// A gateway retries registration every 5 s; a 503 is what it should see.
-		s.log.Warn("gateway registration not stored", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, []byte(`{"Status":"Error","Message":"store unavailable","Meta":null}`))
-		return
-	}
-	s.wrote(id, now)
-	writeJSON(w, http.StatusOK, nodeAnswer(`{"NodeID":"`+id+`"}`))
+	s.audited(r, id, func() int {
+		now := time.Now()
+		n := store.Node{ID: id, Hostname: header(r, "X-Tyk-Hostname"), LastSeen: now}
+		if err := s.store.SeenNode(r.Context(), n); err != nil {
+			// A gateway retries registration every 5 s; a 503 is what it should see.
+			msg := "store unavailable"
+			if errors.Is(err, store.ErrTooManyNodes) {
+				msg = fmt.Sprintf("too many gateway nodes: %d are registered", store.MaxNodes)
+			}
+			s.log.Warn("gateway registration not stored", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, []byte(`{"Status":"Error","Message":"`+msg+`","Meta":null}`))
+			return http.StatusServiceUnavailable
+		}
+		s.wrote(id, now)
+		writeJSON(w, http.StatusOK, nodeAnswer(`{"NodeID":"`+id+`"}`))
+		return http.StatusOK
+	})
 }
 
 // ping answers a heartbeat. It is written to the store at most every
@@ -206,7 +267,7 @@ func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	if validNodeID(id) && s.due(id, now) {
 		n := store.Node{ID: id, Hostname: header(r, "X-Tyk-Hostname"), LastSeen: now}
-		if err := s.store.SeenNode(r.Context(), n, now.Add(-PruneAfter)); err != nil {
+		if err := s.store.SeenNode(r.Context(), n); err != nil {
 			s.log.Warn("gateway heartbeat not stored", "err", err)
 		} else {
 			s.wrote(id, now)
@@ -217,15 +278,20 @@ func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deregister(w http.ResponseWriter, r *http.Request) {
 	id := header(r, "X-Tyk-Nodeid")
-	if validNodeID(id) {
+	if !validNodeID(id) {
+		writeJSON(w, http.StatusOK, nodeAnswer(`{}`))
+		return
+	}
+	s.audited(r, id, func() int {
 		if err := s.store.DeleteNode(r.Context(), id); err != nil {
 			s.log.Warn("gateway de-registration not stored", "err", err)
 		}
 		s.mu.Lock()
 		delete(s.written, id)
 		s.mu.Unlock()
-	}
-	writeJSON(w, http.StatusOK, nodeAnswer(`{}`))
+		writeJSON(w, http.StatusOK, nodeAnswer(`{}`))
+		return http.StatusOK
+	})
 }
 
 // due reports whether a heartbeat of node id should be written now.
@@ -245,6 +311,25 @@ func (s *Server) wrote(id string, now time.Time) {
 		clear(s.written)
 	}
 	s.written[id] = now
+}
+
+// Prune removes, every PruneEvery until ctx ends, the records of nodes
+// that missed 10 heartbeats (PruneAfter).
+func (s *Server) Prune(ctx context.Context) {
+	t := time.NewTicker(PruneEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n, err := s.store.PruneNodes(ctx, now.Add(-PruneAfter)); err != nil {
+				s.log.Warn("stale gateway nodes not pruned", "err", err)
+			} else if n > 0 {
+				s.log.Info("stale gateway nodes pruned", "nodes", n)
+			}
+		}
+	}
 }
 
 // liveNodes counts the nodes seen in the last minute, for the gauge.

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
@@ -190,6 +191,7 @@ func (s *Store) CreateDoc(ctx context.Context, c Collection, givenDBID string, d
 		if err := tx.createCheck(c, d); err != nil {
 			return err
 		}
+		auditctx.SetObject(ctx, d.DBID) // the request's audit entry names the new document, as its answer does
 		if err := tx.PutDoc(c, d); err != nil {
 			return err
 		}

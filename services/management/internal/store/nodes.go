@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -16,47 +17,79 @@ type Node struct {
 	LastSeen   time.Time `json:"last_seen"`
 }
 
+// MaxNodes is how many gateway nodes the store keeps; a node beyond it is
+// refused (ErrTooManyNodes) until stale ones are pruned.
+const MaxNodes = 10_000
+
+// ErrTooManyNodes refuses a new node when MaxNodes are registered.
+var ErrTooManyNodes = errors.New("too many gateway nodes registered")
+
 // SeenNode records that node n was seen at n.LastSeen: it creates the record
-// (registered then) when there is none, else moves its last heartbeat
-// forward and takes its hostname. Records not seen since prune are removed
-// in the same transaction, so gateways that went away without
-// de-registering do not pile up.
-func (s *Store) SeenNode(ctx context.Context, n Node, prune time.Time) error {
+// (registered then) when there is none — unless MaxNodes are registered
+// (ErrTooManyNodes) — else moves its last heartbeat forward and takes its
+// hostname. It reads the node's own record only (and, for a new node, the
+// count of records), whatever the number of nodes; PruneNodes removes those
+// that went away without de-registering.
+func (s *Store) SeenNode(ctx context.Context, n Node) error {
 	return s.Update(ctx, func(tx *Tx) error {
-		var stale []string
-		err := tx.r.Scan(nodePrefix, nil, func(k, v []byte) error {
+		v, err := tx.r.Get(key(nodePrefix, n.ID))
+		if err != nil {
+			return err
+		}
+		if v != nil {
 			var old Node
 			if err := json.Unmarshal(v, &old); err != nil {
-				return fmt.Errorf("%w: node %q: %v", ErrCorrupt, k, err)
+				return fmt.Errorf("%w: node %q: %v", ErrCorrupt, n.ID, err)
 			}
-			switch {
-			case old.ID == n.ID:
-				n.Registered = old.Registered
-				if old.LastSeen.After(n.LastSeen) {
-					n.LastSeen = old.LastSeen
-				}
-			case old.LastSeen.Before(prune):
-				stale = append(stale, old.ID)
+			n.Registered = old.Registered
+			if old.LastSeen.After(n.LastSeen) {
+				n.LastSeen = old.LastSeen
+			}
+		} else {
+			count, err := tx.r.Count(nodePrefix)
+			if err != nil {
+				return err
+			}
+			if count >= MaxNodes {
+				return ErrTooManyNodes
+			}
+		}
+		if n.Registered.IsZero() {
+			n.Registered = n.LastSeen
+		}
+		b, err := json.Marshal(n)
+		if err != nil {
+			return err
+		}
+		return tx.put(key(nodePrefix, n.ID), b)
+	})
+}
+
+// PruneNodes removes the records of nodes not seen since before, and
+// returns how many it removed.
+func (s *Store) PruneNodes(ctx context.Context, before time.Time) (int, error) {
+	removed := 0
+	err := s.Update(ctx, func(tx *Tx) error {
+		var stale [][]byte
+		err := tx.r.Scan(nodePrefix, nil, func(k, v []byte) error {
+			var old Node
+			if err := json.Unmarshal(v, &old); err != nil || old.LastSeen.Before(before) {
+				stale = append(stale, append([]byte(nil), k...))
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, id := range stale {
-			if err := tx.del(key(nodePrefix, id)); err != nil {
+		for _, k := range stale {
+			if err := tx.del(k); err != nil {
 				return err
 			}
 		}
-		if n.Registered.IsZero() {
-			n.Registered = n.LastSeen
-		}
-		v, err := json.Marshal(n)
-		if err != nil {
-			return err
-		}
-		return tx.put(key(nodePrefix, n.ID), v)
+		removed = len(stale)
+		return nil
 	})
+	return removed, err
 }
 
 // DeleteNode removes a node's record; an unknown node is no error.
