@@ -425,6 +425,13 @@ func (s *Service) Detailed(ctx context.Context, q string, offset, limit int) ([]
 	}
 	var out []Key
 	var total int
+	if q == "" { // a page of records, only those decoded
+		recs, n, err := s.store.IssuedKeys(ctx, offset, limit)
+		for _, k := range recs {
+			out = append(out, Key{ID: k.Hash, Hash: k.Hash, Session: recordJSON(k)})
+		}
+		return out, n, err
+	}
 	err := s.store.View(ctx, func(tx *store.Tx) error {
 		var page []Key
 		n := 0

@@ -137,15 +137,20 @@ func (t *Tx) KeysUsingPolicy(names ...string) (int, error) {
 }
 
 // KeyHashesByAPI returns the hashes of the issued keys whose access_rights
-// name apiID or that apply one of policies, in hash order.
+// name apiID or that apply one of policies, in hash order, once each.
 func (t *Tx) KeyHashesByAPI(apiID string, policies []string) ([]string, error) {
-	set := map[string]bool{}
+	var lists [][]string
 	scan := func(prefix []byte, name string) error {
-		return t.r.Scan(pairKey(prefix, name, ""), nil, func(k, _ []byte) error {
-			_, hash, err := splitPair(prefix, k)
-			set[hash] = true
-			return err
+		var hashes []string // in key order: sorted
+		p := pairKey(prefix, name, "")
+		err := t.r.Scan(p, nil, func(k, _ []byte) error {
+			hashes = append(hashes, string(k[len(p):]))
+			return nil
 		})
+		if len(hashes) > 0 {
+			lists = append(lists, hashes)
+		}
+		return err
 	}
 	if err := scan(keyAPIPrefix, apiID); err != nil {
 		return nil, err
@@ -155,12 +160,15 @@ func (t *Tx) KeyHashesByAPI(apiID string, policies []string) ([]string, error) {
 			return nil, err
 		}
 	}
-	out := make([]string, 0, len(set))
-	for h := range set {
-		out = append(out, h)
+	switch len(lists) {
+	case 0:
+		return nil, nil
+	case 1:
+		return lists[0], nil
 	}
+	out := slices.Concat(lists...)
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // EachIssuedKey calls fn for every issued key in hash order; fn returning
@@ -173,6 +181,37 @@ func (t *Tx) EachIssuedKey(fn func(IssuedKey) error) error {
 		}
 		return fn(rec)
 	})
+}
+
+// IssuedKeys returns limit records after skipping offset (limit < 0: all),
+// in hash order, and how many there are; only the page's records are
+// decoded.
+func (s *Store) IssuedKeys(ctx context.Context, offset, limit int) ([]IssuedKey, int, error) {
+	var out []IssuedKey
+	var total int
+	err := s.View(ctx, func(tx *Tx) error {
+		var page []IssuedKey
+		n, err := tx.r.Count(issuedKeyPrefix)
+		if err != nil || offset >= n {
+			out, total = nil, n
+			return err
+		}
+		i := 0
+		err = tx.r.Scan(issuedKeyPrefix, nil, func(k, v []byte) error {
+			if limit >= 0 && len(page) >= limit {
+				return kv.ErrStop
+			}
+			if i++; i <= offset {
+				return nil
+			}
+			rec, err := decodeIssuedKey(string(k[len(issuedKeyPrefix):]), v)
+			page = append(page, rec)
+			return err
+		})
+		out, total = page, n
+		return err
+	})
+	return out, total, err
 }
 
 // IssuedKeyHashes returns limit hashes after skipping offset (limit < 0:
