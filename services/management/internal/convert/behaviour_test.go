@@ -236,7 +236,9 @@ func TestNoSilentLoss(t *testing.T) {
 			d["version_data"] = map[string]any{"not_versioned": true, "versions": map[string]any{"Default": map[string]any{"global_enforce_timeout": 30}}}
 		}), []string{"global_enforce_timeout", "Default"}},
 		{"ip list switched off beside one switched on", api(func(d map[string]any) {
+			// with ip_access_control_disabled false (or absent) the gateway applies both lists
 			d["enable_ip_whitelisting"], d["allowed_ips"], d["blacklisted_ips"] = true, []any{"10.0.0.1"}, []any{"10.0.0.2"}
+			d["ip_access_control_disabled"] = true
 		}), []string{"blacklisted_ips"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { expectFailure(t, c.def, c.words...) })

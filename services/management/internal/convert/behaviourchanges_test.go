@@ -171,10 +171,24 @@ func TestBehaviourChanges(t *testing.T) {
 		{name: "empty path transform_response with a template", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"transform_response": []any{
 				map[string]any{"path": "", "method": "GET", "template_data": map[string]any{"input_type": "json",
-					"template_mode": "blob", "template_source": "e30="}},
+					"template_mode": "blob", "template_source": "e30=", "enable_session": true}},
 			}}})
 		}, want: map[string]any{x + "middleware.operations.GET.transformResponseBody.enabled": true},
 			warnings: []string{strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "transform_response")}},
+		{name: "template without the session (enable_session false): the migrated template reads it", mutate: func(d map[string]any) {
+			defaultVersion(d, map[string]any{"extended_paths": map[string]any{
+				"transform": []any{map[string]any{"path": "/t", "method": "POST", "template_data": map[string]any{"input_type": "json",
+					"template_mode": "blob", "template_source": "e30=", "enable_session": false}}},
+				"transform_response": []any{
+					map[string]any{"path": "/t", "method": "GET", "template_data": map[string]any{"input_type": "json",
+						"template_mode": "blob", "template_source": "e30=", "enable_session": true}},
+					map[string]any{"path": "/u", "method": "GET", "disabled": true, "template_data": map[string]any{"input_type": "json",
+						"template_mode": "blob", "template_source": "e30="}},
+				},
+			}})
+		}, want: map[string]any{x + "middleware.operations.tPOST.transformRequestBody.enabled": true},
+			warnings: []string{`version_data.versions["Default"].extended_paths.transform: POST /t: template_data.enable_session false: ` +
+				`the migrated template always receives the session's metadata (._tyk_meta), as a Tyk OAS body transformation has no such switch`}},
 		{name: "empty path shadowing a later entry of its method fails", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"transform_headers": []any{
 				map[string]any{"path": "", "method": "GET", "add_headers": map[string]any{"X-All": "1"}},

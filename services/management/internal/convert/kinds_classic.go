@@ -36,15 +36,19 @@ func methodTransformToClassic(ep *extendedPaths, x *xOperation, e endpointRef) {
 	}
 }
 
-// templateEntry is the classic transform of a body transformation: blob for an inline body, file for a path.
+// templateEntry is the classic transform of a body transformation: blob for an inline body, file otherwise.
+// A Tyk OAS template always reads the session (Tyk's OAS.ExtractTo writes enable_session true): the document
+// has no such switch, and a gateway loading it itself gives templates the session's metadata.
 func templateEntry(t *xTransformBody, e endpointRef) templateMeta {
 	m := templateMeta{Disabled: !t.Enabled, Path: e.Path, Method: e.Method}
-	m.TemplateData.Input = t.Format
-	switch {
-	case t.Body != nil:
+	m.TemplateData.Input, m.TemplateData.EnableSession = t.Format, true
+	if t.Body != nil && *t.Body != "" {
 		m.TemplateData.Mode, m.TemplateData.TemplateSource = "blob", *t.Body
-	case t.Path != nil:
-		m.TemplateData.Mode, m.TemplateData.TemplateSource = "file", *t.Path
+	} else {
+		m.TemplateData.Mode = "file"
+		if t.Path != nil {
+			m.TemplateData.TemplateSource = *t.Path
+		}
 	}
 	return m
 }

@@ -254,20 +254,22 @@ func (r *metaReader) badKey(k string) {
 	}
 }
 
-// ipAccessControl: classic applies a list only when its flag is on; Tyk OAS has one flag for both lists.
+// ipAccessControl: the gateway applies a classic list when it is not empty and either ip_access_control_disabled
+// is false or the list's own flag is on (v5.11's IP middlewares; Tyk's migration reads the flags alone, which
+// would open an API whose list the gateway enforces); Tyk OAS has one flag for both lists.
 func (c *converter) ipAccessControl() *xIPAccessControl {
 	api := c.api
 	allow, block := api.AllowedIPs, api.BlacklistedIPs
 	if len(allow) == 0 && len(block) == 0 {
 		return nil
 	}
-	allowOn := api.EnableIPWhiteListing && len(allow) > 0
-	blockOn := api.EnableIPBlacklisting && len(block) > 0
+	allowOn := (api.EnableIPWhiteListing || !api.IPAccessControlDisabled) && len(allow) > 0
+	blockOn := (api.EnableIPBlacklisting || !api.IPAccessControlDisabled) && len(block) > 0
 	switch {
 	case allowOn && !blockOn && len(block) > 0:
 		c.fail("blacklisted_ips: the list is off (enable_ip_blacklisting false) while allowed_ips is on; Tyk OAS switches both lists together")
 	case blockOn && !allowOn && len(allow) > 0:
 		c.fail("allowed_ips: the list is off (enable_ip_whitelisting false) while blacklisted_ips is on; Tyk OAS switches both lists together")
 	}
-	return &xIPAccessControl{Enabled: (allowOn || blockOn) && !api.IPAccessControlDisabled, Allow: allow, Block: block}
+	return &xIPAccessControl{Enabled: allowOn || blockOn, Allow: allow, Block: block}
 }

@@ -33,6 +33,7 @@ func classicFrom(d *oasDocument) *classicAPI {
 	x := &d.XTyk
 	v := &versionInfo{UseExtendedPaths: true}
 	api := &classicAPI{IsOAS: true, VersionData: versionData{NotVersioned: true, Versions: map[string]*versionInfo{"": v}}}
+	switchedOff(api, v)
 	infoToClassic(api, &x.Info)
 	upstreamToClassic(api, &x.Upstream)
 	serverToClassic(api, &x.Server)
@@ -45,6 +46,19 @@ func classicFrom(d *oasDocument) *classicAPI {
 	authenticationToClassic(api, x.Server.Authentication, d)
 	operationsToClassic(&v.ExtendedPaths, d.Paths, mw.Operations)
 	return api
+}
+
+// switchedOff starts every switchable setting disabled, as Tyk's OAS.ExtractTo leaves a setting the document
+// does not hold: each part present in the document then sets its own switch. A gateway reads several of these
+// (ip_access_control_disabled false runs the IP middlewares).
+func switchedOff(api *classicAPI, v *versionInfo) {
+	api.UpstreamCertificatesDisabled, api.CertificatePinningDisabled, api.GlobalRateLimit.Disabled = true, true, true
+	api.Proxy.ServiceDiscovery.CacheDisabled = true
+	api.UptimeTests.Disabled, api.UptimeTests.Config.ServiceDiscovery.CacheDisabled = true, true
+	api.TagsDisabled, api.DomainDisabled, api.IPAccessControlDisabled = true, true, true
+	api.CustomMiddlewareBundleDisabled, api.ConfigDataDisabled = true, true
+	api.CustomMiddleware.AuthCheck.Disabled, api.CustomMiddleware.IDExtractor.Disabled = true, true
+	v.GlobalHeadersDisabled, v.GlobalResponseHeadersDisabled, v.GlobalSizeLimitDisabled = true, true, true
 }
 
 func infoToClassic(api *classicAPI, i *xInfo) {
@@ -123,7 +137,7 @@ func tlsVersionNumber(name string) uint16 {
 func discoveryToClassic(sd *xServiceDiscovery) serviceDiscoveryConfig {
 	out := serviceDiscoveryConfig{UseDiscoveryService: sd.Enabled, QueryEndpoint: sd.QueryEndpoint, UseNestedQuery: sd.UseNestedQuery,
 		ParentDataPath: sd.ParentDataPath, DataPath: sd.DataPath, PortDataPath: sd.PortDataPath, TargetPath: sd.TargetPath,
-		UseTargetList: sd.UseTargetList, EndpointReturnsList: sd.EndpointReturnsList}
+		UseTargetList: sd.UseTargetList, EndpointReturnsList: sd.EndpointReturnsList, CacheDisabled: true}
 	if sd.Cache != nil {
 		out.CacheDisabled, out.CacheTimeout = !sd.Cache.Enabled, sd.Cache.Timeout
 	}
@@ -144,6 +158,9 @@ func uptimeToClassic(ut *uptimeTests, x *xUptimeTests) {
 	for i, t := range x.Tests {
 		c := &ut.CheckList[i]
 		c.CheckURL, c.Method, c.Headers, c.Body, c.EnableProxyProtocol = t.URL, t.Method, t.Headers, t.Body, t.EnableProxyProtocol
+		if scheme, _, ok := strings.Cut(t.URL, "://"); ok {
+			c.Protocol = scheme // the check's protocol is its URL's scheme (Tyk's OAS.ExtractTo)
+		}
 		c.Timeout = int64(durationNanos(t.Timeout))
 		for _, cmd := range t.Commands {
 			c.Commands = append(c.Commands, uptimeCommand(cmd))
@@ -204,8 +221,10 @@ func serverToClassic(api *classicAPI, s *xServer) {
 	api.DetailedTracing = enabled(s.DetailedTracing)
 	api.EnableBatchRequestSupport = enabled(s.BatchProcessing)
 	if ip := s.IPAccessControl; ip != nil {
+		// The gateway runs an IP middleware when ip_access_control_disabled is false or its legacy switch
+		// (enable_ip_whitelisting, enable_ip_blacklisting) is on: only the first is written, as Tyk's
+		// OAS.ExtractTo, so a disabled ipAccessControl with lists stays off.
 		api.AllowedIPs, api.BlacklistedIPs, api.IPAccessControlDisabled = ip.Allow, ip.Block, !ip.Enabled
-		api.EnableIPWhiteListing, api.EnableIPBlacklisting = len(ip.Allow) > 0, len(ip.Block) > 0
 	}
 	for _, h := range s.EventHandlers {
 		if api.EventHandlers.Events == nil {

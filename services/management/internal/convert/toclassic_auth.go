@@ -273,15 +273,16 @@ func oidcToClassic(api *classicAPI, o *xOIDC) {
 	}
 }
 
-// customAuthToClassic: Tyk's gateway picks the Go plugin or the coprocess authentication by the plugin driver.
+// customAuthToClassic: Tyk's gateway picks the Go plugin or the coprocess authentication by the plugin driver
+// from custom_plugin_auth_enabled alone; the deprecated use_go_plugin_auth and enable_coprocess_auth stay false,
+// as Tyk's OAS.ExtractTo leaves them (with several methods enabled, the gateway's multi-auth wrapper would run a
+// coprocess authentication for each switch that is on).
 func customAuthToClassic(api *classicAPI, c *xCustomAuth) {
 	if c == nil {
 		return
 	}
 	api.CustomPluginAuthEnabled = c.Enabled
 	mw := &api.CustomMiddleware
-	api.UseGoPluginAuth = c.Enabled && mw.Driver == "goplugin"
-	api.EnableCoprocessAuth = c.Enabled && mw.Driver != "goplugin" && mw.Driver != ""
 	api.AuthConfigs[coprocessType] = authConfigOf(coprocessType, c.xAuthSources)
 	if cfg := c.Config; cfg != nil {
 		mw.AuthCheck = middlewareDefinition{Disabled: !cfg.Enabled, Name: cfg.FunctionName, Path: cfg.Path, RawBodyOnly: cfg.RawBodyOnly, RequireSession: cfg.RequireSession}

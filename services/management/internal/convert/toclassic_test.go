@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,80 @@ func TestToClassicRefusesWhatIsNotADocument(t *testing.T) {
 		if out, err := ToClassic([]byte(doc)); err == nil {
 			t.Errorf("%s: derived %s, want an error", doc, out)
 		}
+	}
+}
+
+// TestToClassicAsExtractTo restates what Tyk's own reading of a document (OAS.ExtractTo, Tyk v5.11.1) gives for
+// the fields where ToClassic used to differ, found by running ExtractTo over every document the converter's
+// tests produce and comparing field by field. Each want is ExtractTo's value.
+func TestToClassicAsExtractTo(t *testing.T) {
+	const minimal = `{"openapi":"3.0.3","info":{"title":"M","version":"1"},"paths":{},
+ "x-tyk-api-gateway":{"info":{"id":"m","name":"M","state":{"active":true}},"upstream":{"url":"http://m.test/"},
+  "server":{"listenPath":{"value":"/m/","strip":true}}%s}}`
+	with := func(server, rest string) string {
+		doc := strings.Replace(minimal, `"strip":true}}`, `"strip":true}`+server+`}`, 1)
+		return strings.Replace(doc, "%s", rest, 1)
+	}
+	for _, c := range []struct {
+		name string
+		doc  string
+		want map[string]any // flattened keys of the derived definition
+	}{
+		{"a part the document does not hold is switched off", with("", ""), map[string]any{
+			"upstream_certificates_disabled": true, "certificate_pinning_disabled": true, "global_rate_limit.disabled": true,
+			"proxy.service_discovery.cache_disabled": true, "uptime_tests.disabled": true,
+			"uptime_tests.config.service_discovery.cache_disabled": true, "tags_disabled": true, "domain_disabled": true,
+			"ip_access_control_disabled": true, "custom_middleware_bundle_disabled": true, "config_data_disabled": true,
+			"custom_middleware.auth_check.disabled": true, "custom_middleware.id_extractor.disabled": true,
+			`version_data.versions..global_headers_disabled`: true, `version_data.versions..global_response_headers_disabled`: true,
+			`version_data.versions..global_size_limit_disabled`: true,
+		}},
+		{"ipAccessControl switched off keeps its lists off: no legacy switch", with(`,"ipAccessControl":{"enabled":false,"allow":["10.0.0.0/8"],"block":["10.1.0.0/16"]}`, ""), map[string]any{
+			"ip_access_control_disabled": true, "enable_ip_whitelisting": false, "enable_ip_blacklisting": false, "allowed_ips.0": "10.0.0.0/8",
+		}},
+		{"ipAccessControl switched on", with(`,"ipAccessControl":{"enabled":true,"allow":["10.0.0.0/8"]}`, ""), map[string]any{
+			"ip_access_control_disabled": false, "enable_ip_whitelisting": false,
+		}},
+		{"custom plugin authentication: custom_plugin_auth_enabled alone", with(`,"authentication":{"enabled":true,"custom":{"enabled":true,"header":{"enabled":true,"name":"Authorization"}}}`,
+			`,"middleware":{"global":{"pluginConfig":{"driver":"grpc"}}}`), map[string]any{
+			"custom_plugin_auth_enabled": true, "enable_coprocess_auth": false, "use_go_plugin_auth": false,
+		}},
+		{"service discovery without a cache block", strings.Replace(with("", ""), `"upstream":{"url":"http://m.test/"}`,
+			`"upstream":{"url":"","serviceDiscovery":{"enabled":true,"queryEndpoint":"http://sd.test/"}}`, 1), map[string]any{
+			"proxy.service_discovery.use_discovery_service": true, "proxy.service_discovery.cache_disabled": true,
+		}},
+		{"an uptime check's protocol is its URL's scheme", strings.Replace(with("", ""), `"upstream":{"url":"http://m.test/"}`,
+			`"upstream":{"url":"http://m.test/","uptimeTests":{"enabled":true,"tests":[{"url":"https://m.test/health","method":"GET"},{"url":"tcp://m.test:81"}]}}`, 1), map[string]any{
+			"uptime_tests.disabled": false, "uptime_tests.check_list.0.protocol": "https", "uptime_tests.check_list.0.url": "https://m.test/health",
+			"uptime_tests.check_list.1.protocol": "tcp",
+		}},
+		{"a body template always reads the session", strings.Replace(with("", `,"middleware":{"operations":{"tPOST":{"transformRequestBody":{"enabled":true,"format":"json","body":"e30="},"transformResponseBody":{"enabled":true,"format":"json","path":"t.tmpl"}}}}`),
+			`"paths":{}`, `"paths":{"/t":{"post":{"operationId":"tPOST","responses":{"200":{"description":"ok"}}}}}`, 1), map[string]any{
+			`version_data.versions..extended_paths.transform.0.template_data.enable_session`:          true,
+			`version_data.versions..extended_paths.transform.0.template_data.template_mode`:           "blob",
+			`version_data.versions..extended_paths.transform_response.0.template_data.enable_session`: true,
+			`version_data.versions..extended_paths.transform_response.0.template_data.template_mode`:  "file",
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := ToClassic([]byte(c.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal(out, &v); err != nil {
+				t.Fatal(err)
+			}
+			flat := flatten(v, false)
+			for k, want := range c.want {
+				have, ok := flat[k]
+				if !ok && want == false {
+					continue // absent reads as false
+				}
+				if !reflect.DeepEqual(have, want) {
+					t.Errorf("%s: %v, want %v (Tyk's OAS.ExtractTo)", k, have, want)
+				}
+			}
+		})
 	}
 }

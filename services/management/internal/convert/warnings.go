@@ -28,6 +28,7 @@ func (c *converter) behaviourWarnings(targets []*target) {
 	for _, t := range targets {
 		c.inertPathsWarning(t)
 		c.validateJSONWarnings(t)
+		c.templateSessionWarnings(t)
 	}
 }
 
@@ -146,5 +147,28 @@ func (c *converter) validateJSONWarnings(t *target) {
 			"validator's message instead of 400 \"JSON parsing error: …\"", f, e.Method, e.Path, code)
 		c.warn("%s: %s %s: a JSON body is validated only when the request's Content-Type is application/json; "+
 			"any other Content-Type is answered %d where classic validated the body", f, e.Method, e.Path, code)
+	}
+}
+
+// templateSessionWarnings: a Tyk OAS body transformation has no session switch and always hands the template
+// the session's metadata (Tyk's OAS.ExtractTo writes enable_session true), so a classic template with
+// enable_session false that reads ._tyk_meta renders other output once migrated.
+func (c *converter) templateSessionWarnings(t *target) {
+	v := t.version
+	if v == nil || !v.UseExtendedPaths {
+		return
+	}
+	for _, l := range []struct {
+		name    string
+		entries []templateMeta
+	}{{"transform", v.ExtendedPaths.Transform}, {"transform_response", v.ExtendedPaths.TransformResponse}} {
+		for _, e := range l.entries {
+			if e.Disabled || e.TemplateData.EnableSession {
+				continue
+			}
+			c.warn("%s: %s %s: template_data.enable_session false: the migrated template always receives the "+
+				"session's metadata (._tyk_meta), as a Tyk OAS body transformation has no such switch",
+				versionField(t.versionName, "extended_paths."+l.name), e.Method, e.Path)
+		}
 	}
 }
