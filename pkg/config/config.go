@@ -408,6 +408,10 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// MinNodeSecret is the shortest node secret accepted without
+// --node-secret-insecure: the secret is a gateway's only credential.
+const MinNodeSecret = 16
+
 // addGateways registers the Tyk Gateway settings on fs when the service has
 // them (on: management); the function returned reads them after parsing.
 func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (Gateways, error) {
@@ -416,6 +420,7 @@ func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (
 	}
 	secret := AddSecret(fs, getenv, "node-secret", "NODE_SECRET", "Tyk Gateways' node_secret, which enables the gateway routes")
 	var g Gateways
+	insecure := fs.Bool("node-secret-insecure", false, fmt.Sprintf("accept a node secret under %d bytes (tests only: a short secret is guessed)", MinNodeSecret))
 	apiSecret := AddSecret(fs, getenv, "gateway-api-secret", "GATEWAY_API_SECRET", "Tyk Gateways' secret, for their key API")
 	fs.StringVar(&g.APIURL, "gateway-api-url", getenv("GATEWAY_API_URL"), "http:// or https:// URL of the Tyk Gateways' own API (one gateway or a Service in front of several), through which keys are issued (env GATEWAY_API_URL)")
 	fs.StringVar(&g.Redis, "gateway-redis", getenv("GATEWAY_REDIS"), "redis:// or rediss:// URL of the gateways' Redis, for reload notifications (env GATEWAY_REDIS); its password from the environment only (env GATEWAY_REDIS_PASSWORD or the file env GATEWAY_REDIS_PASSWORD_FILE names)")
@@ -423,6 +428,9 @@ func addGateways(fs *flag.FlagSet, getenv func(string) string, on bool) func() (
 		var err error
 		if g.NodeSecret, err = secret.Value(); err != nil {
 			return Gateways{}, err
+		}
+		if g.NodeSecret != "" && len(g.NodeSecret) < MinNodeSecret && !*insecure {
+			return Gateways{}, fmt.Errorf("the node secret is %d bytes, under %d: give a longer one (or --node-secret-insecure, for tests)", len(g.NodeSecret), MinNodeSecret)
 		}
 		if g.RedisPassword, err = EnvSecret(getenv, "GATEWAY_REDIS_PASSWORD")(); err != nil {
 			return Gateways{}, err

@@ -14,7 +14,8 @@ import (
 func TestGatewaySettings(t *testing.T) {
 	d := Defaults{HTTPAddr: "d:1", GRPCAddr: "d:2", DBPath: "d.db", Gateways: true}
 	secret := filepath.Join(t.TempDir(), "node-secret")
-	if err := os.WriteFile(secret, []byte("from-file\n"), 0o600); err != nil {
+	const long = "a-node-secret-of-32-bytes-000000"
+	if err := os.WriteFile(secret, []byte("from-file-0123456789\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -25,11 +26,13 @@ func TestGatewaySettings(t *testing.T) {
 		wantErr string
 	}{
 		{"none", nil, nil, Gateways{}, ""},
-		{"file flag", []string{"--node-secret-file", secret}, nil, Gateways{NodeSecret: "from-file"}, ""},
-		{"env file", nil, map[string]string{"NODE_SECRET_FILE": secret}, Gateways{NodeSecret: "from-file"}, ""},
-		{"env and redis", nil, map[string]string{"NODE_SECRET": "s", "GATEWAY_REDIS": "redis://r:6379", "GATEWAY_REDIS_PASSWORD": "pw"},
-			Gateways{NodeSecret: "s", Redis: "redis://r:6379", RedisPassword: "pw"}, ""},
-		{"redis flag", []string{"--node-secret", "s", "--gateway-redis", "rediss://r:6380/1"}, nil, Gateways{NodeSecret: "s", Redis: "rediss://r:6380/1"}, ""},
+		{"file flag", []string{"--node-secret-file", secret}, nil, Gateways{NodeSecret: "from-file-0123456789"}, ""},
+		{"env file", nil, map[string]string{"NODE_SECRET_FILE": secret}, Gateways{NodeSecret: "from-file-0123456789"}, ""},
+		{"env and redis", nil, map[string]string{"NODE_SECRET": long, "GATEWAY_REDIS": "redis://r:6379", "GATEWAY_REDIS_PASSWORD": "pw"},
+			Gateways{NodeSecret: long, Redis: "redis://r:6379", RedisPassword: "pw"}, ""},
+		{"redis flag", []string{"--node-secret", long, "--gateway-redis", "rediss://r:6380/1"}, nil, Gateways{NodeSecret: long, Redis: "rediss://r:6380/1"}, ""},
+		{"short secret", []string{"--node-secret", long[:15]}, nil, Gateways{}, "15 bytes, under 16"},
+		{"short secret, insecure", []string{"--node-secret", "s", "--node-secret-insecure"}, nil, Gateways{NodeSecret: "s"}, ""},
 		{"redis without a secret", []string{"--gateway-redis", "redis://r"}, nil, Gateways{}, "needs the node secret"},
 		{"secret twice", []string{"--node-secret", "s", "--node-secret-file", secret}, nil, Gateways{}, "give one of them"},
 	} {
