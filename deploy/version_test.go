@@ -63,3 +63,37 @@ func TestVersionStamped(t *testing.T) {
 	}
 	p.Stop(t, 15e9)
 }
+
+// TestReleaseVersion: the file VERSION, which make build, make release and
+// make images stamp, holds one semantic version, and the overlays that pin
+// a release (ha, prod) run the images of that release; the repository
+// carries its licence.
+func TestReleaseVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSuffix(string(b), "\n")
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`).MatchString(version) {
+		t.Fatalf("VERSION %q is not one semantic version (1.2.3 or 1.2.3-rc.1) on one line", version)
+	}
+	for _, overlay := range []string{"ha", "prod"} {
+		k, err := os.ReadFile(filepath.Join("overlays", overlay, "kustomization.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tags := regexp.MustCompile(`newTag: "?([^"\s]+)"?`).FindAllStringSubmatch(string(k), -1)
+		if len(tags) != 3 {
+			t.Errorf("overlays/%s pins %d image tags, want the 3 services'", overlay, len(tags))
+		}
+		for _, tag := range tags {
+			if tag[1] != version {
+				t.Errorf("overlays/%s runs images %s, want the release in VERSION, %s", overlay, tag[1], version)
+			}
+		}
+	}
+	licence, err := os.ReadFile(filepath.Join(repoRoot, "LICENSE"))
+	if err != nil || !strings.Contains(string(licence), "Apache License") || !strings.Contains(string(licence), "END OF TERMS AND CONDITIONS") {
+		t.Errorf("LICENSE is not the full Apache License 2.0 text (%v)", err)
+	}
+}

@@ -20,7 +20,7 @@ var (
 
 // Info is one binary's build.
 type Info struct {
-	Version   string // `git describe --tags --always --dirty`, or "dev"
+	Version   string // the release in the file VERSION (make build), or "dev"
 	Revision  string // the commit, or "unknown"
 	GoVersion string // such as go1.26.0
 }
