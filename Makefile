@@ -23,15 +23,17 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build run test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build release run run-gateway test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 # The build the binaries report (--version, gatehouse_build_info, the first
-# log line); deploy/Dockerfile takes the same two values as build arguments.
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# log line): the release in the file VERSION and the commit it was built
+# from, "-dirty" when the working tree had changes; deploy/Dockerfile takes
+# the same two values as build arguments.
+VERSION ?= $(shell cat VERSION)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD -- 2>/dev/null || echo -dirty)
 BUILDINFO := github.com/gatehouse/gatehouse/pkg/buildinfo
 LDFLAGS := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION)
 
@@ -40,11 +42,25 @@ build: ## build bin/studio, bin/management and bin/portal, stamped with VERSION 
 	@echo "go build bin/{$$(echo $(SERVICES) | tr ' ' ,)} $(VERSION) (a first build compiles every dependency: about 130 CPU-seconds, 1-2 minutes on 2 idle cores, longer on busy ones)"
 	@go build -ldflags '$(LDFLAGS)' -o bin/ $(foreach s,$(SERVICES),./services/$(s)/cmd/$(s))
 
+RELEASE_PLATFORMS := linux/amd64 linux/arm64
+
+release: ## static binaries of the three services for linux/amd64 and linux/arm64 in dist/, with SHA256SUMS
+	@rm -rf dist && mkdir -p dist
+	@for p in $(RELEASE_PLATFORMS); do os=$${p%/*}; arch=$${p#*/}; for s in $(SERVICES); do \
+		echo "go build dist/$${s}_$(VERSION)_$${os}_$${arch}"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '-s -w $(LDFLAGS)' -o dist/$${s}_$(VERSION)_$${os}_$${arch} ./services/$$s/cmd/$$s; \
+	done; done
+	@cp LICENSE dist/
+	@cd dist && sha256sum -- * > SHA256SUMS && cat SHA256SUMS
+
 run: build ## run all three services on their defaults; Ctrl-C stops them
 	@tools/run.sh
 
 test: $(GOBIN)/grpcurl $(GOBIN)/gotestsum redis-server ## go test -race over the whole workspace, a line per package as each ends (gotestsum)
 	gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg -- -race -count=1 work
+
+run-gateway: build redis-server ## make run, plus a Redis for Tyk Gateways, management's gateway secrets (data/) and data/gateway/tyk.conf; prints the gateway command
+	@RUN_GATEWAY=1 tools/run.sh
 
 redis-server: ## Debian's redis-server, which the gateway tests run (apt-get install when missing; needs root)
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" -eq 0 ]; then apt-get update && apt-get install -y redis-server; \
@@ -57,13 +73,14 @@ test-long: $(GOBIN)/etcd ## the long runs make test skips (SIGKILL during a 3,00
 	GATEHOUSE_LONG=1 go test -race -count=1 -run 'OnEtcd|Replicas' ./services/management/... ./deploy/replicas/...
 
 TYK_GATEWAY ?=
-test-gateway: ## replay classic APIs and their migrations through a real Tyk Gateway, and issue keys to one through management (TYK_GATEWAY=<binary>; needs redis-server; not part of make test)
+test-gateway: ## replay classic APIs and their migrations through a real Tyk Gateway, issue keys to one through management, and run the README's make run-gateway steps with it (TYK_GATEWAY=<binary>; needs redis-server; not part of make test)
 	@if [ -z "$(TYK_GATEWAY)" ] || [ ! -x "$(TYK_GATEWAY)" ]; then \
 		echo 'test-gateway: no gateway binary (TYK_GATEWAY=$(TYK_GATEWAY)): nothing replayed. Build one from TykTechnologies/tyk v5.11.1 (go build at its root; ../shared/notes/toolchain.md) and run make test-gateway TYK_GATEWAY=<binary>'; \
 		exit 0; \
 	fi; \
 	command -v redis-server >/dev/null || { echo 'test-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)'; exit 1; }; \
 	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run 'TestReplayThroughGateway|TestKeysRealGateway' ./services/management/internal/gatewayreplay/ ./services/management/internal/app/
+	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run TestRunGateway ./deploy/
 
 test-hostile: $(GOBIN)/etcd ## the long hostile-client runs against the binaries (held streams, 1,000 streams, 32 × 15 MiB, etcd with auth); a few minutes
 	GATEHOUSE_HOSTILE_LONG=1 GATEHOUSE_ETCD=$(GOBIN)/etcd go test -count=1 -p 1 -run 'TestHostile' ./services/studio/internal/app/ ./services/management/internal/app/ ./services/portal/internal/app/

@@ -4,6 +4,14 @@
 # (kept in data/<service>.token so that it survives restarts), waits for them
 # to be healthy, prints how to try them, and stops them all on Ctrl-C (exit 0).
 #
+# `make run-gateway` (RUN_GATEWAY=1) also starts a Redis for Tyk Gateways
+# (redis-server on RUN_REDIS, default 127.0.0.1:6380, its data under
+# data/redis/), gives management the gateways' node secret and API secret
+# (generated once into data/node-secret and data/gateway-secret, 0600), its
+# --gateway-redis and --gateway-api-url, writes a complete tyk.conf for a Tyk
+# Gateway v5 listening on RUN_GATEWAY_PORT (default 8181; studio has 8080)
+# into data/gateway/, and prints the one command that starts the gateway.
+#
 # One instance at a time: it holds a lock on data/.run.lock while it runs and
 # refuses to start, touching nothing under data/, when another one holds it or
 # when one of its ports is already taken by some other program.
@@ -15,6 +23,9 @@ mkdir -p data
 declare -A http=([studio]=${RUN_STUDIO_HTTP:-127.0.0.1:8080} [management]=${RUN_MANAGEMENT_HTTP:-127.0.0.1:3000} [portal]=${RUN_PORTAL_HTTP:-127.0.0.1:3001})
 declare -A grpc=([studio]=${RUN_STUDIO_GRPC:-127.0.0.1:9080} [management]=${RUN_MANAGEMENT_GRPC:-127.0.0.1:9000} [portal]=${RUN_PORTAL_GRPC:-127.0.0.1:9001})
 site=${RUN_PORTAL_SITE:-127.0.0.1:3002} # the portal's public site, a listener of its own
+gateway=${RUN_GATEWAY:-}
+redis_addr=${RUN_REDIS:-127.0.0.1:6380}
+gateway_port=${RUN_GATEWAY_PORT:-8181}
 
 exec 9>>data/.run.lock
 if ! flock -n 9; then
@@ -26,6 +37,7 @@ in_use() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 for s in studio management portal; do
   addrs=("${http[$s]}" "${grpc[$s]}")
   [ "$s" = portal ] && addrs+=("$site")
+  [ -n "$gateway" ] && [ "$s" = management ] && addrs+=("$redis_addr" "127.0.0.1:$gateway_port")
   for a in "${addrs[@]}"; do
     if in_use "$a"; then
       echo "make run: $a ($s) is already in use by another program: stop it, or run bin/$s with other --http-addr/--grpc-addr/--site-addr." >&2
@@ -43,11 +55,56 @@ trap stop EXIT
 # failed prints a service's own last log lines, where its error is.
 failed() { echo "make run: $1 $2; its last log lines (data/$1.log):" >&2; tail -n 5 "data/$1.log" | sed 's/^/  /' >&2; }
 echo "starting studio, management and portal (stores and logs under data/)..."
+# secret makes a secret file once and keeps it (0600).
+secret() { [ -s "$1" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' > "$1"); }
+gateway_args=()
+if [ -n "$gateway" ]; then
+  command -v redis-server >/dev/null || { echo "make run-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)" >&2; exit 1; }
+  mkdir -p data/redis data/gateway/templates data/gateway/apps data/gateway/policies data/gateway/middleware
+  # Redis: the gateways' storage and management's reload notifications.
+  redis-server --bind "${redis_addr%:*}" --port "${redis_addr##*:}" --dir "$PWD/data/redis" --save 60 1 --appendonly no \
+    --logfile "$PWD/data/redis.log" &
+  pids+=($!)
+  pid_of[redis]=$!
+  secret data/node-secret
+  secret data/gateway-secret
+  gateway_args=(--node-secret-file data/node-secret --gateway-redis "redis://$redis_addr"
+    --gateway-api-url "http://127.0.0.1:$gateway_port" --gateway-api-secret-file data/gateway-secret)
+  # The gateway's error pages (template_path): without them it cannot start.
+  printf '{\n    "error": "{{.Message}}"\n}\n' > data/gateway/templates/error.json
+  printf '<?xml version = "1.0" encoding = "UTF-8"?>\n<error>{{.Message}}</error>\n' > data/gateway/templates/error.xml
+  (umask 077; cat > data/gateway/tyk.conf <<EOC
+{
+  "listen_address": "127.0.0.1",
+  "listen_port": $gateway_port,
+  "secret": "$(cat data/gateway-secret)",
+  "node_secret": "$(cat data/node-secret)",
+  "template_path": "$PWD/data/gateway/templates",
+  "app_path": "$PWD/data/gateway/apps",
+  "middleware_path": "$PWD/data/gateway/middleware",
+  "use_db_app_configs": true,
+  "db_app_conf_options": {"connection_string": "http://${http[management]}", "node_is_segmented": false},
+  "policies": {"policy_source": "service", "policy_connection_string": "http://${http[management]}"},
+  "disable_dashboard_zeroconf": true,
+  "storage": {"type": "redis", "host": "${redis_addr%:*}", "port": ${redis_addr##*:}},
+  "slave_options": {"use_rpc": false},
+  "hash_keys": true,
+  "enable_analytics": false,
+  "enable_jsvm": false,
+  "uptime_tests": {"disable": true},
+  "health_check": {"enable_health_checks": false},
+  "coprocess_options": {"enable_coprocess": false},
+  "pid_file_location": "$PWD/data/gateway/tyk-gateway.pid"
+}
+EOC
+  )
+fi
 for s in studio management portal; do
   tok=data/$s.token
   [ -s "$tok" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' > "$tok")
   extra=()
   [ "$s" = portal ] && extra=(--site-addr "$site")
+  [ "$s" = management ] && extra=("${gateway_args[@]}")
   # The key goes by file, never on the command line (ps shows every argument).
   ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" "${extra[@]}" --db "data/$s.db" --bootstrap-token-file "$tok" \
     > "data/$s.log" 2>&1 &
@@ -96,6 +153,16 @@ Try it (paste into a shell; each block creates what it uses, so it works on any 
   curl -s -X PUT \$P/products/\$PROD/docs/\$DOC -H "Authorization: \$PORTAL_KEY" \\
        -d '{"Status":"published","MarkdownEnabled":true,"MarkdownContent":"## Install\\n\\nRun **make run**, then read the [API description](/openapi.json)."}'
 EOT
+if [ -n "$gateway" ]; then
+  cat <<EOT
+
+Tyk Gateways: Redis on $redis_addr (data/redis.log); management has the node secret (data/node-secret), the
+gateways' API secret (data/gateway-secret) and --gateway-api-url http://127.0.0.1:$gateway_port. Start a Tyk
+Gateway v5 in another terminal (a build of TykTechnologies/tyk v5.11.1; README "Running Tyk Gateways"):
+  ${TYK_GATEWAY:-tyk} --conf data/gateway/tyk.conf
+It listens on http://127.0.0.1:$gateway_port and serves every active API of management.
+EOT
+fi
 # watch ends when a service exits (its own failure) or on Ctrl-C.
 watch() {
   while :; do
