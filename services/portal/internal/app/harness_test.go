@@ -26,6 +26,7 @@ type portal struct {
 	site   string // http://host:port of the public site
 	client portalv1.PortalServiceClient
 	stop   func()
+	key    string // the admin key, when not token
 }
 
 // start serves a portal on db until the test ends (or stop is called).
@@ -60,7 +61,11 @@ func (p *portal) do(method, path, body string, opts ...any) reply {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	req.Header.Set("Authorization", token)
+	if p.key != "" {
+		req.Header.Set("Authorization", p.key)
+	} else {
+		req.Header.Set("Authorization", token)
+	}
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -1,0 +1,220 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
+)
+
+// consumerWorld is the consumer flow's real parts: the management and
+// portal binaries on loopback, management issuing keys through the gateway
+// double's key API, one API and the policy "gold" granting it in
+// management, and in the portal a plan on that policy offered by a product.
+type consumerWorld struct {
+	gw               *tykgwtest.KeyAPI
+	mgmt, portal     *binproc.Process
+	mgmtKey, portKey string
+	api              string // the management API ID the policy grants
+	p                *portal
+	product, plan    string
+}
+
+const gwSecret = "gateway-api-secret-for-the-portal-tests"
+
+func startConsumerWorld(t *testing.T, env ...string) *consumerWorld {
+	t.Helper()
+	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"management", "portal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &consumerWorld{api: "4b1e0000000000000000000000000001", mgmtKey: binproc.RandomToken(t), portKey: binproc.RandomToken(t)}
+	if w.gw, err = tykgwtest.StartKeyAPI(gwSecret); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.gw.Close)
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}
+	w.mgmt = binproc.Start(t, bins["management"], append(base, "--db", filepath.Join(dir, "management.db"),
+		"--bootstrap-token-file", file("mgmt.token", w.mgmtKey),
+		"--gateway-api-url", w.gw.URL, "--gateway-api-secret-file", file("gw.secret", gwSecret)), nil, nil, dir)
+	w.admin("POST", "/api/apis", `{"api_definition":{"api_id":"`+w.api+`","name":"Payments","proxy":{"listen_path":"/pay/","target_url":"http://127.0.0.1:9"},"active":true}}`, 200)
+	w.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold","rate":5,"per":1,"access_rights":{"`+w.api+`":{"api_id":"`+w.api+`","versions":["Default"]}}}`, 200)
+	w.portal = binproc.Start(t, bins["portal"], append(base, "--db", filepath.Join(dir, "portal.db"), "--site-addr", "127.0.0.1:0",
+		"--bootstrap-token-file", file("portal.token", w.portKey),
+		"--management-grpc-addr", w.mgmt.GRPCAddr, "--management-key-file", file("mgmt.key", w.mgmtKey)), env, nil, dir)
+	w.p = &portal{t: t, base: "http://" + w.portal.HTTPAddr, site: "http://" + w.portal.SiteAddr}
+	w.p.key = w.portKey
+	w.plan = w.p.id(w.p.expect(w.p.do("POST", "/portal-api/plans", `{"Name":"Gold","PolicyID":"gold"}`), 201, "plan"))
+	w.product = w.p.id(w.p.expect(w.p.do("POST", "/portal-api/products", `{"Name":"payments","DisplayName":"Payments API","PlanIDs":["`+w.plan+`"]}`), 201, "product"))
+	w.p.expect(w.p.do("POST", "/portal-api/products/"+w.product+"/docs", `{"Title":"Getting started","Status":"published","Content":"<p>Ask for a key.</p>"}`), 201, "page")
+	return w
+}
+
+// admin calls management's REST API with its admin key.
+func (w *consumerWorld) admin(method, path, body string, want int) []byte {
+	req, _ := http.NewRequest(method, "http://"+w.mgmt.HTTPAddr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", w.mgmtKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		panic(method + " " + path + ": " + res.Status + " " + string(b))
+	}
+	return b
+}
+
+// pendingRequest is the one pending access request's ID.
+func (w *consumerWorld) pendingRequest(t *testing.T) string {
+	t.Helper()
+	list := w.p.expect(w.p.do("GET", "/portal-api/access-requests?status=pending", ""), 200, "pending").([]any)
+	if len(list) != 1 {
+		t.Fatalf("pending requests %v, want one", list)
+	}
+	return w.p.id(list[0])
+}
+
+// TestConsumerFlowInBrowser drives the developer's side in Chromium and the
+// admin's side over REST: register → activation → log in → create an app
+// (its name carries a script) → request access → approval → the key shown
+// once → the gateway accepts it → it is shown no more → roll → revoke →
+// refused; then suspension and deletion end the session.
+func TestConsumerFlowInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	w := startConsumerWorld(t)
+	p := w.p
+	site := p.site
+	// the README's screenshots: written to $GATEHOUSE_SCREENSHOTS when set
+	// (services/portal/docs/consumers), else to the test's temporary folder
+	if dir := os.Getenv("GATEHOUSE_SCREENSHOTS"); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b.shots = dir
+	}
+	shot := b.shot
+	fill := func(fields map[string]string) {
+		t.Helper()
+		for name, v := range fields {
+			ctx, cancel := b.step()
+			_, err := chromedp.Run(ctx, chromedp.SetValue(chromedp.CSS(`[name="`+name+`"]`), v))
+			cancel()
+			if err != nil {
+				t.Fatalf("fill %s: %v", name, err)
+			}
+		}
+	}
+	submit := func(form string) int64 {
+		t.Helper()
+		return b.follow(form + ` button[type="submit"]`)
+	}
+
+	b.open(site + "/auth/register")
+	fill(map[string]string{"email": "ana@example.com", "name": "Ana", "password": "correct horse battery"})
+	shot("register")
+	if got := submit(`form[action="/auth/register"]`); got != 201 {
+		t.Fatalf("register: %d", got)
+	}
+	shot("awaits-activation")
+	b.open(site + "/auth/login")
+	fill(map[string]string{"email": "ana@example.com", "password": "correct horse battery"})
+	if got := submit(`form[action="/auth/login"]`); got != 401 {
+		t.Fatalf("login before activation: %d, want 401", got)
+	}
+	p.expect(p.do("PUT", "/portal-api/users/1", `{"Active":true}`), 200, "activate")
+	fill(map[string]string{"email": "ana@example.com", "password": "correct horse battery"})
+	if got := submit(`form[action="/auth/login"]`); got != 200 || b.text("h1") != "My apps" {
+		t.Fatalf("login: %d", got)
+	}
+	xss := `Shop <img src=x onerror="window.__xss=1"><script>window.__xss=1</script>`
+	fill(map[string]string{"name": xss, "description": "Sells things."})
+	shot("my-apps")
+	if got := submit(`form[action="/apps"]`); got != 200 || b.text("h1") != xss {
+		t.Fatalf("create app: %d, h1 %q", got, b.text("h1"))
+	}
+	b.open(site + "/products/" + w.product)
+	if got := b.follow(`a[href="/products/` + w.product + `/access"]`); got != 200 {
+		t.Fatalf("access form: %d", got)
+	}
+	shot("request-access")
+	if got := submit(`form[action="/products/` + w.product + `/access"]`); got != 200 {
+		t.Fatalf("request access: %d", got)
+	}
+	if s := b.text(".requests .status"); s != "pending" {
+		t.Fatalf("request status %q", s)
+	}
+
+	// the admin approves: management issues the key through the gateway
+	approved := p.expect(p.do("PUT", "/portal-api/access-requests/"+w.pendingRequest(t)+"/approve", ""), 200, "approve").(map[string]any)
+	if approved["Status"] != "approved" {
+		t.Fatalf("approve: %v", approved)
+	}
+	app := p.expect(p.do("GET", "/portal-api/apps/1", ""), 200, "app").(map[string]any)
+	creds := app["Credentials"].([]any)
+	hash := creds[0].(map[string]any)["KeyHash"].(string)
+	sess, ok := w.gw.Session(hash)
+	if !ok || !bytes.Contains(sess, []byte(`"portal_app_id":"1"`)) || !bytes.Contains(sess, []byte(`"apply_policies":["gold"]`)) {
+		t.Fatalf("the gateway holds %s (%v)", sess, ok)
+	}
+	var held struct{ Alias string }
+	json.Unmarshal(sess, &held)
+	if held.Alias != xss+" (ana@example.com)" {
+		t.Errorf("alias %q", held.Alias)
+	}
+
+	b.open(site + "/apps/1")
+	shot("key-shown-once")
+	key := b.text("code.key")
+	if !w.gw.Accepts(key, w.api) {
+		t.Fatalf("the gateway refuses the key shown (%d characters)", len(key))
+	}
+	if eval[bool](b, `window.__xss === 1`) {
+		t.Fatal("the app name ran a script")
+	}
+	b.open(site + "/apps/1")
+	if n := eval[int](b, `document.querySelectorAll('code.key').length`); n != 0 || !strings.HasSuffix(b.text(".credentials td:nth-child(3)"), key[len(key)-4:]) {
+		t.Fatalf("second view shows %d full keys, cell %q", n, b.text(".credentials td:nth-child(3)"))
+	}
+	shot("key-afterwards")
+
+	// roll: a new key, shown once; the old one stops
+	if got := submit(`form[action="/apps/1/credentials/` + creds[0].(map[string]any)["ID"].(json.Number).String() + `/roll"]`); got != 200 {
+		t.Fatalf("roll: %d", got)
+	}
+	rolled := b.text("code.key")
+	if rolled == key || !w.gw.Accepts(rolled, w.api) || w.gw.Accepts(key, w.api) {
+		t.Fatal("after a roll the new key must work and the old one not")
+	}
+
+	// revoke: management deletes the key, the gateway refuses it
+	p.expect(p.do("DELETE", "/portal-api/apps/1/credentials/"+creds[0].(map[string]any)["ID"].(json.Number).String(), ""), 200, "revoke")
+	if w.gw.Accepts(rolled, w.api) || w.gw.Len() != 0 {
+		t.Fatalf("revoked key still held (%d keys)", w.gw.Len())
+	}
+
+	// suspension ends the session at once
+	p.expect(p.do("PUT", "/portal-api/users/1", `{"Active":false}`), 200, "suspend")
+	b.open(site + "/apps")
+	if h := b.text("h1"); h != "Log in" {
+		t.Fatalf("a suspended developer's page: %q", h)
+	}
+}
