@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/browsertest"
 	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
 )
 
@@ -99,67 +100,56 @@ func (w *consumerWorld) pendingRequest(t *testing.T) string {
 // once → the gateway accepts it → it is shown no more → roll → revoke →
 // refused; then suspension and deletion end the session.
 func TestConsumerFlowInBrowser(t *testing.T) {
-	b := newBrowser(t)
+	// the README's screenshots: written to $GATEHOUSE_SCREENSHOTS when set
+	// (services/portal/docs/consumers), else none
+	b := browsertest.New(t, browsertest.Options{ShotsEnv: "GATEHOUSE_SCREENSHOTS"})
 	w := startConsumerWorld(t)
 	p := w.p
 	site := p.site
-	// the README's screenshots: written to $GATEHOUSE_SCREENSHOTS when set
-	// (services/portal/docs/consumers), else to the test's temporary folder
-	if dir := os.Getenv("GATEHOUSE_SCREENSHOTS"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		b.shots = dir
-	}
-	shot := b.shot
+	shot := b.Shot
 	fill := func(fields map[string]string) {
 		t.Helper()
 		for name, v := range fields {
-			ctx, cancel := b.step()
-			_, err := chromedp.Run(ctx, chromedp.SetValue(chromedp.CSS(`[name="`+name+`"]`), v))
-			cancel()
-			if err != nil {
-				t.Fatalf("fill %s: %v", name, err)
-			}
+			b.Do("fill "+name, chromedp.SetValue(chromedp.CSS(`[name="`+name+`"]`), v))
 		}
 	}
 	submit := func(form string) int64 {
 		t.Helper()
-		return b.follow(form + ` button[type="submit"]`)
+		return b.Follow(form + ` button[type="submit"]`)
 	}
 
-	b.open(site + "/auth/register")
+	b.Open(site + "/auth/register")
 	fill(map[string]string{"email": "ana@example.com", "name": "Ana", "password": "correct horse battery"})
 	shot("register")
 	if got := submit(`form[action="/auth/register"]`); got != 201 {
 		t.Fatalf("register: %d", got)
 	}
 	shot("awaits-activation")
-	b.open(site + "/auth/login")
+	b.Open(site + "/auth/login")
 	fill(map[string]string{"email": "ana@example.com", "password": "correct horse battery"})
 	if got := submit(`form[action="/auth/login"]`); got != 401 {
 		t.Fatalf("login before activation: %d, want 401", got)
 	}
 	p.expect(p.do("PUT", "/portal-api/users/1", `{"Active":true}`), 200, "activate")
 	fill(map[string]string{"email": "ana@example.com", "password": "correct horse battery"})
-	if got := submit(`form[action="/auth/login"]`); got != 200 || b.text("h1") != "My apps" {
+	if got := submit(`form[action="/auth/login"]`); got != 200 || b.Text("h1") != "My apps" {
 		t.Fatalf("login: %d", got)
 	}
 	xss := `Shop <img src=x onerror="window.__xss=1"><script>window.__xss=1</script>`
 	fill(map[string]string{"name": xss, "description": "Sells things."})
 	shot("my-apps")
-	if got := submit(`form[action="/apps"]`); got != 200 || b.text("h1") != xss {
-		t.Fatalf("create app: %d, h1 %q", got, b.text("h1"))
+	if got := submit(`form[action="/apps"]`); got != 200 || b.Text("h1") != xss {
+		t.Fatalf("create app: %d, h1 %q", got, b.Text("h1"))
 	}
-	b.open(site + "/products/" + w.product)
-	if got := b.follow(`a[href="/products/` + w.product + `/access"]`); got != 200 {
+	b.Open(site + "/products/" + w.product)
+	if got := b.Follow(`a[href="/products/` + w.product + `/access"]`); got != 200 {
 		t.Fatalf("access form: %d", got)
 	}
 	shot("request-access")
 	if got := submit(`form[action="/products/` + w.product + `/access"]`); got != 200 {
 		t.Fatalf("request access: %d", got)
 	}
-	if s := b.text(".requests .status"); s != "pending" {
+	if s := b.Text(".requests .status"); s != "pending" {
 		t.Fatalf("request status %q", s)
 	}
 
@@ -181,18 +171,18 @@ func TestConsumerFlowInBrowser(t *testing.T) {
 		t.Errorf("alias %q", held.Alias)
 	}
 
-	b.open(site + "/apps/1")
+	b.Open(site + "/apps/1")
 	shot("key-shown-once")
-	key := b.text("code.key")
+	key := b.Text("code.key")
 	if !w.gw.Accepts(key, w.api) {
 		t.Fatalf("the gateway refuses the key shown (%d characters)", len(key))
 	}
-	if eval[bool](b, `window.__xss === 1`) {
+	if browsertest.Eval[bool](b, `window.__xss === 1`) {
 		t.Fatal("the app name ran a script")
 	}
-	b.open(site + "/apps/1")
-	if n := eval[int](b, `document.querySelectorAll('code.key').length`); n != 0 || !strings.HasSuffix(b.text(".credentials td:nth-child(3)"), key[len(key)-4:]) {
-		t.Fatalf("second view shows %d full keys, cell %q", n, b.text(".credentials td:nth-child(3)"))
+	b.Open(site + "/apps/1")
+	if n := browsertest.Eval[int](b, `document.querySelectorAll('code.key').length`); n != 0 || !strings.HasSuffix(b.Text(".credentials td:nth-child(3)"), key[len(key)-4:]) {
+		t.Fatalf("second view shows %d full keys, cell %q", n, b.Text(".credentials td:nth-child(3)"))
 	}
 	shot("key-afterwards")
 
@@ -200,7 +190,7 @@ func TestConsumerFlowInBrowser(t *testing.T) {
 	if got := submit(`form[action="/apps/1/credentials/` + creds[0].(map[string]any)["ID"].(json.Number).String() + `/roll"]`); got != 200 {
 		t.Fatalf("roll: %d", got)
 	}
-	rolled := b.text("code.key")
+	rolled := b.Text("code.key")
 	if rolled == key || !w.gw.Accepts(rolled, w.api) || w.gw.Accepts(key, w.api) {
 		t.Fatal("after a roll the new key must work and the old one not")
 	}
@@ -213,8 +203,8 @@ func TestConsumerFlowInBrowser(t *testing.T) {
 
 	// suspension ends the session at once
 	p.expect(p.do("PUT", "/portal-api/users/1", `{"Active":false}`), 200, "suspend")
-	b.open(site + "/apps")
-	if h := b.text("h1"); h != "Log in" {
+	b.Open(site + "/apps")
+	if h := b.Text("h1"); h != "Log in" {
 		t.Fatalf("a suspended developer's page: %q", h)
 	}
 }
