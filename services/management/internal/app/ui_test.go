@@ -18,12 +18,12 @@ import (
 
 // uiClient is one browser's cookies.
 type uiClient struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	c    *http.Client
 }
 
-func newUIClient(t *testing.T, base string) *uiClient {
+func newUIClient(t testing.TB, base string) *uiClient {
 	jar, _ := cookiejar.New(nil)
 	return &uiClient{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
