@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
 )
 
 // The README's examples are what a newcomer pastes first, so they must run as
@@ -20,6 +21,8 @@ import (
 // every ```sh block of README.md with bash -e in that folder, the whole set
 // twice in a row on the same stores. Only the base URLs come from the
 // environment (S, M, P, SITE, G); the keys are read by the blocks themselves.
+// Management issues keys to the Tyk Gateway double's key API
+// (pkg/tykgwtest), so that "Issuing keys" runs too.
 
 // readmeBlockRE finds the ```sh blocks; the commands that start things
 // (make run, etcd) are in plain ``` blocks and are not run here.
@@ -59,6 +62,16 @@ func TestREADMEExamples(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(work, "data"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	const gatewaySecret = "readme-gateway-secret"
+	keyAPI, err := tykgwtest.StartKeyAPI(gatewaySecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(keyAPI.Close)
+	secretFile := filepath.Join(work, "data", "gateway-api-secret")
+	if err := os.WriteFile(secretFile, []byte(gatewaySecret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	base := map[string]string{}
 	for _, svc := range []string{"studio", "management", "portal"} {
 		if bins[svc] == "" {
@@ -72,6 +85,9 @@ func TestREADMEExamples(t *testing.T) {
 			"--db", filepath.Join(work, "data", svc+".db"), "--bootstrap-token-file", filepath.Join(work, "data", svc+".token")}
 		if svc == "portal" {
 			args = append(args, "--site-addr", "127.0.0.1:0")
+		}
+		if svc == "management" { // the key routes issue keys to a gateway double's key API
+			args = append(args, "--gateway-api-url", keyAPI.URL, "--gateway-api-secret-file", secretFile)
 		}
 		p := binproc.Start(t, bins[svc], args, os.Environ(), nil, work)
 		t.Cleanup(func() { p.Stop(t, 30*time.Second) })
