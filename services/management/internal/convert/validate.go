@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/kvref"
 )
 
 // The converter's guard on every produced document, so that a conversion fails instead of producing a
@@ -311,8 +313,9 @@ func (v *validator) server(s *xServer) {
 	const at = serverField
 	if !nonBlank(s.ListenPath.Value) {
 		v.add("%s.listenPath.value: must not be blank", at)
-	} else if !strings.HasPrefix(s.ListenPath.Value, "/") {
-		v.add("%s.listenPath.value: must start with / (the gateway drops an API whose listen path does not)", at) // as oasdoc.Check
+	} else if !strings.HasPrefix(s.ListenPath.Value, "/") && !kvref.Is(s.ListenPath.Value) {
+		// as oasdoc.Check; the gateway resolves a KV reference before it reads the path
+		v.add("%s.listenPath.value: must start with / (the gateway drops an API whose listen path does not) or be a KV reference", at)
 	}
 	if !(s.Port == 0 || (s.Port >= 1 && s.Port <= 65535)) {
 		v.add("%s.port: %d is not a port", at, s.Port)

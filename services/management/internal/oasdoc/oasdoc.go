@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/services/management/internal/kvref"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
@@ -293,8 +294,8 @@ func (f field) check(name string, raw []byte, lookup func(path ...string) ([]byt
 		if s == "" {
 			return invalid("%s: must not be empty", name)
 		}
-		if !strings.HasPrefix(s, "/") {
-			return invalid("%s: must start with /", name)
+		if !strings.HasPrefix(s, "/") && !kvref.Is(s) { // the gateway resolves a reference before it reads the path
+			return invalid("%s: must start with / (or be a KV reference: env://, secrets://, consul://, vault://)", name)
 		}
 	}
 	return nil

@@ -142,6 +142,17 @@ func TestYAMLToJSON(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	valid := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"name":"n","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/p/"}}}}`
+	// KV references, which the gateway resolves when it loads the definition (CONTRACT §6)
+	kv := strings.Replace(strings.Replace(valid, `"value":"/p/"`, `"value":"secrets://listen"`, 1), `"url":"http://u/"`, `"url":"env://UPSTREAM"`, 1)
+	for _, doc := range []string{kv, strings.Replace(kv, "secrets://listen", "consul://listen", 1), strings.Replace(kv, "secrets://listen", "vault://listen", 1),
+		strings.Replace(kv, "secrets://listen", "env://LISTEN", 1)} {
+		if err := Validate(context.Background(), []byte(doc)); err != nil {
+			t.Errorf("KV references: %v", err)
+		}
+		if problems := Check(context.Background(), []byte(doc)); len(problems) > 0 {
+			t.Errorf("KV references, Check: %v", problems)
+		}
+	}
 	for _, doc := range []string{valid, strings.Replace(valid, `"paths":{}`, `"paths":{"x-note":[1],"/a/{id}":{"get":{"parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}}}`, 1), string(large(20))} {
 		if err := Validate(context.Background(), []byte(doc)); err != nil {
 			t.Fatalf("valid document: %v", err)
