@@ -20,6 +20,7 @@ import (
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/migration"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -61,17 +62,19 @@ const (
 type Server struct {
 	managementv1.UnimplementedManagementServiceServer
 	store     *store.Store
+	records   *apirecord.Maker
 	migration *migration.Engine
 	audit     *audit.Log
 	keys      *keys.Service
 	log       *slog.Logger
 }
 
-// New returns a server over st whose migrations keep up to migrationWrites
-// per-API write transactions open at once (see migration.New), answering
-// GET /api/audit-logs from auditLog and the key routes through keySvc.
-func New(st *store.Store, log *slog.Logger, migrationWrites int, auditLog *audit.Log, keySvc *keys.Service) *Server {
-	return &Server{store: st, migration: migration.New(st, log, migrationWrites), audit: auditLog, keys: keySvc, log: log.With("component", "api")}
+// New returns a server over st, whose API records records makes, whose
+// migrations keep up to migrationWrites per-API write transactions open at
+// once (see migration.New), answering GET /api/audit-logs from auditLog and
+// the key routes through keySvc.
+func New(st *store.Store, records *apirecord.Maker, log *slog.Logger, migrationWrites int, auditLog *audit.Log, keySvc *keys.Service) *Server {
+	return &Server{store: st, records: records, migration: migration.New(st, records, log, migrationWrites), audit: auditLog, keys: keySvc, log: log.With("component", "api")}
 }
 
 // storeError is the one place where the domain's errors (the store's

@@ -67,7 +67,7 @@ func (s *Server) UpdateAPICategories(ctx context.Context, req *managementv1.Upda
 	labels := category.Normalize(req.GetCategories())
 	err := s.store.UpdateAPI(ctx, req.GetApiId(), store.OAS, func(a store.API) (store.API, error) {
 		a.Categories = labels
-		return a, nil
+		return s.records.Derived(a), nil
 	})
 	if err != nil {
 		return nil, s.categoriesError(err)

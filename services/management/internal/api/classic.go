@@ -11,7 +11,6 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
-	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -68,15 +67,15 @@ func (s *Server) CreateAPI(ctx context.Context, req *managementv1.CreateAPIReque
 			return nil, err
 		}
 	}
-	given := store.API{Kind: store.Classic}
-	if hasID {
-		given.ID = apiID
-	}
+	var givenDBID string
 	if raw, ok, _ := rawjson.Lookup(def, "id"); ok {
-		given.DBID, _ = rawjson.String(raw)
+		givenDBID, _ = rawjson.String(raw)
 	}
-	a, err := s.store.CreateAPI(ctx, given, func(a store.API) (store.API, error) { return s.classicRecord(a, def) })
+	a, err := s.records.Classic(newIDs(apiID, givenDBID), def)
 	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	if err := s.store.CreateAPI(ctx, a); err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
 	return &managementv1.CreateAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
@@ -151,38 +150,19 @@ func writeStrings(b *bytes.Buffer, list []string) {
 	b.WriteByte(']')
 }
 
-// classicRecord is a's record for the classic definition def: the
-// document with a's IDs (classicIDs), its name and the name's categories.
-func (s *Server) classicRecord(a store.API, def []byte) (store.API, error) {
-	doc, err := s.classicIDs(def, a.ID, a.DBID)
-	if err != nil {
-		return a, err
+// newIDs are the IDs of an API being created, in the one namespace rule
+// (store.Tx.PutAPI): the API ID and the db id it was given are kept — the
+// write refuses them when another API holds either (409) — and only an
+// absent one (or a db id not of 24 hex) is made up.
+func newIDs(givenID, givenDBID string) store.API {
+	a := store.API{ID: givenID, DBID: givenDBID}
+	if a.ID == "" {
+		a.ID = store.NewAPIID()
 	}
-	raw, _, err := rawjson.Lookup(doc, "name")
-	if err != nil {
-		return a, err
+	if !store.IsDBID(a.DBID) {
+		a.DBID = store.NewDBID()
 	}
-	a.Doc = doc
-	a.Name, _ = rawjson.String(raw)
-	a.Categories = category.FromName(a.Name)
-	return a, nil
-}
-
-// classicIDs writes what the service owns in a classic definition: its
-// api_id and db id, and the installation's org_id when it has none
-// (absent, null or "").
-func (s *Server) classicIDs(def []byte, apiID, dbID string) ([]byte, error) {
-	doc, err := rawjson.Set(def, rawjson.Quote(apiID), "api_id")
-	if err != nil {
-		return nil, err
-	}
-	if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
-		return nil, err
-	}
-	if raw, ok, _ := rawjson.Lookup(doc, "org_id"); ok && string(raw) != `""` && string(raw) != "null" {
-		return doc, nil // kept as given
-	}
-	return rawjson.Set(doc, rawjson.Quote(s.store.OrgID()), "org_id")
+	return a
 }
 
 // otherAPIError is a body sent to an API's path that names another API (400).
@@ -249,7 +229,7 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 		if err := namesAPI(old, "api_definition.api_id", bodyID, "api_definition.id", bodyDBID); err != nil {
 			return old, err
 		}
-		return s.classicRecord(old, def)
+		return s.records.Classic(old, def)
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

@@ -57,35 +57,16 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 	if err != nil {
 		return nil, badRequest(err.Error())
 	}
-	// a free db id the document brings is kept, as for classic definitions:
+	// a db id the document brings is kept, as for classic definitions:
 	// tyk-sync publishes with the ids it dumped
-	given := store.API{ID: id, DBID: givenDBID, Kind: store.OAS, Categories: []string{}}
-	a, err := s.store.CreateAPI(ctx, given, func(a store.API) (store.API, error) {
-		a.Doc = doc
-		if id == "" {
-			withID, err := oasdoc.SetID(doc, a.ID)
-			if err != nil {
-				return a, err
-			}
-			a.Doc = withID
-		}
-		return oasRecord(a)
-	})
+	a, err := s.records.OAS(newIDs(id, givenDBID), doc)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
-	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
-}
-
-// oasRecord is a's record for its Tyk OAS document a.Doc: stamped with
-// a's db id, named after its x-tyk-api-gateway.info.name.
-func oasRecord(a store.API) (store.API, error) {
-	doc, err := oasdoc.Stamp(a.Doc, a.DBID)
-	if err != nil {
-		return a, err
+	if err := s.store.CreateAPI(ctx, a); err != nil {
+		return nil, s.storeError(err, errInternal)
 	}
-	a.Doc, a.Name = doc, oasdoc.Name(doc)
-	return a, nil
+	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
 }
 
 // getOAS reads a Tyk OAS API; a classic API is not found.
@@ -152,14 +133,7 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 		if err := namesAPI(old, "x-tyk-api-gateway.info.id", bodyID, "x-tyk-api-gateway.info.dbId", bodyDBID); err != nil {
 			return old, err
 		}
-		body := doc
-		if bodyID == "" {
-			if body, err = oasdoc.SetID(body, old.ID); err != nil {
-				return old, err
-			}
-		}
-		old.Doc = body // categories, db id and links are kept
-		return oasRecord(old)
+		return s.records.OAS(old, doc) // categories, db id and links are kept
 	})
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)

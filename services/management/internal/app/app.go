@@ -59,7 +59,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 	if cfg.Store == config.StoreBbolt {
 		writes = migration.GroupCommitWrites // many writes share one fsync
 	}
-	routes, stopGateways, err := serveGateways(ctx, log, st, auditLog, cfg.Gateways)
+	records := apiRecords(st, cfg.Gateways)
+	routes, stopGateways, err := serveGateways(ctx, log, st, records, auditLog, cfg.Gateways)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			return err
 		}
 	}
-	srv := api.New(st, log, writes, auditLog, keys.New(st, gwAPI))
+	srv := api.New(st, records, log, writes, auditLog, keys.New(st, gwAPI))
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:          managementv1.ManagementService_ServiceDesc.ServiceName,

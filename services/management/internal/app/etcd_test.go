@@ -64,7 +64,7 @@ func seedClassicEtcd(tb testing.TB, st *store.Store, n int) []string {
 						if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
 							return err
 						}
-						if err := t.PutAPI(store.API{ID: ids[i], DBID: dbID, Kind: store.Classic, Doc: doc}); err != nil {
+						if err := t.PutAPI(store.API{ID: ids[i], DBID: dbID, Kind: store.Classic, Doc: doc}, store.AnyRevision); err != nil {
 							return err
 						}
 					}

@@ -10,6 +10,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
+	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/gateways"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -20,7 +21,7 @@ import (
 // OAS records whose kept classic definition another build made; with
 // --gateway-redis too, the notifier that announces every committed change
 // to APIs and policies. Both run until stop is called (stop waits for them).
-func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, auditLog *audit.Log, cfg config.Gateways) (routes []restfacade.PlainRoute, stop func(), err error) {
+func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, records *apirecord.Maker, auditLog *audit.Log, cfg config.Gateways) (routes []restfacade.PlainRoute, stop func(), err error) {
 	if cfg.NodeSecret == "" {
 		return nil, func() {}, nil
 	}
@@ -30,7 +31,7 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, audit
 			return nil, nil, err
 		}
 	}
-	srv := gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Derive: deriveClassic, Audit: auditLog, Log: log})
+	srv := gateways.New(gateways.Options{Secret: cfg.NodeSecret, Store: st, Records: records, Audit: auditLog, Log: log})
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	if client != nil {
@@ -49,6 +50,12 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, audit
 	}, nil
 }
 
-// deriveClassic is the OAS → classic derivation gateways load OAS APIs
-// with: the converter's other direction.
-var deriveClassic gateways.Derive = convert.ToClassic
+// apiRecords is the maker of st's API records: with a node secret (gateways
+// are served) OAS records keep the classic definition gateways load, derived
+// by the converter's other direction (convert.ToClassic).
+func apiRecords(st *store.Store, cfg config.Gateways) *apirecord.Maker {
+	if cfg.NodeSecret == "" {
+		return apirecord.New(st.OrgID(), nil)
+	}
+	return apirecord.New(st.OrgID(), convert.ToClassic)
+}

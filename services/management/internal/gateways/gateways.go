@@ -34,6 +34,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
+	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -51,20 +52,16 @@ const (
 	PruneEvery     = 10 * time.Second
 )
 
-// Derive turns a Tyk OAS document into the classic definition a gateway
-// loads for it (what Tyk's OAS.ExtractTo yields).
-type Derive func(oasDoc []byte) ([]byte, error)
-
 // Options configure the gateway routes.
 type Options struct {
 	Secret string       // the node secret; gateways send it as authorization
 	Store  *store.Store // APIs, policies and node records
-	// Derive is the OAS → classic derivation; while it is nil, Tyk OAS APIs
-	// are left out of /system/apis (a gateway cannot load them without it).
-	// With it, New makes Store keep each OAS API's derived definition with
-	// its record (store.Store.DeriveWith, tagged with this build), so a list
-	// derives nothing; Rederive brings records written otherwise up to date.
-	Derive Derive
+	// Records is the maker of the store's API records: while it derives
+	// nothing, Tyk OAS APIs are left out of /system/apis (a gateway cannot
+	// load them without their classic definition). The definitions it keeps
+	// with each record are streamed as stored; Rederive brings records
+	// written otherwise up to date.
+	Records *apirecord.Maker
 	// Audit, when set, records every registration and de-registration
 	// (user "gateway", the node's id as object).
 	Audit *audit.Log
@@ -73,13 +70,12 @@ type Options struct {
 
 // Server serves the gateway routes.
 type Server struct {
-	secret [sha256.Size]byte
-	store  *store.Store
-	derive Derive
-	cache  derivedCache
-	audit  *audit.Log
-	log    *slog.Logger
-	wrong  wrongSecrets
+	secret  [sha256.Size]byte
+	store   *store.Store
+	records *apirecord.Maker
+	audit   *audit.Log
+	log     *slog.Logger
+	wrong   wrongSecrets
 
 	mu      sync.Mutex
 	written map[string]time.Time // node → last heartbeat this replica wrote
@@ -88,11 +84,11 @@ type Server struct {
 // New returns the routes' server and makes gatehouse_gateway_nodes count
 // its store's live nodes. Call it before the store is used.
 func New(o Options) *Server {
-	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, derive: o.Derive, audit: o.Audit, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
-	metrics.GatewayNodes(s.liveNodes)
-	if s.derive != nil {
-		o.Store.DeriveWith(buildTag(), s.classic)
+	if o.Records == nil {
+		o.Records = &apirecord.Maker{} // derives nothing
 	}
+	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, records: o.Records, audit: o.Audit, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
+	metrics.GatewayNodes(s.liveNodes)
 	return s
 }
 
@@ -100,11 +96,11 @@ func New(o Options) *Server {
 // derives (records written by another build, or before records kept one),
 // logging how many it rewrote; run it once, in the background, at start.
 func (s *Server) Rederive(ctx context.Context) {
-	if s.derive == nil {
+	if !s.records.Derives() {
 		return
 	}
 	start := time.Now()
-	n, err := s.store.Rederive(ctx)
+	n, err := s.records.Rederive(ctx, s.store)
 	if err != nil {
 		s.log.Warn("derived definitions not all brought up to date; /system/apis derives the rest", "rewritten", n, "err", err)
 		return

@@ -83,7 +83,7 @@ func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 				item = append(item, `,"oas":null}`...)
 				return emit(item)
 			}
-			def, ok := a.Derived, len(a.Derived) > 0
+			def, ok := a.Derived, len(a.Derived) > 0 && s.records.Current(a)
 			if !ok {
 				def, ok = s.derived(a)
 			}
@@ -115,39 +115,20 @@ func inactive(a store.API) bool {
 }
 
 // derived is the classic definition of an OAS API whose record keeps none
-// (written before the store kept them, or its document does not derive).
-// An API whose document does not derive is left out (the gateway would
-// skip it as invalid) and logged.
+// of this build's (written before the store kept them, by another build
+// until Rederive rewrites it, or over MaxDerived). An API whose document
+// does not derive is left out (the gateway would skip it as invalid) and
+// logged.
 func (s *Server) derived(a store.API) ([]byte, bool) {
-	if s.derive == nil {
+	if !s.records.Derives() {
 		return nil, false
 	}
-	if def, ok := s.cache.get(a); ok {
-		return def, true
-	}
-	def, err := s.classic(a)
+	def, err := s.records.GatewayDefinition(a)
 	if err != nil {
 		s.log.Warn("OAS API left out of /system/apis: no classic definition derives from it", "api_id", a.ID, "err", err)
 		return nil, false
 	}
-	s.cache.put(a, def)
 	return def, true
-}
-
-// classic is the classic definition a gateway loads for an OAS API, with
-// the API's IDs and is_oas true: what the store keeps as store.API.Derived.
-func (s *Server) classic(a store.API) ([]byte, error) {
-	def, err := s.derive(a.Doc)
-	if err == nil {
-		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
-	}
-	if err == nil {
-		def, err = rawjson.Set(def, rawjson.Quote(a.DBID), "id")
-	}
-	if err == nil {
-		def, err = rawjson.Set(def, []byte("true"), "is_oas")
-	}
-	return def, err
 }
 
 // policies serves GET /system/policies: every policy as stored (each has

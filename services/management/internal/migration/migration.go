@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/pkg/tracing"
+	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -93,16 +94,17 @@ const (
 
 // Engine runs migrations against one store.
 type Engine struct {
-	store  *store.Store
-	log    *slog.Logger
-	writes int // per-API write transactions open at once
+	store   *store.Store
+	records *apirecord.Maker
+	log     *slog.Logger
+	writes  int // per-API write transactions open at once
 }
 
-// New returns an engine over st that keeps up to writes per-API write
-// transactions open at once (GroupCommitWrites or DefaultWrites; below 1
-// means 1).
-func New(st *store.Store, log *slog.Logger, writes int) *Engine {
-	return &Engine{store: st, log: log.With("component", "migration"), writes: max(writes, 1)}
+// New returns an engine over st, whose records records makes, that keeps
+// up to writes per-API write transactions open at once (GroupCommitWrites or
+// DefaultWrites; below 1 means 1).
+func New(st *store.Store, records *apirecord.Maker, log *slog.Logger, writes int) *Engine {
+	return &Engine{store: st, records: records, log: log.With("component", "migration"), writes: max(writes, 1)}
 }
 
 // Run checks req, migrates the APIs it selects and returns the report.

@@ -13,12 +13,14 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
+	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -47,7 +49,7 @@ func newStore(t testing.TB) *store.Store {
 }
 
 func newEngine(st *store.Store) *Engine {
-	return New(st, slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
+	return New(st, apirecord.New(st.OrgID(), nil), slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
 }
 
 // classic is a classic definition the converter accepts: keyless, one
@@ -84,7 +86,7 @@ func seed(t testing.TB, st *store.Store, docs ...[]byte) {
 				APIID string `json:"api_id"`
 			}
 			json.Unmarshal(d, &head)
-			if err := tx.PutAPI(store.API{ID: head.APIID, DBID: store.NewDBID(), Kind: store.Classic, Doc: d}); err != nil {
+			if err := tx.PutAPI(store.API{ID: head.APIID, DBID: store.NewDBID(), Kind: store.Classic, Doc: d}, store.AnyRevision); err != nil {
 				return err
 			}
 		}
@@ -179,7 +181,7 @@ func TestOutcomes(t *testing.T) {
 		)
 		if err := st.Update(bg, func(tx *store.Tx) error {
 			return tx.PutAPI(store.API{ID: "oas", DBID: store.NewDBID(), Kind: store.OAS,
-				Doc: []byte(`{"openapi":"3.0.3","info":{"title":"O","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"id":"oas","name":"O"}}}`)})
+				Doc: []byte(`{"openapi":"3.0.3","info":{"title":"O","version":"1"},"paths":{},"x-tyk-api-gateway":{"info":{"id":"oas","name":"O"}}}`)}, store.AnyRevision)
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +318,7 @@ func TestStagePromote(t *testing.T) {
 	}
 	// an edit of the staged copy survives the promotion
 	edited := bytes.Replace(second.Doc, []byte(`http://upstream.test/`), []byte(`http://edited.test/`), 1)
-	if err := st.Update(bg, func(tx *store.Tx) error { second.Doc = edited; return tx.PutAPI(second) }); err != nil {
+	if err := st.Update(bg, func(tx *store.Tx) error { second.Doc = edited; return tx.PutAPI(second, store.AnyRevision) }); err != nil {
 		t.Fatal(err)
 	}
 	if got := run(Request{Mode: Promote, All: true}); !slices.Equal(got.success, []string{"s"}) {
@@ -470,5 +472,70 @@ func TestTooLargeFailsOneAPI(t *testing.T) {
 	}
 	if err := st.Check(bg); err != nil {
 		t.Error(err)
+	}
+}
+
+// conflicting is an engine whose read-write transactions that write the
+// API key named by api fail as a transaction that kept losing to other
+// writers does (kv.ErrConflict), as etcd's after its retries.
+type conflicting struct {
+	kv.Engine
+	api   string
+	armed *atomic.Bool // off while the test seeds the store
+}
+
+func (e conflicting) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
+	return e.Engine.Update(ctx, func(w kv.WriteTx) error {
+		c := &watchingTx{WriteTx: w, key: "api/" + e.api}
+		if err := fn(c); err != nil {
+			return err
+		}
+		if c.hit && e.armed.Load() {
+			return fmt.Errorf("commit: %w", kv.ErrConflict)
+		}
+		return nil
+	})
+}
+
+type watchingTx struct {
+	kv.WriteTx
+	key string
+	hit bool
+}
+
+func (c *watchingTx) Put(k, v []byte) error {
+	c.hit = c.hit || string(k) == c.key
+	return c.WriteTx.Put(k, v)
+}
+
+// TestConflictFailsOneAPI: an API whose write keeps conflicting fails with
+// the store's conflict message (503, retry later, as every service answers
+// it: grpcserver.CallerError), never "internal error", and stays classic.
+func TestConflictFailsOneAPI(t *testing.T) {
+	e, err := boltkv.Open(filepath.Join(t.TempDir(), "m.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var armed atomic.Bool
+	st, err := store.Open(bg, conflicting{e, "busy", &armed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seed(t, st, classic("calm", "Calm", true, nil))
+	seed(t, st, classic("busy", "Busy", true, nil))
+	armed.Store(true)
+	rep, err := newEngine(st).Run(bg, Request{Mode: Direct, APIIDs: []string{"busy", "calm"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Failures) != 1 || rep.Failures[0].APIID != "busy" {
+		t.Fatalf("failures %+v, want busy alone", rep.Failures)
+	}
+	if msg := rep.Failures[0].Messages; len(msg) != 1 || msg[0] != kv.ErrConflict.Error() {
+		t.Errorf("failure message %q, want %q", msg, kv.ErrConflict.Error())
+	}
+	if a, _ := get(t, st, "busy"); a.Kind != store.Classic {
+		t.Error("the API whose write conflicted is no longer classic")
 	}
 }

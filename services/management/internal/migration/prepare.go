@@ -3,11 +3,16 @@ package migration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	"google.golang.org/grpc/status"
+
+	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -21,11 +26,18 @@ const (
 var (
 	msgNotFound = []string{"API not found"}
 	msgChanged  = []string{"API changed while it was being migrated; try again"}
-	msgInternal = []string{"internal error"}
-	// msgUnavailable fails an API whose write the store did not answer in
-	// time; the API is unchanged and a later run migrates it.
-	msgUnavailable = []string{"store unavailable"}
+	msgInternal = []string{"internal error"} // a converter panic
 )
+
+// storeFailure fails an API for a storage error, with the message every
+// service answers for it (grpcserver.CallerError, which logs what it calls
+// an internal failure): "store unavailable" when the store did not answer in
+// time, the store's conflict (503, retry later) when other writers kept
+// winning, the engine's message for a write over its limits (it names the
+// limit). The API is unchanged, and a later run migrates it.
+func (r *run) storeFailure(id string, err error) outcome {
+	return failed([]string{status.Convert(grpcserver.CallerError(r.e.log.With("api_id", id), err)).Message()})
+}
 
 // item is one API of a round.
 type item struct {
@@ -36,13 +48,25 @@ type item struct {
 	saw   staged // the staged copy the read saw
 	stage string // stage: the db id of the new staged copy
 
-	res     *convert.Result
+	res   *convert.Result
+	promo *promotion // promote: the staged copy as read
+	// made are the records the write puts, made outside its transaction by
+	// the store's record maker: the base first, then its versions.
+	made    []store.API
 	planned outcome // decided while reading and converting; zero: ready to write
 	final   outcome // decided while writing
 }
 
 // staged is a classic API's staged copy, as one transaction saw it.
 type staged struct{ id, dbID string }
+
+// promotion is the staged copy a promotion reads, with its versions, in
+// the read transaction: the write checks their revisions are still the
+// stored ones.
+type promotion struct {
+	copy     store.API
+	versions []store.API
+}
 
 // outcome is what the report says of an API; the zero value means undecided.
 type outcome struct {
@@ -79,8 +103,7 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 				it.planned = failed(msgNotFound)
 				continue
 			case err != nil:
-				r.e.log.Error("read an API", "api_id", id, "err", err)
-				it.planned = failed(msgInternal)
+				it.planned = r.storeFailure(id, err)
 				continue
 			case a.Kind != store.Classic:
 				it.planned = skipped(convert.SkipAlreadyMigrated)
@@ -97,15 +120,19 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 					return err
 				}
 				it.saw = staged{id: sid, dbID: s.DBID}
+				if r.mode == Promote {
+					if it.promo, err = readPromotion(t, s); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		r.e.log.Error("read transaction", "err", err)
 		for _, it := range items {
 			if !it.planned.decided() {
-				it.planned = failed(msgInternal)
+				it.planned = r.storeFailure(it.id, err)
 			}
 		}
 	}
@@ -151,8 +178,10 @@ func (r *run) prepareOne(it *item) {
 	case r.mode == Promote:
 		if it.saw.id == "" {
 			it.planned = skipped(SkipNotStaged)
+			return
 		}
-		return // promotion stores the staged copy; nothing to convert
+		r.preparePromotion(it) // promotion stores the staged copy; nothing to convert
+		return
 	}
 	opts := convert.Options{DBID: it.dbID}
 	switch r.mode {
@@ -173,6 +202,57 @@ func (r *run) prepareOne(it *item) {
 		return
 	}
 	it.res = res
+	if r.mode == Direct || r.mode == Stage {
+		base, stagedFrom := it.id, ""
+		if r.mode == Stage {
+			base, stagedFrom = res.APIID, it.id
+		}
+		it.made = append(it.made, r.e.records.Converted(store.API{ID: base, DBID: res.Base.DBID, Name: res.Name,
+			Categories: res.Categories, StagedFrom: stagedFrom, Doc: res.Base.JSON}))
+		for _, v := range res.Versions {
+			it.made = append(it.made, r.e.records.Converted(store.API{ID: v.APIID, DBID: v.DBID, Name: v.Name, BaseID: base, Doc: v.JSON}))
+		}
+	}
+}
+
+// readPromotion reads a staged copy's versions beside it.
+func readPromotion(t *store.Tx, copy store.API) (*promotion, error) {
+	children, err := t.Children(copy.ID)
+	if err != nil {
+		return nil, err
+	}
+	p := &promotion{copy: copy}
+	for _, id := range children {
+		v, err := t.API(id)
+		if err != nil {
+			return nil, err
+		}
+		p.versions = append(p.versions, v)
+	}
+	return p, nil
+}
+
+// preparePromotion makes the records of a promotion: the staged copy, as
+// edited since staging, without the staging prefixes and with the classic
+// db id, and each version with a fresh db id; a document that cannot be
+// promoted fails the API.
+func (r *run) preparePromotion(it *item) {
+	p := it.promo
+	base, err := r.e.records.Promoted(store.API{ID: it.id, DBID: it.dbID, Categories: p.copy.Categories}, p.copy.Doc)
+	if err != nil {
+		it.planned = failed([]string{fmt.Sprintf("the staged copy %s cannot be promoted: %v", p.copy.ID, err)})
+		return
+	}
+	it.made = append(it.made, base)
+	for _, v := range p.versions {
+		rec, err := r.e.records.Promoted(store.API{ID: strings.TrimPrefix(v.ID, convert.StagingIDPrefix), DBID: store.NewDBID(),
+			BaseID: it.id, Categories: []string{}}, v.Doc)
+		if err != nil {
+			it.planned = failed([]string{fmt.Sprintf("the staged version %s cannot be promoted: %v", v.ID, err)})
+			return
+		}
+		it.made = append(it.made, rec)
+	}
 }
 
 // failure is the outcome of a converter error: its messages.

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
-	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
-	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -48,8 +45,7 @@ func (r *run) write(ctx context.Context, items []*item) {
 }
 
 // writeOne runs the mode's write of one API in one transaction. A storage
-// error fails that API alone: a write too large for the engine with the
-// engine's message (it names the limit), anything else as an internal error.
+// error fails that API alone (storeFailure).
 func (r *run) writeOne(ctx context.Context, it *item) {
 	var o outcome
 	err := r.e.store.Update(ctx, func(t *store.Tx) error {
@@ -71,14 +67,8 @@ func (r *run) writeOne(ctx context.Context, it *item) {
 	})
 	switch {
 	case errors.Is(err, errRefused):
-	case errors.Is(err, kv.ErrTooLarge):
-		o = failed([]string{err.Error()})
-	case errors.Is(err, kv.ErrUnavailable):
-		r.e.log.Warn("write", "api_id", it.id, "err", err)
-		o = failed(msgUnavailable)
 	case err != nil:
-		r.e.log.Error("write", "api_id", it.id, "err", err)
-		o = failed(msgInternal)
+		o = r.storeFailure(it.id, err)
 	}
 	it.final = o
 }
@@ -124,25 +114,20 @@ func versionConflict(t *store.Tx, base string, ids []string) ([]string, error) {
 	return nil, nil
 }
 
-func documentIDs(docs []convert.Document) []string {
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.APIID
+// versionIDs are the IDs of the versions among an item's records.
+func versionIDs(made []store.API) []string {
+	ids := make([]string, 0, len(made))
+	for _, a := range made[min(1, len(made)):] {
+		ids = append(ids, a.ID)
 	}
 	return ids
 }
 
-// putConverted stores the converter's documents: the base as id, the
-// versions as its children. The converter wrote each db id into its
-// document, and the names and categories.
-func putConverted(t *store.Tx, id, stagedFrom string, res *convert.Result) error {
-	err := t.PutAPI(store.API{ID: id, DBID: res.Base.DBID, Kind: store.OAS, Name: res.Name,
-		Categories: res.Categories, StagedFrom: stagedFrom, Doc: res.Base.JSON})
-	if err != nil {
-		return err
-	}
-	for _, v := range res.Versions {
-		if err := t.PutAPI(store.API{ID: v.APIID, DBID: v.DBID, Kind: store.OAS, Name: v.Name, BaseID: id, Doc: v.JSON}); err != nil {
+// putMade stores an item's records, made before the transaction: the base,
+// then its versions.
+func putMade(t *store.Tx, made []store.API) error {
+	for _, a := range made {
+		if err := t.PutAPI(a, store.AnyRevision); err != nil {
 			return err
 		}
 	}
@@ -168,13 +153,13 @@ func writeDirect(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, true); err != nil || o.decided() {
 		return o, err
 	}
-	if msg, err := versionConflict(t, it.id, documentIDs(it.res.Versions)); err != nil || msg != nil {
+	if msg, err := versionConflict(t, it.id, versionIDs(it.made)); err != nil || msg != nil {
 		return failed(msg), err
 	}
 	if err := deleteChildren(t, it.id); err != nil {
 		return outcome{}, err
 	}
-	return outcome{ok: true}, putConverted(t, it.id, "", it.res)
+	return outcome{ok: true}, putMade(t, it.made)
 }
 
 // writeStage stores the staged copy beside the untouched classic API,
@@ -200,7 +185,7 @@ func writeStage(t *store.Tx, it *item, override bool) (outcome, error) {
 	case taken && previous != stagedID:
 		return failed([]string{fmt.Sprintf("API %s already exists and is not the staged copy of %s", stagedID, it.id)}), nil
 	}
-	if msg, err := versionConflict(t, stagedID, documentIDs(it.res.Versions)); err != nil || msg != nil {
+	if msg, err := versionConflict(t, stagedID, versionIDs(it.made)); err != nil || msg != nil {
 		return failed(msg), err
 	}
 	if hasPrevious {
@@ -211,14 +196,12 @@ func writeStage(t *store.Tx, it *item, override bool) (outcome, error) {
 	if err := deleteChildren(t, stagedID); err != nil {
 		return outcome{}, err
 	}
-	return outcome{ok: true, stagedID: stagedID}, putConverted(t, stagedID, it.id, it.res)
+	return outcome{ok: true, stagedID: stagedID}, putMade(t, it.made)
 }
 
 // writePromote replaces the classic API with its staged copy, as edited
-// since staging, without the staging prefixes and with the classic db id.
-// The staged documents were edited through the API, so they are read back
-// (convert.Unstage), stamped with their db ids and named from their
-// documents (stamped).
+// since staging and read before the transaction (preparePromotion): the
+// copy and its versions must still be at the revisions read.
 func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if o, err := current(t, it, false); err != nil || o.decided() {
 		return o, err
@@ -227,19 +210,10 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err != nil || !ok {
 		return skipped(SkipNotStaged), err
 	}
-	staged, err := t.API(stagedID)
-	if err != nil {
-		return outcome{}, err
+	if same, err := samePromotion(t, stagedID, it.promo); err != nil || !same {
+		return failed(msgChanged), err
 	}
-	base, err := convert.Unstage(staged.Doc)
-	if err != nil {
-		return failed([]string{fmt.Sprintf("the staged copy %s cannot be promoted: %v", stagedID, err)}), nil
-	}
-	versions, o, err := stagedVersions(t, stagedID)
-	if err != nil || o.decided() {
-		return o, err
-	}
-	if msg, err := versionConflict(t, it.id, documentIDs(versions)); err != nil || msg != nil {
+	if msg, err := versionConflict(t, it.id, versionIDs(it.made)); err != nil || msg != nil {
 		return failed(msg), err
 	}
 	if _, err := t.DeleteAPIWithVersions(stagedID); err != nil {
@@ -248,55 +222,29 @@ func writePromote(t *store.Tx, it *item) (outcome, error) {
 	if err := deleteChildren(t, it.id); err != nil {
 		return outcome{}, err
 	}
-	return outcome{ok: true}, putPromoted(t, store.API{ID: it.id, DBID: it.dbID, Kind: store.OAS, Categories: staged.Categories, Doc: base}, versions)
+	return outcome{ok: true}, putMade(t, it.made)
 }
 
-// putPromoted stores the promoted base and its versions, each version with
-// a fresh db id.
-func putPromoted(t *store.Tx, base store.API, versions []convert.Document) error {
-	if err := putStamped(t, base); err != nil {
-		return err
+// samePromotion reports whether the staged copy stagedID and its versions
+// are still those p read, at the same revisions.
+func samePromotion(t *store.Tx, stagedID string, p *promotion) (bool, error) {
+	if stagedID != p.copy.ID {
+		return false, nil
 	}
-	for _, v := range versions {
-		dbID, err := t.NewDBID()
-		if err != nil {
-			return err
-		}
-		if err := putStamped(t, store.API{ID: v.APIID, DBID: dbID, Kind: store.OAS, BaseID: base.ID, Categories: []string{}, Doc: v.JSON}); err != nil {
-			return err
-		}
+	if rev, ok, err := t.Revision(stagedID); err != nil || !ok || rev != p.copy.Revision {
+		return false, err
 	}
-	return nil
-}
-
-// stagedVersions reads back the staged copy's versions, without the
-// staging prefixes; a version that cannot be promoted fails the API.
-func stagedVersions(t *store.Tx, stagedID string) ([]convert.Document, outcome, error) {
 	children, err := t.Children(stagedID)
-	if err != nil {
-		return nil, outcome{}, err
+	if err != nil || len(children) != len(p.versions) {
+		return false, err
 	}
-	var versions []convert.Document
-	for _, childID := range children {
-		child, err := t.API(childID)
-		if err != nil {
-			return nil, outcome{}, err
+	for i, v := range p.versions {
+		if children[i] != v.ID {
+			return false, nil
 		}
-		doc, err := convert.Unstage(child.Doc)
-		if err != nil {
-			return nil, failed([]string{fmt.Sprintf("the staged version %s cannot be promoted: %v", childID, err)}), nil
+		if rev, ok, err := t.Revision(v.ID); err != nil || !ok || rev != v.Revision {
+			return false, err
 		}
-		versions = append(versions, convert.Document{APIID: strings.TrimPrefix(childID, convert.StagingIDPrefix), JSON: doc})
 	}
-	return versions, outcome{}, nil
-}
-
-// putStamped stores an OAS API whose document does not hold its db id yet.
-func putStamped(t *store.Tx, a store.API) error {
-	doc, err := oasdoc.Stamp(a.Doc, a.DBID)
-	if err != nil {
-		return fmt.Errorf("%w: api %q: %v", store.ErrInvalid, a.ID, err)
-	}
-	a.Doc, a.Name = doc, oasdoc.Name(doc)
-	return t.PutAPI(a)
+	return true, nil
 }

@@ -49,14 +49,13 @@ type API struct {
 	// Records written before revisions read as revision 0.
 	Revision uint64
 	// Derived is, for an OAS API, the classic definition gateways load
-	// (/system/apis), derived from Doc by the store's Derive hook when the
-	// record was written (PutAPI ignores what it is given; none over
-	// MaxDerived). Only EachAPI reads it (a view, like Doc), and only when
-	// the hook that made it has the store's hook's tag (see DeriveWith);
-	// otherwise, or when Doc did not derive, it is empty.
+	// (/system/apis), made from Doc by the record's maker before the write
+	// (package apirecord; the store stores it as given). Only EachAPI reads
+	// it (a view, like Doc); API and List leave it out.
 	Derived []byte
-	// derivedBy is the tag of the hook that made Derived.
-	derivedBy string
+	// DerivedBy names the build that made Derived (another build's
+	// converter may derive differently); empty when the record keeps none.
+	DerivedBy string
 }
 
 // recordVersion is the first byte of every API record written;
@@ -79,7 +78,7 @@ func knownLayout(v []byte) bool {
 // length-prefixed tag of the derivation and derived definition, then the
 // document bytes.
 func encodeAPI(a API) []byte {
-	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.derivedBy) + len(a.Derived) + len(a.Doc) + 7*binary.MaxVarintLen32 + binary.MaxVarintLen64
+	n := 2 + len(a.DBID) + len(a.Name) + len(a.StagedFrom) + len(a.BaseID) + len(a.DerivedBy) + len(a.Derived) + len(a.Doc) + 7*binary.MaxVarintLen32 + binary.MaxVarintLen64
 	for _, c := range a.Categories {
 		n += len(c) + binary.MaxVarintLen32
 	}
@@ -94,8 +93,8 @@ func encodeAPI(a API) []byte {
 		out = binary.AppendUvarint(out, uint64(len(c)))
 		out = append(out, c...)
 	}
-	out = binary.AppendUvarint(out, uint64(len(a.derivedBy)))
-	out = append(out, a.derivedBy...)
+	out = binary.AppendUvarint(out, uint64(len(a.DerivedBy)))
+	out = append(out, a.DerivedBy...)
 	out = binary.AppendUvarint(out, uint64(len(a.Derived)))
 	out = append(out, a.Derived...)
 	return append(out, a.Doc...)
@@ -105,7 +104,7 @@ func encodeAPI(a API) []byte {
 // shares no memory with v.
 func decodeAPI(id string, v []byte) (API, error) {
 	a, doc, err := decodeHeader(id, v)
-	a.Doc, a.Derived, a.derivedBy = bytes.Clone(doc), nil, ""
+	a.Doc, a.Derived, a.DerivedBy = bytes.Clone(doc), nil, ""
 	return a, err
 }
 
@@ -162,7 +161,7 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 		if !ok || w <= 0 || uint64(len(rest)-w) < n {
 			return bad("truncated record")
 		}
-		a.derivedBy, a.Derived, rest = by, rest[w:w+int(n):w+int(n)], rest[w+int(n):]
+		a.DerivedBy, a.Derived, rest = by, rest[w:w+int(n):w+int(n)], rest[w+int(n):]
 	}
 	return a, rest, nil
 }
@@ -211,6 +210,9 @@ func kindOf(v []byte) Kind {
 
 var dbIDPattern = regexp.MustCompile(`^[0-9a-f]{24}$`)
 
+// IsDBID reports whether s has a db id's form: 24 lowercase hex.
+func IsDBID(s string) bool { return dbIDPattern.MatchString(s) }
+
 // API reads one API; ErrNotFound when there is none.
 func (t *Tx) API(id string) (API, error) {
 	v, err := t.r.Get(key(apiPrefix, id))
@@ -257,19 +259,57 @@ func (t *Tx) APIIDByDBID(dbID string) (string, bool, error) {
 	return string(v), v != nil, err
 }
 
+// NotStored asks PutAPI to create the record: no API may have its ID.
+const NotStored = ^uint64(0) - 1
+
+// ErrRevisionMoved means PutAPI found another revision of the record than
+// the one its writer read (or the record gone): a writer that made its
+// record from what it read reads again and retries (Store.UpdateAPI). It is
+// a kv.ErrConflict, so a caller that gives up answers 503, retry later.
+var ErrRevisionMoved = fmt.Errorf("%w: the API changed while it was being written", kv.ErrConflict)
+
 // PutAPI stores a as given, creating it or replacing the API with the same
-// ID, and keeps every index right: the one write path of API records. It
-// trusts its input: Name and Categories are the writer's (read from the
-// document, normalised), and an OAS document already holds a.DBID as
-// x-tyk-api-gateway.info.dbId (oasdoc.Stamp). It checks only the record's
-// keys: an ID, a kind, and a 24-hex db id that no other API holds
-// (ErrAlreadyExists). Replacing an API may change its kind (as a direct
-// migration does). a.Revision is set here (see API.Revision).
-func (t *Tx) PutAPI(a API) error {
+// ID, and keeps every index right: the one write path of API records. The
+// stored record must be at revision expect: NotStored (ErrAlreadyExists
+// when an API has the ID), AnyRevision (no check), or the revision the
+// writer read (ErrRevisionMoved otherwise). It trusts its input, made
+// outside the transaction by the record's maker (package apirecord): Name,
+// Categories and Derived are the maker's, and an OAS document already holds
+// a.DBID as x-tyk-api-gateway.info.dbId. It checks only the record's keys:
+// an ID, a kind, and a 24-hex db id that no other API holds, in the one
+// namespace of API IDs and db ids (checkNamespace). Replacing an API may
+// change its kind (as a direct migration does). a.Revision is set here (see
+// API.Revision).
+func (t *Tx) PutAPI(a API, expect uint64) error {
 	if err := t.checkPut(a); err != nil {
 		return err
 	}
+	old, found, err := t.header(a.ID)
+	switch {
+	case err != nil:
+		return err
+	case expect == NotStored && found:
+		return fmt.Errorf("%w: api %q", ErrAlreadyExists, a.ID)
+	case expect != NotStored && expect != AnyRevision && (!found || old.Revision != expect):
+		return ErrRevisionMoved
+	}
 	return t.putRecord(a)
+}
+
+// Revision reads only the revision of the record stored under id.
+func (t *Tx) Revision(id string) (uint64, bool, error) {
+	a, ok, err := t.header(id)
+	return a.Revision, ok, err
+}
+
+// header reads the record stored under id without its document.
+func (t *Tx) header(id string) (API, bool, error) {
+	v, err := t.r.Get(key(apiPrefix, id))
+	if err != nil || v == nil {
+		return API{}, false, err
+	}
+	a, _, err := decodeHeader(id, v)
+	return a, err == nil, err
 }
 
 // checkPut refuses a record without an ID, db id or kind, and a db id
@@ -290,7 +330,10 @@ func (t *Tx) checkPut(a API) error {
 
 // checkNamespace keeps API IDs and db ids one namespace (CONTRACT §2), so
 // that an address never names two APIs: a's API ID may not be another API's
-// db id, nor its db id another API's API ID.
+// db id, nor its db id another API's API ID. With checkPut's db id check it
+// is the one namespace rule of every API write: an id the writer was given
+// (api_id, db id) is kept or the write refused (ErrAlreadyExists, 409); the
+// service makes up only ids it was not given.
 func (t *Tx) checkNamespace(a API) error {
 	if holder, ok, err := t.APIIDByDBID(a.ID); err != nil || (ok && holder != a.ID) {
 		if err != nil {
@@ -324,7 +367,9 @@ func (t *Tx) putRecord(a API) error {
 		t.changed |= APIAdded
 		a.Revision = rand.Uint64()>>1 + 1 // from 1 to 2^63
 	}
-	a.derivedBy, a.Derived = t.derive.of(a)
+	if a.Kind != OAS {
+		a.Derived, a.DerivedBy = nil, ""
+	}
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
 	}
@@ -614,7 +659,8 @@ func checkAPIIndexes(t *Tx, a API, want map[string]int) error {
 
 // EachAPI calls fn with every API in ID order. a.Doc and a.Derived are
 // views of the stored bytes, valid only during the call: what is streamed
-// from them (the gateways' /system/apis) is never copied whole.
+// from them (the gateways' /system/apis) is never copied whole. a.DerivedBy
+// says which build made a.Derived: the reader decides whether to use it.
 func (t *Tx) EachAPI(fn func(a API) error) error {
 	return t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
 		a, doc, err := decodeHeader(string(k[len(apiPrefix):]), v)
@@ -622,9 +668,6 @@ func (t *Tx) EachAPI(fn func(a API) error) error {
 			return err
 		}
 		a.Doc = doc
-		if a.derivedBy != t.derive.tag || a.derivedBy == "" {
-			a.Derived = nil
-		}
 		return fn(a)
 	})
 }

@@ -170,10 +170,11 @@ func (t *Tx) EachDoc(c Collection, fn func(Document) error) error {
 	})
 }
 
-// CreateDoc stores a new document. An empty or taken d.DBID gets a fresh
-// one (a taken given one is ErrAlreadyExists when keepDBID); doc returns the
-// bytes to store under the final db id, and the document's ID ("" means the
-// db id).
+// CreateDoc stores a new document. An empty givenDBID gets a fresh db id;
+// a given one, or the document's ID, that addresses another document is
+// ErrAlreadyExists (the namespace rule of API records too: Tx.PutAPI); doc
+// returns the bytes to store under the final db id, and the document's ID
+// ("" means the db id).
 func (s *Store) CreateDoc(ctx context.Context, c Collection, givenDBID string, doc func(dbID string) (id string, b []byte, err error)) (Document, error) {
 	var created Document
 	err := s.Update(ctx, func(tx *Tx) error {

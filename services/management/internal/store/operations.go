@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 )
@@ -12,47 +12,17 @@ import (
 // open a transaction themselves. Every function a caller passes in may run
 // more than once (see Update).
 
-// CreateAPI stores a new API of a.Kind. An empty a.ID gets a fresh API ID; a
-// given one that another API holds is ErrAlreadyExists. a.DBID is kept when
-// it is 24 hex and free, otherwise a fresh db id is made. fill returns the
-// record to store (PutAPI) given a with the final IDs: its document, name
-// and categories. It returns the API as stored.
-func (s *Store) CreateAPI(ctx context.Context, a API, fill func(API) (API, error)) (API, error) {
-	var created API
-	err := s.Update(ctx, func(tx *Tx) error {
-		n := a
-		var err error
-		if n.ID == "" {
-			if n.ID, err = tx.NewAPIID(); err != nil {
-				return err
-			}
-		} else if taken, err := tx.Exists(n.ID); err != nil || taken {
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%w: api %q", ErrAlreadyExists, n.ID)
-		}
-		if _, taken, err := tx.APIIDByDBID(n.DBID); err != nil || taken || !dbIDPattern.MatchString(n.DBID) {
-			if err != nil {
-				return err
-			}
-			if n.DBID, err = tx.NewDBID(); err != nil {
-				return err
-			}
-		}
-		id, dbID := n.ID, n.DBID
-		if n, err = fill(n); err != nil {
+// CreateAPI stores a new API, made by its maker outside the transaction
+// (IDs, document, name, categories, derived definition): ErrAlreadyExists
+// when its API ID or db id addresses another API (Tx.PutAPI).
+func (s *Store) CreateAPI(ctx context.Context, a API) error {
+	return s.Update(ctx, func(tx *Tx) error {
+		if err := tx.PutAPI(a, NotStored); err != nil {
 			return err
 		}
-		n.ID, n.DBID = id, dbID
-		auditctx.SetObject(ctx, n.ID) // the request's audit entry names the new API
-		if err := tx.PutAPI(n); err != nil {
-			return err
-		}
-		created, err = tx.API(n.ID)
-		return err
+		auditctx.SetObject(ctx, a.ID) // the request's audit entry names the new API
+		return nil
 	})
-	return created, err
 }
 
 // GetAPI reads the API ref names: its API ID or its db id (Tx.Resolve).
@@ -73,13 +43,21 @@ func kindError(want Kind) error {
 	return ErrNotOAS
 }
 
+// updateAttempts bounds UpdateAPI's retries when other writers keep
+// changing the API between its read and its write.
+const updateAttempts = 16
+
 // UpdateAPI replaces the API ref names, which must be of kind (ErrNotClassic
-// or ErrNotOAS otherwise), with the record edit makes of a copy of it
-// (PutAPI: its document, name and categories); the ID, db id and links stay
-// the stored ones.
+// or ErrNotOAS otherwise), with the record edit makes of it (its document,
+// name, categories, derived definition); the ID, db id and links stay the
+// stored ones. edit runs outside any transaction (it may derive, which
+// takes milliseconds) and may run more than once: the write fails when the
+// API changed since the read (Tx.PutAPI's revision check), and the API is
+// read and edited again, as Kubernetes' GuaranteedUpdate does; after
+// updateAttempts it gives up with ErrRevisionMoved.
 func (s *Store) UpdateAPI(ctx context.Context, ref string, kind Kind, edit func(API) (API, error)) error {
-	return s.Update(ctx, func(tx *Tx) error {
-		old, err := tx.Resolve(ref)
+	for range updateAttempts {
+		old, err := s.GetAPI(ctx, ref)
 		if err != nil {
 			return err
 		}
@@ -91,8 +69,12 @@ func (s *Store) UpdateAPI(ctx context.Context, ref string, kind Kind, edit func(
 			return err
 		}
 		n.ID, n.DBID, n.Kind, n.StagedFrom, n.BaseID = old.ID, old.DBID, old.Kind, old.StagedFrom, old.BaseID
-		return tx.PutAPI(n)
-	})
+		err = s.Update(ctx, func(tx *Tx) error { return tx.PutAPI(n, old.Revision) })
+		if !errors.Is(err, ErrRevisionMoved) {
+			return err
+		}
+	}
+	return ErrRevisionMoved
 }
 
 // DeleteAPI removes the API ref names and, recursively, its child versions;

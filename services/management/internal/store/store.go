@@ -13,7 +13,7 @@
 //	err := st.Update(ctx, func(tx *store.Tx) error {
 //		classic, err := tx.API(id)
 //		...
-//		return tx.PutAPI(base)
+//		return tx.PutAPI(base, classic.Revision)
 //	})
 //
 // An update function may run more than once (kv.Engine.Update): it derives
@@ -64,7 +64,6 @@ type Store struct {
 	e        kv.Engine
 	orgID    string
 	onCommit func(Change)
-	derive   deriver
 }
 
 // Change says what a committed transaction changed that gateways load.
@@ -134,7 +133,6 @@ type Tx struct {
 	r       kv.ReadTx
 	w       kv.WriteTx // nil in View
 	changed Change     // what this run of the transaction changed
-	derive  deriver    // the store's
 }
 
 // Update runs fn in one serializable read-write transaction, committed when
@@ -142,7 +140,7 @@ type Tx struct {
 func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 	var last *Tx // the run that committed
 	err := s.e.Update(ctx, func(w kv.WriteTx) error {
-		tx := &Tx{r: w, w: w, derive: s.derive}
+		tx := &Tx{r: w, w: w}
 		last = tx
 		return fn(tx)
 	})
@@ -154,7 +152,7 @@ func (s *Store) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // View runs fn in one read-only transaction: one consistent snapshot.
 func (s *Store) View(ctx context.Context, fn func(*Tx) error) error {
-	return s.e.View(ctx, func(r kv.ReadTx) error { return fn(&Tx{r: r, derive: s.derive}) })
+	return s.e.View(ctx, func(r kv.ReadTx) error { return fn(&Tx{r: r}) })
 }
 
 func (t *Tx) put(k, v []byte) error {
@@ -180,26 +178,12 @@ func NewDBID() string {
 	return hex.EncodeToString(b)
 }
 
-// NewDBID returns a fresh db id that is unused in this transaction's view.
-func (t *Tx) NewDBID() (string, error) {
-	for {
-		id := NewDBID()
-		if v, err := t.r.Get(key(dbIDPrefix, id)); err != nil || v == nil {
-			return id, err
-		}
-	}
-}
-
-// NewAPIID returns a fresh api_id: 32 lowercase hex, unused in this transaction's view.
-func (t *Tx) NewAPIID() (string, error) {
-	for {
-		b := make([]byte, 16)
-		rand.Read(b)
-		id := hex.EncodeToString(b)
-		if v, err := t.r.Get(key(apiPrefix, id)); err != nil || v == nil {
-			return id, err
-		}
-	}
+// NewAPIID returns a fresh api_id: 32 lowercase hex (128 random bits, so
+// PutAPI, which refuses a taken one, practically never sees one).
+func NewAPIID() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Check verifies that every index agrees with the records and, when the

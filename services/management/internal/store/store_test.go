@@ -69,7 +69,7 @@ func put(t *testing.T, s *Store, apis ...API) {
 	t.Helper()
 	if err := s.Update(bg, func(tx *Tx) error {
 		for _, a := range apis {
-			if err := tx.PutAPI(a); err != nil {
+			if err := tx.PutAPI(a, AnyRevision); err != nil {
 				return err
 			}
 		}
@@ -103,12 +103,12 @@ func TestPutAndGet(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 	// a db id held by another API is refused, and nothing changes
-	err = s.Update(bg, func(tx *Tx) error { return tx.PutAPI(classic("c2", db(1), "x")) })
+	err = s.Update(bg, func(tx *Tx) error { return tx.PutAPI(classic("c2", db(1), "x"), AnyRevision) })
 	if !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("db id taken: %v", err)
 	}
 	for _, bad := range []API{{ID: "", DBID: db(3), Kind: Classic}, {ID: "x", DBID: "short", Kind: Classic}, {ID: "x", DBID: db(3)}} {
-		if err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(bad) }); !errors.Is(err, ErrInvalid) {
+		if err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(bad, AnyRevision) }); !errors.Is(err, ErrInvalid) {
 			t.Fatalf("%+v: %v", bad, err)
 		}
 	}
@@ -212,7 +212,7 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return tx.PutAPI(API{ID: "c", DBID: c.DBID, Kind: OAS, Doc: doc, Categories: []string{"k"}})
+		return tx.PutAPI(API{ID: "c", DBID: c.DBID, Kind: OAS, Doc: doc, Categories: []string{"k"}}, AnyRevision)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestVersionsStagingAndKindChange(t *testing.T) {
 	})
 	// a failing batch leaves nothing behind
 	err = s.Update(bg, func(tx *Tx) error {
-		if err := tx.PutAPI(oas("x1", db(7))); err != nil {
+		if err := tx.PutAPI(oas("x1", db(7)), AnyRevision); err != nil {
 			return err
 		}
 		return errors.New("abort")
@@ -397,7 +397,7 @@ func BenchmarkMigrateAPIs(b *testing.B) {
 		const n = 10000
 		s.Update(bg, func(tx *Tx) error {
 			for i := range n {
-				tx.PutAPI(classic(fmt.Sprintf("c%05d", i), db(i), fmt.Sprintf("API %d #team%d", i, i%10)))
+				tx.PutAPI(classic(fmt.Sprintf("c%05d", i), db(i), fmt.Sprintf("API %d #team%d", i, i%10)), AnyRevision)
 			}
 			return nil
 		})
@@ -415,12 +415,12 @@ func BenchmarkMigrateAPIs(b *testing.B) {
 						return err
 					}
 					base := oas(id, c.DBID, c.Categories...)
-					if err := tx.PutAPI(base); err != nil {
+					if err := tx.PutAPI(base, AnyRevision); err != nil {
 						return err
 					}
 					child := oas(id+"-v2", NewDBID())
 					child.BaseID = id
-					return tx.PutAPI(child)
+					return tx.PutAPI(child, AnyRevision)
 				})
 				if err != nil {
 					b.Error(err)
@@ -478,7 +478,7 @@ func TestIDNamespace(t *testing.T) {
 		{"OAS, API ID = another's db id", oas(db(2), db(5))},
 		{"OAS, db id = another's API ID", oas("o2", db(7))},
 	} {
-		err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(c.a) })
+		err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(c.a, AnyRevision) })
 		if !errors.Is(err, ErrAlreadyExists) {
 			t.Errorf("%s: %v, want ErrAlreadyExists", c.name, err)
 		}
@@ -581,91 +581,95 @@ func TestRevisions(t *testing.T) {
 	}
 }
 
-// TestDerived: an OAS record keeps what the store's Derive hook made of it
-// at its last write (EachAPI shows it), a classic one nothing; what another
-// hook (tag) made reads as none until Rederive rewrites it; a record of the
-// layout before Derived reads with none.
+// TestDerived: an OAS record keeps the derived definition and its tag as
+// its maker gave them (EachAPI shows them, API() leaves them out), a classic
+// one nothing; a record of the layout before Derived reads with none.
 func TestDerived(t *testing.T) {
 	s := open(t)
-	hook := func(tag string) Derive {
-		return func(a API) ([]byte, error) {
-			if bytes.Contains(a.Doc, []byte("refused")) {
-				return nil, errors.New("refused")
-			}
-			return fmt.Appendf(nil, `{"by":%q,"from":%q,"rev":%d,"len":%d}`, tag, a.ID, a.Revision, len(a.Doc)), nil
-		}
-	}
-	s.DeriveWith("t1", hook("t1"))
 	derived := func() map[string]string {
 		got := map[string]string{}
 		s.View(bg, func(tx *Tx) error {
 			return tx.EachAPI(func(a API) error {
-				got[a.ID] = string(a.Derived)
+				got[a.ID] = a.DerivedBy + ":" + string(a.Derived)
 				return nil
 			})
 		})
 		return got
 	}
 	o := oas("o", db(1), "x")
-	put(t, s, o, classic("c", db(2), "C"), oas("p", db(3)))
+	o.Derived, o.DerivedBy = []byte(`{"made":"outside"}`), "t1"
+	c := classic("c", db(2), "C")
+	c.Derived, c.DerivedBy = []byte(`{"not":"kept"}`), "t1"
+	put(t, s, o, c, oas("p", db(3)))
 	first, _ := get(t, s, "o")
-	want := fmt.Sprintf(`{"by":"t1","from":"o","rev":%d,"len":%d}`, first.Revision, len(o.Doc))
-	if got := derived(); got["o"] != want || got["c"] != "" || first.Derived != nil {
-		t.Fatalf("derived %q, want o: %s and c: none (API() leaves it out: %q)", got, want, first.Derived)
-	}
-	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], ` }`...)
-	o.Derived = []byte("ignored")
-	put(t, s, o)
-	want = fmt.Sprintf(`{"by":"t1","from":"o","rev":%d,"len":%d}`, first.Revision+1, len(o.Doc))
-	if got := derived(); got["o"] != want {
-		t.Fatalf("after a rewrite derived %q, want %s", got["o"], want)
-	}
-	// another build: its derivation replaces what the last one kept
-	s.DeriveWith("t2", hook("t2"))
-	if got := derived(); got["o"] != "" || got["p"] != "" {
-		t.Fatalf("derived by another hook still read: %q", got)
-	}
-	if n, err := s.Rederive(bg); n != 2 || err != nil {
-		t.Fatalf("rederived %d (%v), want o and p", n, err)
-	}
-	want = fmt.Sprintf(`{"by":"t2","from":"o","rev":%d,"len":%d}`, first.Revision+2, len(o.Doc))
-	if got := derived(); got["o"] != want || !strings.Contains(got["p"], `"t2"`) {
-		t.Fatalf("after Rederive %q, want o: %s", got, want)
-	}
-	o.Doc = append(o.Doc[:len(o.Doc)-1:len(o.Doc)-1], `,"refused":1}`...)
-	put(t, s, o)
-	if n, err := s.Rederive(bg); n != 0 || err != nil || derived()["o"] != "" {
-		t.Fatalf("a refused document: rederived %d (%v), keeps %q", n, err, derived()["o"])
+	if got := derived(); got["o"] != `t1:{"made":"outside"}` || got["c"] != ":" || got["p"] != ":" || first.Derived != nil {
+		t.Fatalf("derived %q (API() leaves it out: %q)", got, first.Derived)
 	}
 	// the layout before Derived: version 3, no derived definition
 	o = oas("o", db(1), "x")
 	v4 := encodeAPI(API{ID: "o", DBID: db(1), Kind: OAS, Name: o.Name, Categories: o.Categories, Revision: 7, Doc: o.Doc})
 	v3 := slices.Concat([]byte{noDerivedVersion}, v4[1:len(v4)-len(o.Doc)-2], o.Doc)
 	s.e.Update(bg, func(w kv.WriteTx) error { return w.Put(key(apiPrefix, "o"), v3) })
-	if got, err := get(t, s, "o"); err != nil || got.Revision != 7 || !bytes.Equal(got.Doc, o.Doc) || derived()["o"] != "" {
+	if got, err := get(t, s, "o"); err != nil || got.Revision != 7 || !bytes.Equal(got.Doc, o.Doc) || derived()["o"] != ":" {
 		t.Fatalf("a record without derived definition: %+v %v", got, err)
 	}
-	if n, err := s.Rederive(bg); n != 1 || err != nil || derived()["o"] == "" {
-		t.Fatalf("old layout: rederived %d (%v), derived %q", n, err, derived()["o"])
+}
+
+// TestPutAPIRevision: PutAPI writes only over the revision its writer read
+// (NotStored: over nothing), so a record made outside the transaction never
+// replaces a write it did not see.
+func TestPutAPIRevision(t *testing.T) {
+	s := open(t)
+	putAt := func(a API, expect uint64) error {
+		return s.Update(bg, func(tx *Tx) error { return tx.PutAPI(a, expect) })
+	}
+	c := classic("c", db(1), "C")
+	if err := putAt(c, NotStored); err != nil {
+		t.Fatal(err)
+	}
+	if err := putAt(c, NotStored); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("create over an API: %v, want ErrAlreadyExists", err)
+	}
+	read, _ := get(t, s, "c")
+	if err := putAt(c, read.Revision+1); !errors.Is(err, ErrRevisionMoved) || !errors.Is(err, kv.ErrConflict) {
+		t.Fatalf("write over another revision: %v, want ErrRevisionMoved (a kv.ErrConflict)", err)
+	}
+	if err := putAt(classic("gone", db(2), "G"), 5); !errors.Is(err, ErrRevisionMoved) {
+		t.Fatalf("write over a missing record: %v, want ErrRevisionMoved", err)
+	}
+	if err := putAt(c, read.Revision); err != nil {
+		t.Fatalf("write over the revision read: %v", err)
+	}
+	if now, _ := get(t, s, "c"); now.Revision != read.Revision+1 {
+		t.Fatalf("revision %d, want %d", now.Revision, read.Revision+1)
 	}
 }
 
 func TestOperations(t *testing.T) {
 	s := open(t)
-	classicDoc := func(a API) (API, error) {
-		a.Doc, a.Name, a.Categories = []byte(fmt.Sprintf(`{"api_id":%q,"id":%q,"name":"C #k"}`, a.ID, a.DBID)), "C #k", []string{"k"}
-		return a, nil
+	classicDoc := func(id, dbID string) API {
+		return API{ID: id, DBID: dbID, Kind: Classic, Doc: []byte(fmt.Sprintf(`{"api_id":%q,"id":%q,"name":"C #k"}`, id, dbID)), Name: "C #k", Categories: []string{"k"}}
 	}
-	c, err := s.CreateAPI(bg, API{Kind: Classic, DBID: "not hex"}, classicDoc)
-	if err != nil || len(c.ID) != 32 || !dbIDPattern.MatchString(c.DBID) || !slices.Equal(c.Categories, []string{"k"}) {
-		t.Fatalf("create with fresh IDs: %+v %v", c, err)
+	c := classicDoc("c1", db(1))
+	if err := s.CreateAPI(bg, c); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := s.CreateAPI(bg, API{ID: c.ID, Kind: Classic}, classicDoc); !errors.Is(err, ErrAlreadyExists) {
+	if err := s.CreateAPI(bg, classicDoc(c.ID, db(2))); !errors.Is(err, ErrAlreadyExists) {
 		t.Fatalf("create on a taken ID: %v", err)
 	}
-	o, err := s.CreateAPI(bg, API{ID: "o", DBID: c.DBID, Kind: OAS}, func(a API) (API, error) { a.Doc = oas("o", a.DBID).Doc; return a, nil })
-	if err != nil || o.DBID == c.DBID {
-		t.Fatalf("create OAS with a taken db id: %+v %v", o, err)
+	// one namespace rule: a given db id that addresses another API is refused, not replaced
+	if err := s.CreateAPI(bg, oas("o", c.DBID)); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("create OAS with a taken db id: %v", err)
+	}
+	if err := s.CreateAPI(bg, oas(db(3)+"", db(4))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAPI(bg, oas("x", db(3))); !errors.Is(err, ErrAlreadyExists) {
+		t.Fatalf("create with a db id that is another API's ID: %v", err)
+	}
+	o := oas("o", db(5))
+	if err := s.CreateAPI(bg, o); err != nil {
+		t.Fatal(err)
 	}
 	if got, err := s.GetAPI(bg, o.DBID); err != nil || got.ID != "o" {
 		t.Fatalf("get by db id: %+v %v", got, err)
@@ -682,17 +686,30 @@ func TestOperations(t *testing.T) {
 			t.Errorf("delete %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
 		}
 	}
-	err = s.UpdateAPI(bg, o.DBID, OAS, func(a API) (API, error) { a.ID, a.Categories = "moved", []string{"x"}; return a, nil })
-	if got, _ := s.GetAPI(bg, "o"); err != nil || !slices.Equal(got.Categories, []string{"x"}) {
-		t.Fatalf("update keeps the ID and takes the categories: %+v %v", got, err)
+	// an edit made while another writer changes the API is made again from
+	// what that writer stored (GuaranteedUpdate)
+	edits := 0
+	err := s.UpdateAPI(bg, o.DBID, OAS, func(a API) (API, error) {
+		if edits++; edits == 1 {
+			w := a
+			w.Categories = []string{"meanwhile"}
+			if err := s.Update(bg, func(tx *Tx) error { return tx.PutAPI(w, a.Revision) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.ID, a.Categories = "moved", append(a.Categories, "x")
+		return a, nil
+	})
+	if got, _ := s.GetAPI(bg, "o"); err != nil || edits != 2 || !slices.Equal(got.Categories, []string{"meanwhile", "x"}) {
+		t.Fatalf("update keeps the ID and edits what was stored last: %+v %v (%d edits)", got, err, edits)
 	}
-	if cats, err := s.CategoryCounts(bg); err != nil || len(cats) != 2 {
+	if cats, err := s.CategoryCounts(bg); err != nil || len(cats) != 3 {
 		t.Fatalf("category counts: %v %v", cats, err)
 	}
 	if err := s.DeleteAPI(bg, c.DBID, 0); err != nil {
 		t.Fatal(err)
 	}
-	if apis, total, err := s.ListAPIs(bg, nil, 0, -1); err != nil || total != 1 || apis[0].ID != "o" {
+	if apis, total, err := s.ListAPIs(bg, nil, 0, -1); err != nil || total != 2 || apis[1].ID != "o" {
 		t.Fatalf("list after delete: %v %d %v", apis, total, err)
 	}
 }

@@ -1,4 +1,4 @@
-package gateways
+package apirecord
 
 import (
 	"crypto/sha256"
@@ -11,7 +11,7 @@ import (
 // buildTag names this build's derivation: the SHA-256 of the running
 // executable (read once), so that derived definitions a store record kept
 // are used only by the build that made them — another build's converter
-// may derive differently (store.Store.DeriveWith). Empty, so that nothing
+// may derive differently (Maker.Current). Empty, so that nothing
 // is kept, when the executable cannot be read.
 var buildTag = sync.OnceValue(func() string {
 	path, err := os.Executable()
