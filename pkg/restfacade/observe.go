@@ -31,7 +31,7 @@ const (
 var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
 // observation is what the layers below observe learn about one request.
-type observation struct{ route, method string }
+type observation struct{ route, method, operation string }
 
 type observationKey struct{}
 
@@ -54,15 +54,28 @@ func Route(ctx context.Context) (method, pattern string, ok bool) {
 	return o.method, o.route, true
 }
 
+// Operation returns the gRPC method (such as CreateAPI: the operationId's
+// part after "Service_") serving the REST request ctx belongs to, once the
+// facade has routed it; ok is false outside a routed REST request. A
+// service's REST authentication reads the same rule by it as its gRPC
+// authentication does.
+func Operation(ctx context.Context) (string, bool) {
+	o, found := ctx.Value(observationKey{}).(*observation)
+	if !found || o.operation == "" {
+		return "", false
+	}
+	return o.operation, true
+}
+
 // recordRoute is the first grpc-gateway middleware: it records the route
 // pattern of the request the mux routed, as the OpenAPI description writes
 // it (such as /api/v1/llm-settings/{id}).
 func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if p := f.routes.pattern(r.Method, r.URL.Path); p != "" {
-			setRoute(r, p)
+		if i := f.routes.find(r.Method, r.URL.Path); i >= 0 {
+			setRoute(r, f.routes[i].pattern)
 			if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
-				o.method = r.Method
+				o.method, o.operation = r.Method, f.routes[i].ops[r.Method]
 			}
 		} else {
 			setRoute(r, routeUndocumented)

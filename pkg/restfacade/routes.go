@@ -19,7 +19,8 @@ type route struct {
 	// ints names, by method, the query parameters that are integer fields.
 	ints map[string][]string
 	// ops names, by method, the gRPC method serving it (the operationId's
-	// part after "Service_").
+	// part after "Service_", without the number the generator appends to an
+	// RPC's further bindings: ResetUserKey2 is ResetUserKey's).
 	ops map[string]string
 }
 
@@ -60,6 +61,19 @@ func parseRoutes(openapi []byte) (routes, error) {
 			}
 		}
 		rs = append(rs, r)
+	}
+	names := map[string]bool{}
+	for _, r := range rs {
+		for _, op := range r.ops {
+			names[op] = true
+		}
+	}
+	for _, r := range rs {
+		for m, op := range r.ops {
+			if base := strings.TrimRight(op, "0123456789"); base != op && names[base] {
+				r.ops[m] = base
+			}
+		}
 	}
 	return rs, nil
 }

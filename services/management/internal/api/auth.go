@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -106,30 +107,23 @@ func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (
 }
 
 // AuthenticateREST refuses a REST request before the facade reads its body
-// (gateway.Options.Authenticate): without a valid key 401, and without the
-// permission its path and method need (areaOf) 403, whatever the body
-// holds. The hook above then checks the call again with the RPC's rule.
+// (restfacade.Options.Authenticate): without a valid key 401, and without
+// the permission of the RPC its route maps to (the one table, rules) 403,
+// whatever the body holds. The hook above checks the call again, by the
+// same rule, once the facade has made it.
 func (s *Server) AuthenticateREST(r *http.Request) error {
 	u, err := s.caller(r.Context(), r.Header.Values("Authorization"))
 	if err != nil {
 		return err
 	}
-	area := areaOf(r.URL.Path)
-	if area == "" || allowed(u.Permissions, area, r.Method != http.MethodGet && r.Method != http.MethodHead) {
+	method, routed := restfacade.Operation(r.Context())
+	if !routed {
+		return nil // no RPC serves it: the facade answers 404 or 405
+	}
+	if rule, known := rules[method]; known && allowed(u.Permissions, rule.area, rule.write) {
 		return nil
 	}
 	return forbidden(r.URL.EscapedPath())
-}
-
-// areas names the permission area of each REST path prefix (CONTRACT §2,
-// the Tyk Dashboard's names).
-var areas = []struct{ prefix, area string }{
-	{"/api/apis", areaAPIs},
-	{"/api/users", areaUsers},
-	{"/api/portal/policies", "policy"},
-	{"/api/audit-logs", "audit_logs"},
-	{"/api/assets", "assets"},
-	{"/api/system/nodes", "system"},
 }
 
 // AuthenticateAdminREST admits an active admin only (the store backup):
@@ -143,33 +137,6 @@ func (s *Server) AuthenticateAdminREST(r *http.Request) error {
 		return forbidden(r.URL.EscapedPath())
 	}
 	return nil
-}
-
-// areaOf is the permission area of a REST path, "" for a path outside them.
-func areaOf(path string) string {
-	if isKeysPath(path) {
-		return areaKeys
-	}
-	for _, a := range areas {
-		if path == a.prefix || strings.HasPrefix(path, a.prefix+"/") {
-			return a.area
-		}
-	}
-	return ""
-}
-
-// isKeysPath reports whether path is one of the key routes: /api/keys...,
-// /api/apis/keys and /api/apis/{api_id}/keys... (an API ID holds no "/").
-func isKeysPath(path string) bool {
-	if path == "/api/keys" || strings.HasPrefix(path, "/api/keys/") || path == "/api/apis/keys" {
-		return true
-	}
-	rest, ok := strings.CutPrefix(path, "/api/apis/")
-	if !ok {
-		return false
-	}
-	_, after, found := strings.Cut(rest, "/")
-	return found && (after == "keys" || strings.HasPrefix(after, "keys/"))
 }
 
 // dummyHash stands in for a missing user's key hash, so that an unknown

@@ -17,7 +17,7 @@ import (
 )
 
 // areaOfPath restates CONTRACT §2's table of permission areas by REST path
-// prefix, apart from the service's own (api.areaOf), so that the matrix
+// prefix, apart from the service's own (the rules of api/auth.go, by RPC), so that the matrix
 // checks the service against the contract rather than against itself.
 var areaOfPath = []struct{ prefix, area string }{
 	{"/api/apis", "apis"},

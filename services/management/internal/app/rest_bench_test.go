@@ -1,0 +1,90 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
+)
+
+// clients is how many keep-alive REST clients BenchmarkREST32 runs.
+const clients = 32
+
+// BenchmarkREST32 drives management's REST routes from 32 keep-alive
+// clients (the load of studio's BenchmarkREST32) against the binary on
+// bbolt, beside a bare server in the same run: net/http answering every
+// request with a fixed small JSON body, no store, no authentication. A
+// route's figure is its req/s over the bare server's, on the same machine at
+// the same time (the machine is shared: absolute figures move, ratios less):
+//
+//   - bare: the bare server, GET;
+//   - categories: GET /api/apis/categories over 1,024 APIs in 16 categories;
+//   - delete: DELETE /api/apis/{id} of b.N classic APIs created before the
+//     timer starts (every delete answered after its commit is fsynced).
+//
+// BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
+// studio's BenchmarkREST32).
+func BenchmarkREST32(b *testing.B) {
+	bin := buildBinary(b)
+	create := func(i int) servertest.Request {
+		return servertest.Request{Method: "POST", Path: "/api/apis", Want: 200, Body: fmt.Appendf(nil,
+			`{"api_definition":{"api_id":"bench%08d","name":"Bench %d #team%d","use_keyless":true,"proxy":{"listen_path":"/bench-%d/","target_url":"http://upstream.test"},"version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}}}}`,
+			i, i, i%16, i)}
+	}
+	b.Run("bare", func(b *testing.B) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		body := []byte(`{"categories":["team0","team1"]}`)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(body)
+		})}
+		go srv.Serve(l)
+		defer srv.Close()
+		b.ResetTimer()
+		res := servertest.Load(b, l.Addr().String(), "", clients, b.N, func(int) servertest.Request {
+			return servertest.Request{Method: "GET", Path: "/bare", Want: 200}
+		})
+		b.StopTimer()
+		res.Report(b, "")
+	})
+	cases := []struct {
+		name    string
+		prepare int // APIs created before the timer starts; -1: b.N
+		request func(i int) servertest.Request
+	}{
+		{"categories", 1024, func(int) servertest.Request {
+			return servertest.Request{Method: "GET", Path: "/api/apis/categories", Want: 200}
+		}},
+		{"delete", -1, func(i int) servertest.Request {
+			return servertest.Request{Method: "DELETE", Path: fmt.Sprintf("/api/apis/bench%08d", i), Want: 200}
+		}},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			p := binproc.Start(b, bin, []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+				"--db", filepath.Join(b.TempDir(), "management.db"), "--bootstrap-token", adminToken,
+				"--debug-addr", os.Getenv("BENCH_DEBUG_ADDR")}, os.Environ(), nil, "")
+			defer p.Stop(b, 10*time.Second)
+			n := c.prepare
+			if n < 0 {
+				n = b.N
+			}
+			servertest.Load(b, p.HTTPAddr, adminToken, clients, n, create)
+			cpu := p.CPUTime(b)
+			b.ResetTimer()
+			res := servertest.Load(b, p.HTTPAddr, adminToken, clients, b.N, c.request)
+			b.StopTimer()
+			res.Report(b, "")
+			b.ReportMetric(float64((p.CPUTime(b)-cpu).Microseconds())/float64(b.N), "server-cpu-µs/op")
+		})
+	}
+}
