@@ -32,7 +32,7 @@ func BenchmarkListKeys10k(b *testing.B) {
 			return err
 		}
 		if err := tx.PutAPI(store.API{ID: "api1", DBID: "0123456789abcdef01234568", Kind: store.Classic, Name: "One",
-			Doc: []byte(`{"api_id":"api1","id":"0123456789abcdef01234568","name":"One"}`)}); err != nil {
+			Doc: []byte(`{"api_id":"api1","id":"0123456789abcdef01234568","name":"One"}`)}, store.AnyRevision); err != nil {
 			return err
 		}
 		now := time.Now()
