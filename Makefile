@@ -23,7 +23,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build release run run-gateway test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build release run run-gateway grpcurl test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -61,6 +61,8 @@ test: $(GOBIN)/grpcurl $(GOBIN)/gotestsum redis-server ## go test -race over the
 
 run-gateway: build redis-server ## make run, plus a Redis for Tyk Gateways, management's gateway secrets (data/) and data/gateway/tyk.conf; prints the gateway command
 	@RUN_GATEWAY=1 tools/run.sh
+
+grpcurl: $(GOBIN)/grpcurl ## install the pinned grpcurl into .bin/ (the README's gRPC example uses it)
 
 redis-server: ## Debian's redis-server, which the gateway tests run (apt-get install when missing; needs root)
 	@command -v redis-server >/dev/null || { if [ "$$(id -u)" -eq 0 ]; then apt-get update && apt-get install -y redis-server; \

@@ -104,7 +104,7 @@ func TestREADMEExamples(t *testing.T) {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "S", "M", "P", "SITE", "G", "STUDIO_KEY", "MGMT_KEY", "PORTAL_KEY":
+		case "S", "M", "P", "SITE", "G", "STUDIO_KEY", "MGMT_KEY", "PORTAL_KEY", "GRPCURL":
 		default:
 			env = append(env, kv)
 		}
@@ -113,12 +113,19 @@ func TestREADMEExamples(t *testing.T) {
 		env = append(env, name+"="+v)
 	}
 
-	_, grpcurlErr := exec.LookPath("grpcurl")
+	// The gRPC block runs the pinned grpcurl make test installs into .bin/
+	// (GRPCURL names it, as the block's default .bin/grpcurl does from the
+	// repository root).
+	grpcurl, grpcurlErr := filepath.Abs(filepath.Join(repoRoot, ".bin", "grpcurl"))
+	if _, err := os.Stat(grpcurl); grpcurlErr == nil && err != nil {
+		grpcurl, grpcurlErr = exec.LookPath("grpcurl")
+	}
+	env = append(env, "GRPCURL="+grpcurl)
 	for run := 1; run <= 2; run++ {
 		for i, block := range blocks {
 			name := fmt.Sprintf("run %d, block %d (%s)", run, i+1, strings.SplitN(block, "\n", 2)[0])
-			if strings.Contains(block, "grpcurl ") && grpcurlErr != nil {
-				t.Logf("%s: skipped, grpcurl is not installed (go install github.com/fullstorydev/grpcurl/cmd/grpcurl@latest)", name)
+			if strings.Contains(block, "$GRPCURL") && grpcurlErr != nil {
+				t.Logf("%s: skipped, grpcurl is not installed (make grpcurl)", name)
 				continue
 			}
 			cmd := exec.Command("bash", "-e", "-c", block)
@@ -131,5 +138,45 @@ func TestREADMEExamples(t *testing.T) {
 				t.Fatalf("%s printed a failure (%s):\n%s", name, m, out)
 			}
 		}
+	}
+}
+
+// TestREADMEAPIsServable: the API definitions the README's examples and
+// make run's printed example create can all be on one gateway at once, as a
+// newcomer who runs them in order has them: each is active (an inactive one
+// is not sent to gateways) and each has a listen path of its own (a gateway
+// renames clashing paths, and the first API's path answers 404).
+func TestREADMEAPIsServable(t *testing.T) {
+	var code []string
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile("(?ms)^```(?:sh|bash)?\n(.*?)^```").FindAllStringSubmatch(string(readme), -1) {
+		code = append(code, "README.md: "+m[1])
+	}
+	run, err := os.ReadFile(filepath.Join(repoRoot, "tools", "run.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code = append(code, "tools/run.sh: "+string(run))
+	seen := map[string]string{}
+	defs := 0
+	for _, c := range code {
+		where, _, _ := strings.Cut(c, ":")
+		n := strings.Count(c, `{"api_definition":{`)
+		if active := strings.Count(c, `"active":true`); active != n {
+			t.Errorf("%s: a block creates %d API definitions and %d say \"active\":true", where, n, active)
+		}
+		defs += n
+		for _, lp := range regexp.MustCompile(`"listen_path":"([^"]+)"`).FindAllStringSubmatch(c, -1) {
+			if other, dup := seen[lp[1]]; dup {
+				t.Errorf("listen path %s is created in %s and again in %s", lp[1], other, where)
+			}
+			seen[lp[1]] = where
+		}
+	}
+	if defs < 3 || len(seen) != defs {
+		t.Errorf("found %d API definitions with %d listen paths; want the management example's, the gateway examples' and make run's, one path each", defs, len(seen))
 	}
 }
