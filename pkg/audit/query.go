@@ -56,6 +56,40 @@ func (l *Log) List(ctx context.Context, q Query) ([]Entry, int, error) {
 	return out, matches, nil
 }
 
+// Each calls fn with every entry q matches (q.Page is ignored), newest
+// first, from one snapshot, keeping none: a list of everything is written
+// as it is read (pkg/liststream). begin is called first, with the number of
+// matches (a count of the store, or a scan of the time range with filters).
+func (l *Log) Each(ctx context.Context, q Query, begin func(matches int) error, fn func(Entry) error) error {
+	q.Page = 0
+	return l.e.View(ctx, func(r kv.ReadTx) error {
+		var start []byte
+		if !q.To.IsZero() {
+			start = timeKey(q.To.Add(time.Nanosecond)) // entries at To included
+		}
+		count := newListing(q)
+		var matches int
+		if count.plain && start == nil {
+			var err error
+			if matches, err = r.Count(Prefix); err != nil {
+				return err
+			}
+		} else {
+			count.keep = false
+			if err := r.Scan(Prefix, start, count.visit); err != nil {
+				return err
+			}
+			matches = count.matches
+		}
+		if err := begin(matches); err != nil {
+			return err
+		}
+		ls := newListing(q)
+		ls.each = fn
+		return r.Scan(Prefix, start, ls.visit)
+	})
+}
+
 // listing is one List's scan: the query, and the page and count so far.
 type listing struct {
 	q                        Query
@@ -65,12 +99,14 @@ type listing struct {
 	plain                    bool // no filter: the count is the store's
 	out                      []Entry
 	matches                  int
+	keep                     bool              // keep the page's entries in out (else only count)
+	each                     func(Entry) error // when set, each matching entry goes there instead
 }
 
 func newListing(q Query) *listing {
 	ls := &listing{q: q, first: (q.Page - 1) * q.PageSize,
 		userNeedle: needle("user_id", q.UserID), actionNeedle: needle("action", q.Action),
-		plain: q.UserID == "" && q.Action == "" && q.From.IsZero()}
+		plain: q.UserID == "" && q.Action == "" && q.From.IsZero(), keep: true}
 	if !q.From.IsZero() {
 		ls.stop = timeKey(q.From.Add(-time.Nanosecond))
 	}
@@ -94,11 +130,17 @@ func (ls *listing) visit(k, v []byte) error {
 	if ls.q.Page > 0 && (ls.matches <= ls.first || ls.matches > ls.first+ls.q.PageSize) {
 		return nil
 	}
+	if !ls.keep && ls.each == nil {
+		return nil
+	}
 	if e == nil {
 		e = &Entry{}
 		if err := decodeEntry(k, v, e); err != nil {
 			return err
 		}
+	}
+	if ls.each != nil {
+		return ls.each(*e)
 	}
 	ls.out = append(ls.out, *e)
 	return nil

@@ -176,9 +176,10 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}
-	own = append(own, runtime.WithMiddlewares(f.admitBody))
+	own = append(own, runtime.WithMiddlewares(f.admitBody, f.offerStream))
 	muxOpts := append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: jsonpb}),
+		runtime.WithForwardResponseRewriter(f.sendStream),
 		runtime.WithErrorHandler(f.handleError),
 		runtime.WithRoutingErrorHandler(f.handleRoutingError),
 		runtime.WithForwardResponseOption(forwardStatus),

@@ -1,0 +1,54 @@
+package restfacade
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gatehouse/gatehouse/pkg/liststream"
+)
+
+// A list handler may hand its answer over instead of returning it
+// (pkg/liststream): the facade gives every routed request a sink, and when
+// the handler used it, writes the answer from the handler's function, from
+// one store snapshot, in place of the handler's empty response.
+
+type streamKey struct{}
+
+type streamed struct {
+	sink *liststream.Sink
+	w    http.ResponseWriter
+}
+
+// offerStream gives the request a sink whose messages are marshalled as
+// the request's answer would be.
+func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		_, out := runtime.MarshalerForRequest(f.mux, r)
+		ctx, sink := liststream.With(r.Context(), func(m proto.Message) ([]byte, error) { return out.Marshal(m) })
+		ctx = context.WithValue(ctx, streamKey{}, &streamed{sink: sink, w: w})
+		next(w, r.WithContext(ctx), params)
+	}
+}
+
+// sendStream is the mux's ForwardResponseRewriter: when the handler handed
+// its answer over, it writes it now. A failure before anything was sent is
+// answered as the handler's error would be; after, the answer ends early
+// (and the failure is logged).
+func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error) {
+	s, _ := ctx.Value(streamKey{}).(*streamed)
+	if s == nil || !s.sink.Streaming() {
+		return resp, nil
+	}
+	sent, err := s.sink.Send(s.w)
+	if err != nil {
+		if !sent {
+			return nil, err
+		}
+		f.log.Warn("list answer ended early", "err", err)
+	}
+	return &httpbody.HttpBody{}, nil // the answer is written: an empty body, as every marshaler writes it
+}
