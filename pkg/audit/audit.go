@@ -159,3 +159,11 @@ func (l *Log) store(ctx context.Context, e Entry) {
 		l.log.Error("audit entry not stored", "action", e.Action, "status", e.Status, "err", err)
 	}
 }
+
+// BootstrapRetired records that the service retired the previous bootstrap
+// credential at start (credential.Bootstrap's retired): user "service",
+// action "RETIRE bootstrap credential", the retired user as object.
+func (l *Log) BootstrapRetired(ctx context.Context, id string) {
+	now := time.Now().UTC()
+	l.store(ctx, Entry{ID: newID(now), Time: now, UserID: "service", Action: "RETIRE bootstrap credential", ObjectID: id, Status: 200})
+}

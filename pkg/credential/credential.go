@@ -39,6 +39,11 @@ type AdminStore interface {
 	// exists — check and write in one transaction, so that replicas
 	// starting together create one. It reports whether it stored one.
 	EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (created bool, err error)
+	// RetireBootstrap remembers hash as the bootstrap token's and, when
+	// another was remembered, deletes the credential still holding that
+	// one, in one transaction. It returns what it retired (the user's id),
+	// or "" when nothing was.
+	RetireBootstrap(ctx context.Context, hash []byte) (retired string, err error)
 }
 
 // MinTokenLen is the shortest bootstrap token Bootstrap takes without a
@@ -54,14 +59,28 @@ const MinTokenLen = 16
 // than MinTokenLen is logged as a warning (never the token itself).
 // Without one, a store holding no admin gets a random secret, logged only
 // by the process whose transaction created it.
-func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger) error {
+//
+// A token other than the last start's retires the previous bootstrap
+// credential (rotation: the old token is refused from then on); retired,
+// when set, is called with what was retired, for the audit log.
+func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger, retired func(ctx context.Context, id string)) error {
 	if token != "" {
 		if len(token) < MinTokenLen {
 			log.Warn("the bootstrap token is short: keys are stored as SHA-256 hashes, so a short token can be guessed offline from a copy of the store; use at least 16 random bytes",
 				"token_bytes", len(token), "min_bytes", MinTokenLen)
 		}
-		_, err := s.EnsureAdmin(ctx, Hash(token), false)
-		return err
+		if _, err := s.EnsureAdmin(ctx, Hash(token), false); err != nil {
+			return err
+		}
+		old, err := s.RetireBootstrap(ctx, Hash(token))
+		if err != nil || old == "" {
+			return err
+		}
+		log.Warn("a new bootstrap token: the previous bootstrap credential was retired", "retired", old)
+		if retired != nil {
+			retired(ctx, old)
+		}
+		return nil
 	}
 	secret := NewSecret()
 	created, err := s.EnsureAdmin(ctx, Hash(secret), true)

@@ -42,6 +42,25 @@ func (s *kvStore) EnsureAdmin(ctx context.Context, h []byte, onlyFirst bool) (cr
 	return created, err
 }
 
+func (s *kvStore) RetireBootstrap(ctx context.Context, h []byte) (retired string, err error) {
+	err = s.e.Update(ctx, func(tx kv.WriteTx) error {
+		retired = ""
+		prev, err := tx.Get([]byte("bootstrap"))
+		if err != nil || prev == nil || bytes.Equal(prev, h) {
+			if err == nil && prev == nil {
+				err = tx.Put([]byte("bootstrap"), bytes.Clone(h))
+			}
+			return err
+		}
+		if err := tx.Delete(append([]byte("admin/"), prev...)); err != nil {
+			return err
+		}
+		retired = "old"
+		return tx.Put([]byte("bootstrap"), bytes.Clone(h))
+	})
+	return retired, err
+}
+
 func (s *kvStore) admins(t *testing.T) [][]byte {
 	var out [][]byte
 	err := s.e.View(context.Background(), func(tx kv.ReadTx) error {
@@ -53,11 +72,30 @@ func (s *kvStore) admins(t *testing.T) [][]byte {
 	return out
 }
 
+// TestBootstrapRotation: a new token retires the previous one's
+// credential, reported once; the same token again retires nothing.
+func TestBootstrapRotation(t *testing.T) {
+	s := newStore(t)
+	var retired []string
+	note := func(_ context.Context, id string) { retired = append(retired, id) }
+	for _, token := range []string{"first-token-0123456789", "first-token-0123456789", "second-token-0123456789"} {
+		if err := Bootstrap(context.Background(), s, token, slog.New(slog.DiscardHandler), note); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.admins(t); len(got) != 1 || !bytes.Equal(got[0], Hash("second-token-0123456789")) {
+		t.Errorf("admins after a rotation: %d, want only the new token's", len(got))
+	}
+	if len(retired) != 1 {
+		t.Errorf("retired reported %v, want once", retired)
+	}
+}
+
 func TestBootstrapWithToken(t *testing.T) {
 	var log bytes.Buffer
 	s := newStore(t)
 	for range 2 {
-		if err := Bootstrap(context.Background(), s, "Zq7", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+		if err := Bootstrap(context.Background(), s, "Zq7", slog.New(slog.NewTextHandler(&log, nil)), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,7 +112,7 @@ func TestBootstrapWithToken(t *testing.T) {
 
 func TestLongTokenNoWarning(t *testing.T) {
 	var log bytes.Buffer
-	if err := Bootstrap(context.Background(), newStore(t), "0123456789abcdef", slog.New(slog.NewTextHandler(&log, nil))); err != nil {
+	if err := Bootstrap(context.Background(), newStore(t), "0123456789abcdef", slog.New(slog.NewTextHandler(&log, nil)), nil); err != nil {
 		t.Fatal(err)
 	}
 	if log.Len() != 0 {
@@ -86,11 +124,11 @@ func TestBootstrapGeneratesOnceAndLogsIt(t *testing.T) {
 	var log bytes.Buffer
 	s := newStore(t)
 	lg := slog.New(slog.NewTextHandler(&log, nil))
-	if err := Bootstrap(context.Background(), s, "", lg); err != nil {
+	if err := Bootstrap(context.Background(), s, "", lg, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := log.String()
-	if err := Bootstrap(context.Background(), s, "", lg); err != nil {
+	if err := Bootstrap(context.Background(), s, "", lg, nil); err != nil {
 		t.Fatal(err)
 	}
 	admins := s.admins(t)
@@ -117,7 +155,7 @@ func TestConcurrentBootstrapCreatesOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if err := Bootstrap(context.Background(), s, "", lg); err != nil {
+			if err := Bootstrap(context.Background(), s, "", lg, nil); err != nil {
 				t.Error(err)
 			}
 		})

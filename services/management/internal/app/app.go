@@ -78,7 +78,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:        cfg.Limits,
 		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
-			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log)
+			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log, auditLog.BootstrapRetired)
 		},
 		Auth:     srv.Authenticate,
 		Audit:    auditLog.Interceptor(),

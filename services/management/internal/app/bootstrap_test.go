@@ -2,6 +2,7 @@ package app
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 // processes wraps running binaries as instances, for the REST helpers.
@@ -135,5 +137,32 @@ func TestDeactivationOnEveryReplica(t *testing.T) {
 		expect(t, "refused on a", a.do("GET", "/api/apis", key, nil), 401, "")
 		expect(t, "reactivate on b", b.admin("PUT", "/api/users/"+id, `{"active":true}`), 200, "")
 		expect(t, "works on a at once", a.do("GET", "/api/apis", key, nil), 200, "")
+	}
+}
+
+// TestBootstrapRotation (issue 32): a restart with a new --bootstrap-token
+// retires the previous token's credential (401 from then on), audited; the
+// same token again retires nothing.
+func TestBootstrapRotation(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	const newToken = "rotated-admin-token-0123456789abcdef"
+	for _, token := range []string{adminToken, adminToken, newToken} {
+		servertest.Start(t, Serve, db, token).Stop()
+	}
+	in := &instance{t: t, base: servertest.Start(t, Serve, db, newToken).Base}
+	expect(t, "the old token", in.do("GET", "/api/users", adminToken, nil), 401, "")
+	r := in.do("GET", "/api/audit-logs?p=0&user_id=service", newToken, nil)
+	expect(t, "audit log", r, 200, "")
+	if n := strings.Count(string(r.body), "RETIRE bootstrap credential"); n != 1 {
+		t.Errorf("%d retirements audited, want 1: %s", n, r.body)
+	}
+	var users struct {
+		Users []struct {
+			Email string `json:"email_address"`
+		} `json:"users"`
+	}
+	json.Unmarshal(in.do("GET", "/api/users?p=0", newToken, nil).body, &users)
+	if len(users.Users) != 1 {
+		t.Errorf("users after a rotation: %+v, want the new bootstrap admin alone", users.Users)
 	}
 }

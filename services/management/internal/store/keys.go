@@ -20,6 +20,7 @@ import (
 //	userkey/<SHA-256 of the access key>     → user id
 //	useremail/<lower-cased email>           → user id
 //	settings/org_id                         the installation's organisation id (24 hex)
+//	settings/bootstrap                      SHA-256 of the last --bootstrap-token (RetireBootstrap)
 //	policy/<_id>                            security policy (encodeDoc: its id, exact bytes)
 //	policyid/<id>                           → _id
 //	asset/<_id>                             asset (encodeDoc)
@@ -41,6 +42,7 @@ var (
 	userKeyPrefix   = []byte("userkey/")
 	userEmailPrefix = []byte("useremail/")
 	orgIDKey        = []byte("settings/org_id")
+	bootstrapKey    = []byte("settings/bootstrap")
 	policyPrefix    = []byte("policy/")
 	policyIDPrefix  = []byte("policyid/")
 	assetPrefix     = []byte("asset/")

@@ -355,6 +355,43 @@ func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (c
 	return created && err == nil, err
 }
 
+// RetireBootstrap makes hash the bootstrap credential the store remembers
+// and, when it remembered another one, deletes the user still holding that
+// one (a new --bootstrap-token retires the previous; one re-keyed since
+// holds another key and is kept). It returns the retired user's id, or "".
+func (s *Store) RetireBootstrap(ctx context.Context, hash []byte) (retired string, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		retired = ""
+		prev, err := tx.r.Get(bootstrapKey)
+		if err != nil || bytes.Equal(prev, hash) {
+			return err
+		}
+		var id []byte
+		if prev != nil {
+			if id, err = tx.r.Get(key(userKeyPrefix, string(prev))); err != nil {
+				return err
+			}
+		}
+		if id != nil {
+			u, err := tx.user(string(id))
+			if err != nil {
+				return err
+			}
+			for _, k := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email), key(userPrefix, u.ID)} {
+				if err := tx.del(k); err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.put(bootstrapKey, bytes.Clone(hash)); err != nil {
+			return err
+		}
+		retired = string(id)
+		return nil
+	})
+	return retired, err
+}
+
 // restoreAdmin makes user id an active admin, keeping its other fields.
 func (t *Tx) restoreAdmin(id string) error {
 	u, err := t.user(id)

@@ -81,7 +81,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:        cfg.Limits,
 		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
-			if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log); err != nil {
+			if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log, auditLog.BootstrapRetired); err != nil {
 				return err
 			}
 			go reconcile(ctx, cons, log)

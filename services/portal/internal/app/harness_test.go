@@ -182,3 +182,19 @@ func call[Req, Resp any](f func(context.Context, Req, ...grpc.CallOption) (Resp,
 		return err
 	}
 }
+
+// TestBootstrapRotation (issue 32): a restart with a new --bootstrap-token
+// retires the previous token's admin key (401 from then on), audited.
+func TestBootstrapRotation(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "portal.db")
+	const newToken = "rotated-admin-key-0123456789abcdef"
+	start(t, db).stop()
+	servertest.Start(t, Serve, db, newToken, servertest.WithSite).Stop()
+	p := start(t, db) // the first token again: the rotated one is retired
+	if r := p.do("GET", "/portal-api/audit-logs", "", withAuth{newToken}); r.status != 401 {
+		t.Errorf("the rotated-out key: %d, want 401", r.status)
+	}
+	if r := p.do("GET", "/portal-api/audit-logs", ""); r.status != 200 || strings.Count(string(r.body), "RETIRE bootstrap credential") != 2 {
+		t.Errorf("audit log after two rotations: %d %s, want two retirements", r.status, r.body)
+	}
+}

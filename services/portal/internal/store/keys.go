@@ -17,6 +17,7 @@ const schemaVersion = 2
 //	tagname/<name>            → tag id: the index that keeps names unique
 //	categoryname/<name>       → category id, likewise
 //	apikey/<sha256>           → Credential (JSON): admin API keys, known by hash
+//	bootstrap                 → SHA-256 of the last --bootstrap-token (RetireBootstrap)
 //	plan/<id>                 → Plan (JSON)
 //	developer/<id>            → Developer (JSON)
 //	developeremail/<e-mail>   → developer id: the index that keeps e-mails unique (lower case)
@@ -36,6 +37,7 @@ var (
 	pagePrefix    = []byte("page/")
 	orderPrefix   = []byte("order/")
 	apiKeyPrefix  = []byte("apikey/")
+	bootstrapKey  = []byte("bootstrap")
 	changedKey    = []byte("site/changed_at")
 )
 

@@ -6,6 +6,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -331,4 +332,35 @@ func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (c
 		return nil
 	})
 	return created && err == nil, err
+}
+
+// RetireBootstrap makes hash the bootstrap credential the store remembers
+// and, when it remembered another one, deletes that admin key (a new
+// --bootstrap-token retires the previous). It returns "bootstrap" when it
+// retired one (admin keys have no id), else "".
+func (s *Store) RetireBootstrap(ctx context.Context, hash []byte) (retired string, err error) {
+	err = s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		retired = ""
+		prev, err := tx.Get(bootstrapKey)
+		if err != nil || bytes.Equal(prev, hash) {
+			return err
+		}
+		found := false
+		if prev != nil {
+			if found, err = exists(tx, apiKeyKey(prev)); err != nil {
+				return err
+			}
+			if err := tx.Delete(apiKeyKey(prev)); err != nil {
+				return err
+			}
+		}
+		if err := tx.Put(bootstrapKey, bytes.Clone(hash)); err != nil {
+			return err
+		}
+		if found {
+			retired = "bootstrap"
+		}
+		return nil
+	})
+	return retired, err
 }

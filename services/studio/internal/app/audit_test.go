@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 // TestAuditLog: the studio keeps the audit log of its writes: accepted
@@ -87,4 +89,25 @@ func TestBootstrapSurvivesDeletion(t *testing.T) {
 	s.stop()
 	s = start(t, db)
 	s.do(t, "POST", "/api/v1/llm-settings", llm(`{"model_name":"m"}`)).expect(t, "the token is an admin again", 201, "")
+}
+
+// TestBootstrapRotation (issue 32): a restart with a new --bootstrap-token
+// retires the previous token's user (401 from then on), audited once.
+func TestBootstrapRotation(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "studio.db")
+	const newToken = "rotated-bootstrap-token-0123456789abcdef"
+	start(t, db).stop()
+	start(t, db).stop()
+	servertest.Start(t, Serve, db, newToken).Stop()
+	s := start(t, db) // the old token again: it is re-created, and the rotated one retired
+	s.do(t, "GET", "/api/v1/users", "", "Bearer "+newToken).expect(t, "the rotated-out token", 401, "")
+	r := s.do(t, "GET", "/api/v1/audit-logs", "")
+	if n := strings.Count(r.body, "RETIRE bootstrap credential"); n != 2 {
+		t.Errorf("%d retirements audited after two rotations, want 2: %s", n, r.body)
+	}
+	var users struct{ Data []struct{ ID string } }
+	json.Unmarshal([]byte(s.do(t, "GET", "/api/v1/users", "").body), &users)
+	if len(users.Data) != 1 {
+		t.Errorf("users after rotations: %+v, want the bootstrap admin alone", users.Data)
+	}
 }

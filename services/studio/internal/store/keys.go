@@ -13,6 +13,7 @@ const schemaVersion = 2
 //	user/<id>         → user (userRecord, JSON)
 //	userkey/<sha256>  → user id: the index from API-key hash to user
 //	admin/<id>        → "1": the index of admin users, so "is there an admin" is one short scan
+//	bootstrap         → SHA-256 of the last --bootstrap-token (RetireBootstrap)
 //	meta/schema_version (kv.EnsureSchema)
 //	meta/owner          "studio" (kv.EnsureSchema)
 //
@@ -23,6 +24,7 @@ var (
 	userPrefix    = []byte("user/")
 	userKeyPrefix = []byte("userkey/")
 	adminPrefix   = []byte("admin/")
+	bootstrapKey  = []byte("bootstrap")
 )
 
 const (

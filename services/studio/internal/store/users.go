@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strconv"
@@ -138,6 +139,42 @@ func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (c
 		return nil
 	})
 	return created && err == nil, err
+}
+
+// RetireBootstrap makes hash the bootstrap credential the store remembers
+// and, when it remembered another one, deletes the user still holding that
+// one (a new --bootstrap-token retires the previous). It returns the
+// retired user's id, or "".
+func (s *Store) RetireBootstrap(ctx context.Context, hash []byte) (retired string, err error) {
+	err = s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		retired = ""
+		prev, err := tx.Get(bootstrapKey)
+		if err != nil || bytes.Equal(prev, hash) {
+			return err
+		}
+		var raw []byte
+		if prev != nil {
+			if raw, err = tx.Get(userKeyKey(prev)); err != nil {
+				return err
+			}
+		}
+		id := ""
+		if raw != nil {
+			n := idOf(raw, nil)
+			for _, k := range [][]byte{userKeyKey(prev), adminKey(n), userKey(n)} {
+				if err := tx.Delete(k); err != nil {
+					return err
+				}
+			}
+			id = strconv.FormatUint(uint64(n), 10)
+		}
+		if err := tx.Put(bootstrapKey, bytes.Clone(hash)); err != nil {
+			return err
+		}
+		retired = id
+		return nil
+	})
+	return retired, err
 }
 
 // HasAdmin reports whether any user is an admin.
