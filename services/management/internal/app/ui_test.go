@@ -256,3 +256,58 @@ func TestUISessionExpiry(t *testing.T) {
 		t.Fatalf("12 h idle: %d %s, want 303 to the sign-in page", r.status, r.header.Get("Location"))
 	}
 }
+
+var newKeyRE = regexp.MustCompile(`id="new-key">([^<]+)<`)
+
+// TestUIKeys: a key created from a policy is shown once and the gateway
+// accepts it; the list names its hash only; revoking it makes the gateway
+// refuse it. Without a gateway API the service's message is shown.
+func TestUIKeys(t *testing.T) {
+	gw := startKeyDouble(t)
+	in := startKeys(t, gw.URL)
+	api := "4b1e00000000000000000000000000ui"
+	expect(t, "api", in.admin("POST", "/api/apis", classicBody(api, "Keyed")), 200, "")
+	expect(t, "policy", in.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold <i>tier</i>","rate":5,"per":1,"access_rights":{"`+api+`":{"api_id":"`+api+`","versions":["Default"]}}}`), 200, "")
+	c := newUIClient(t, in.base)
+	c.login(adminToken)
+	wantPage(t, "keys", c.get("/ui/keys"), 200, `value="gold"`, "Gold &lt;i&gt;tier&lt;/i&gt;", "No keys issued.")
+	tok := c.csrf()
+	wantPage(t, "no policy", c.do("POST", "/ui/keys", url.Values{"csrf_token": {tok}, "alias": {"ana"}}), 400, "Choose at least one policy.")
+	r := c.do("POST", "/ui/keys", url.Values{"csrf_token": {tok}, "alias": {"ana"}, "policies": {"gold"}})
+	wantPage(t, "create", r, 200, "shown this once")
+	m := newKeyRE.FindStringSubmatch(r.body)
+	if m == nil {
+		t.Fatalf("no key on the page: %s", r.body)
+	}
+	key := m[1]
+	if !gw.Accepts(key, api) {
+		t.Fatal("the gateway does not accept the key the UI showed")
+	}
+	r = c.get("/ui/keys")
+	if strings.Contains(r.body, key) {
+		t.Fatal("the keys list shows the key itself")
+	}
+	hashes := regexp.MustCompile(`action="/ui/keys/([^/]+)/revoke"`).FindAllStringSubmatch(r.body, -1)
+	if len(hashes) != 1 {
+		t.Fatalf("keys listed: %d, want 1: %s", len(hashes), r.body)
+	}
+	wantPage(t, "revoke", c.do("POST", "/ui/keys/"+hashes[0][1]+"/revoke", url.Values{"csrf_token": {tok}}), 200, "revoked", "No keys issued.")
+	if gw.Accepts(key, api) {
+		t.Fatal("the gateway still accepts a revoked key")
+	}
+
+	// a reader of keys sees no form and may not create one
+	_, reader := in.createUser(`{"keys":"read","policy":"read"}`)
+	rc := newUIClient(t, in.base)
+	rc.login(reader)
+	if r := rc.get("/ui/keys"); r.status != 200 || strings.Contains(r.body, `action="/ui/keys"`) {
+		t.Fatalf("keys as a reader: %d, offered the create form: %v", r.status, strings.Contains(r.body, `action="/ui/keys"`))
+	}
+	wantPage(t, "create as reader", rc.do("POST", "/ui/keys", url.Values{"csrf_token": {rc.csrf()}, "policies": {"gold"}}), 403, "access denied")
+
+	plain := start(t, "")
+	expect(t, "policy", plain.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold","rate":5,"per":1,"access_rights":{}}`), 200, "")
+	pc := newUIClient(t, plain.base)
+	pc.login(adminToken)
+	wantPage(t, "no gateway API", pc.do("POST", "/ui/keys", url.Values{"csrf_token": {pc.csrf()}, "policies": {"gold"}}), 503, "key management needs --gateway-api-url")
+}

@@ -108,6 +108,7 @@ func New(o Options) *UI {
 	u.routeAPIs()
 	u.routeMigrate()
 	u.routePolicies()
+	u.routeKeys()
 	u.routeGateways()
 	u.routeAudit()
 	u.routeUsers()
@@ -233,7 +234,9 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, code int, name strin
 }
 
 // fail answers an RPC's error as the service decided it: its REST status
-// and message (a 403 stays a 403); a session whose key stopped working ends.
+// and message (a 403 stays a 403; the service's messages are written for
+// clients, "internal error" included); a session whose key stopped
+// working ends.
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, q *request, err error) {
 	st := status.Convert(err)
 	if st.Code() == codes.Unauthenticated && q != nil {
@@ -243,9 +246,11 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, q *request, err error)
 	}
 	code := httpStatus(st)
 	msg := strings.Join(messages(err), "; ")
-	if code >= 500 {
-		u.log.Error("call failed", "path", r.URL.Path, "err", err)
-		msg = "The service could not answer (" + strconv.Itoa(code) + "); try again."
+	if _, fromService := status.FromError(err); !fromService || st.Code() == codes.Unknown {
+		// not an answer of the service (a page that could not read it):
+		// its text is for the log
+		u.log.Error("page failed", "path", r.URL.Path, "err", err)
+		code, msg = http.StatusInternalServerError, "The page could not be made ("+strconv.Itoa(code)+"); try again."
 	}
 	u.render(w, r, code, "error", q, page{Title: http.StatusText(code), Error: msg})
 }

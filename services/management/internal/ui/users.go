@@ -13,7 +13,7 @@ import (
 
 // areas are the permission areas the UI offers (the Tyk Dashboard's names
 // the service checks).
-var areas = []string{"apis", "policy", "users", "assets", "audit_logs", "system"}
+var areas = []string{"apis", "policy", "keys", "users", "assets", "audit_logs", "system"}
 
 var levels = map[string]int{"deny": 0, "read": 1, "write": 2}
 
