@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -187,6 +189,36 @@ func (s *Server) getDoc(ctx context.Context, k docKind, ref string) (*httpbody.H
 	return &httpbody.HttpBody{ContentType: jsonType, Data: d.Doc}, nil
 }
 
+// streamDocs hands the answer of a list of every document of c over to the
+// REST facade (pkg/liststream): before, the documents as a JSON array,
+// then after(total), written as they are read from one snapshot. It
+// reports false for a gRPC call, which gets one message.
+func (s *Server) streamDocs(ctx context.Context, k docKind, c store.Collection, before string, after func(total int) string) bool {
+	return liststream.Stream(ctx, func(w *liststream.Writer) error {
+		var tail string
+		first := true
+		err := s.store.EachDocs(ctx, c, func(total int) error {
+			tail = after(total)
+			_, err := io.WriteString(w, before+"[")
+			return err
+		}, func(doc []byte) error {
+			if !first {
+				io.WriteString(w, ",")
+			}
+			first = false
+			_, err := w.Write(doc)
+			return err
+		})
+		if err == nil {
+			_, err = io.WriteString(w, "]"+tail)
+		}
+		if err != nil {
+			return s.docError(k, err)
+		}
+		return nil
+	})
+}
+
 // writeDocs writes documents as a JSON array.
 func writeDocs(b *bytes.Buffer, docs []store.Document) {
 	b.WriteByte('[')
@@ -211,6 +243,11 @@ func (s *Server) ListPolicies(ctx context.Context, req *managementv1.ListPolicie
 	offset, limit, err := paging(req.P)
 	if err != nil {
 		return nil, err
+	}
+	if limit < 0 && s.streamDocs(ctx, policyKind, store.Policies, `{"Data":`, func(total int) string {
+		return `,"Pages":` + strconv.Itoa(int(pages(total))) + `}`
+	}) {
+		return &managementv1.ListPoliciesResponse{}, nil
 	}
 	docs, total, err := s.store.ListDocs(ctx, store.Policies, offset, limit)
 	if err != nil {
@@ -262,6 +299,9 @@ func (s *Server) CreateAsset(ctx context.Context, req *managementv1.CreateAssetR
 }
 
 func (s *Server) ListAssets(ctx context.Context, _ *managementv1.ListAssetsRequest) (*managementv1.ListAssetsResponse, error) {
+	if s.streamDocs(ctx, assetKind, store.Assets, "", func(int) string { return "" }) {
+		return &managementv1.ListAssetsResponse{}, nil
+	}
 	docs, _, err := s.store.ListDocs(ctx, store.Assets, 0, -1)
 	if err != nil {
 		return nil, s.docError(assetKind, err)

@@ -167,3 +167,52 @@ func BenchmarkListAll(b *testing.B) {
 		b.ReportMetric(float64(size)/(1<<20), "answer-MiB")
 	})
 }
+
+// TestDocumentListsStream: GET /api/portal/policies?p=0 and GET /api/assets
+// answer every document as the gRPC list (one message) does, streamed, and
+// over 20 MiB of policies the heap grows by at most 16 MiB while answering.
+func TestDocumentListsStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a store")
+	}
+	in := start(t, "")
+	pad := strings.Repeat("p", 200<<10)
+	for i := range 100 {
+		expect(t, "create policy", in.admin("POST", "/api/portal/policies", fmt.Sprintf(`{"id":"p%d","name":"%s","rate":10,"per":1}`, i, pad)), 200, "")
+	}
+	for i := range 3 {
+		expect(t, "create asset", in.admin("POST", "/api/assets", fmt.Sprintf(`{"kind":"template","name":"a%d","data":{}}`, i)), 201, "")
+	}
+	for _, c := range []struct{ path, field string }{{"/api/portal/policies?p=0", "Data"}, {"/api/assets", ""}} {
+		var size int64
+		peak := heapPeak(func() {
+			req, _ := http.NewRequest("GET", in.base+c.path, nil)
+			req.Header.Set("Authorization", adminToken)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		})
+		if peak > 16<<20 {
+			t.Errorf("%s: heap grew by %.1f MiB answering %.1f MiB, want at most 16 MiB", c.path, float64(peak)/(1<<20), float64(size)/(1<<20))
+		}
+		r := in.admin("GET", c.path, nil)
+		expect(t, c.path, r, 200, "")
+		var got []json.RawMessage
+		if c.field == "" {
+			if err := json.Unmarshal(r.body, &got); err != nil || len(got) != 3 {
+				t.Errorf("%s: %d assets, %v", c.path, len(got), err)
+			}
+			continue
+		}
+		var v struct {
+			Data  []json.RawMessage
+			Pages int
+		}
+		if err := json.Unmarshal(r.body, &v); err != nil || len(v.Data) != 100 || v.Pages != 10 {
+			t.Errorf("%s: %d policies, pages %d, %v; want 100 and 10", c.path, len(v.Data), v.Pages, err)
+		}
+	}
+}

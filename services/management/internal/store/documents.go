@@ -292,6 +292,23 @@ func (s *Store) ListDocs(ctx context.Context, c Collection, offset, limit int) (
 	return out, total, err
 }
 
+// EachDocs calls begin with the number of c's documents, then each with
+// every document's bytes (valid only during the call), in ListDocs' order,
+// from one snapshot, keeping none: a list of everything is written as it
+// is read (pkg/liststream).
+func (s *Store) EachDocs(ctx context.Context, c Collection, begin func(total int) error, each func(doc []byte) error) error {
+	return s.View(ctx, func(tx *Tx) error {
+		n, err := tx.r.Count(c.records)
+		if err != nil {
+			return err
+		}
+		if err := begin(n); err != nil {
+			return err
+		}
+		return tx.EachDoc(c, func(d Document) error { return each(d.Doc) })
+	})
+}
+
 // checkDocs verifies a collection's ID index against its records, for tests.
 func checkDocs(t *Tx, c Collection) error {
 	n := 0
