@@ -213,6 +213,21 @@ func TestStudioReplicas(t *testing.T) {
 		c.waitHealthy(leader)
 	})
 
+	t.Run("LinearizableReadsAndWrites", func(t *testing.T) {
+		linearizableHistory(t, rs, token, nil)
+	})
+
+	t.Run("LinearizableThroughALeaderStop", func(t *testing.T) {
+		linearizableHistory(t, rs, token, func() {
+			time.Sleep(300 * time.Millisecond)
+			leader := c.leader()
+			c.stop(leader)
+			time.Sleep(2 * time.Second)
+			c.start(leader)
+			c.waitHealthy(leader)
+		})
+	})
+
 	t.Run("QuorumLossIs503ThenRecovers", func(t *testing.T) {
 		leader := c.leader()
 		down := []int{(leader + 1) % 3, (leader + 2) % 3}
