@@ -92,6 +92,7 @@ test-gateway: ## replay classic APIs and their migrations through a real Tyk Gat
 	command -v redis-server >/dev/null || { echo 'test-gateway: redis-server is not installed (Debian: apt-get install -y redis-server)'; exit 1; }; \
 	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run 'TestReplayThroughGateway|TestKeysRealGateway' ./services/management/internal/gatewayreplay/ ./services/management/internal/app/
 	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -v -run TestRunGateway ./deploy/
+	TYK_GATEWAY=$(abspath $(TYK_GATEWAY)) go test -count=1 -run TestConsumerFlowRealGateway ./services/portal/internal/app/
 
 test-hostile: $(GOBIN)/etcd ## the long hostile-client runs against the binaries (held streams, 1,000 streams, 32 × 15 MiB, etcd with auth); a few minutes
 	GATEHOUSE_HOSTILE_LONG=1 GATEHOUSE_ETCD=$(GOBIN)/etcd go test -count=1 -p 1 -run 'TestHostile' ./services/studio/internal/app/ ./services/management/internal/app/ ./services/portal/internal/app/

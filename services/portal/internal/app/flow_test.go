@@ -33,17 +33,21 @@ type consumerWorld struct {
 
 const gwSecret = "gateway-api-secret-for-the-portal-tests"
 
-func startConsumerWorld(t testing.TB, env ...string) *consumerWorld {
+func startConsumerWorld(t testing.TB) *consumerWorld {
+	t.Helper()
+	return startConsumerWorldWith(t, nil, `"proxy":{"listen_path":"/pay/","target_url":"http://127.0.0.1:9"}`)
+}
+
+// startConsumerWorldWith starts it with management's gateway settings given
+// by gateway (nil: the gateway double's key API, started here) and the
+// API's definition members apiMembers.
+func startConsumerWorldWith(t testing.TB, gateway func(file func(name, content string) string) []string, apiMembers string) *consumerWorld {
 	t.Helper()
 	bins, err := binproc.Build(filepath.Join("..", "..", "..", ".."), t.TempDir(), []string{"management", "portal"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &consumerWorld{api: "4b1e0000000000000000000000000001", mgmtKey: binproc.RandomToken(t), portKey: binproc.RandomToken(t)}
-	if w.gw, err = tykgwtest.StartKeyAPI(gwSecret); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.gw.Close)
 	dir := t.TempDir()
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
@@ -52,15 +56,23 @@ func startConsumerWorld(t testing.TB, env ...string) *consumerWorld {
 		}
 		return p
 	}
+	if gateway == nil {
+		if w.gw, err = tykgwtest.StartKeyAPI(gwSecret); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.gw.Close)
+		gateway = func(file func(name, content string) string) []string {
+			return []string{"--gateway-api-url", w.gw.URL, "--gateway-api-secret-file", file("gw.secret", gwSecret)}
+		}
+	}
 	base := []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0"}
-	w.mgmt = binproc.Start(t, bins["management"], append(base, "--db", filepath.Join(dir, "management.db"),
-		"--bootstrap-token-file", file("mgmt.token", w.mgmtKey),
-		"--gateway-api-url", w.gw.URL, "--gateway-api-secret-file", file("gw.secret", gwSecret)), nil, nil, dir)
-	w.admin("POST", "/api/apis", `{"api_definition":{"api_id":"`+w.api+`","name":"Payments","proxy":{"listen_path":"/pay/","target_url":"http://127.0.0.1:9"},"active":true}}`, 200)
+	w.mgmt = binproc.Start(t, bins["management"], append(append(base, "--db", filepath.Join(dir, "management.db"),
+		"--bootstrap-token-file", file("mgmt.token", w.mgmtKey)), gateway(file)...), nil, nil, dir)
+	w.admin("POST", "/api/apis", `{"api_definition":{"api_id":"`+w.api+`","name":"Payments",`+apiMembers+`,"active":true}}`, 200)
 	w.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold","rate":5,"per":1,"access_rights":{"`+w.api+`":{"api_id":"`+w.api+`","versions":["Default"]}}}`, 200)
 	w.portal = binproc.Start(t, bins["portal"], append(base, "--db", filepath.Join(dir, "portal.db"), "--site-addr", "127.0.0.1:0",
 		"--bootstrap-token-file", file("portal.token", w.portKey),
-		"--management-grpc-addr", w.mgmt.GRPCAddr, "--management-key-file", file("mgmt.key", w.mgmtKey)), env, nil, dir)
+		"--management-grpc-addr", w.mgmt.GRPCAddr, "--management-key-file", file("mgmt.key", w.mgmtKey)), nil, nil, dir)
 	w.p = &portal{t: t, base: "http://" + w.portal.HTTPAddr, site: "http://" + w.portal.SiteAddr}
 	w.p.key = w.portKey
 	w.plan = w.p.id(w.p.expect(w.p.do("POST", "/portal-api/plans", `{"Name":"Gold","PolicyID":"gold"}`), 201, "plan"))

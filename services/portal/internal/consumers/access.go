@@ -188,11 +188,17 @@ func (s *Service) keySpec(ctx context.Context, r store.AccessRequest) (KeySpec, 
 	if err != nil {
 		return KeySpec{}, err
 	}
-	product, err := s.store.GetProduct(ctx, r.ProductID)
+	return s.specFor(ctx, dev, app, r.ProductID, r.PlanID)
+}
+
+// specFor is the key of an app's credential for a product's plan: the
+// product's policies then the plan's.
+func (s *Service) specFor(ctx context.Context, dev store.Developer, app store.App, productID, planID uint32) (KeySpec, error) {
+	product, err := s.store.GetProduct(ctx, productID)
 	if err != nil {
 		return KeySpec{}, err
 	}
-	plan, err := s.store.GetPlan(ctx, r.PlanID)
+	plan, err := s.store.GetPlan(ctx, planID)
 	if err != nil {
 		return KeySpec{}, err
 	}
@@ -248,7 +254,7 @@ func (s *Service) Reconcile(ctx context.Context) error {
 	for _, a := range apps {
 		for _, c := range a.Credentials {
 			recorded[c.KeyHash] = true
-			if held[c.KeyHash] {
+			if c.KeyHash == "" || held[c.KeyHash] { // "": suspended, no key meant
 				continue
 			}
 			if err := s.rerequest(ctx, a.ID, c); err != nil {

@@ -46,8 +46,6 @@ type Keys interface {
 	MissingPolicies(ctx context.Context, ids []string) ([]string, error)
 	// CreateKey asks for a new key; it returns the key and its hash.
 	CreateKey(ctx context.Context, spec KeySpec) (key, hash string, err error)
-	// SetInactive deactivates (or reactivates) the key with this hash.
-	SetInactive(ctx context.Context, hash string, inactive bool) error
 	// DeleteKey deletes the key with this hash; an absent key is no error.
 	DeleteKey(ctx context.Context, hash string) error
 	// PortalKeys lists the keys whose meta_data names a portal app.
@@ -184,9 +182,14 @@ func (s *Service) Developer(ctx context.Context, id uint32) (store.Developer, er
 }
 
 // SetDeveloper changes a developer's name and whether the account is
-// active. Deactivating drops their sessions and deactivates their keys in
-// management (reactivating reactivates them); the keys change first, so a
-// failure leaves the account as it was (a retry finishes the keys).
+// active. Suspending (Active false) deletes every key of the developer's
+// apps in management and keeps each credential without its key, then
+// drops the sessions with the account's change; reactivating asks
+// management for a new key for each such credential (shown once on the
+// app page). Tyk gateways ignore a policy-bound key's own is_inactive (the
+// policies decide), so a suspended key is deleted rather than deactivated.
+// Each credential changes right after its key, so a failure part-way
+// answers an error with the account unchanged, and a retry finishes.
 func (s *Service) SetDeveloper(ctx context.Context, id uint32, name *string, active *bool) (store.Developer, error) {
 	if name != nil {
 		if p := textProblems("Name", *name, maxName, true); p != nil {
@@ -197,20 +200,21 @@ func (s *Service) SetDeveloper(ctx context.Context, id uint32, name *string, act
 	if err != nil {
 		return d, err
 	}
-	if active != nil && *active != d.Active {
+	if active != nil {
 		apps, err := s.store.AppsOf(ctx, id)
 		if err != nil {
 			return d, err
 		}
-		if hasCredentials(apps) {
-			if err := s.needKeys(); err != nil {
-				return d, err
-			}
-			for _, a := range apps {
-				for _, c := range a.Credentials {
-					if err := s.keys.SetInactive(ctx, c.KeyHash, !*active); err != nil {
-						return d, &ManagementError{"key update", err}
-					}
+		for _, a := range apps {
+			for _, c := range a.Credentials {
+				switch {
+				case !*active && c.KeyHash != "":
+					err = s.suspend(ctx, a.ID, c)
+				case *active && c.KeyHash == "":
+					err = s.reissue(ctx, d, a, c)
+				}
+				if err != nil {
+					return d, err
 				}
 			}
 		}
@@ -224,6 +228,57 @@ func (s *Service) SetDeveloper(ctx context.Context, id uint32, name *string, act
 		}
 		return nil
 	})
+}
+
+// suspend deletes a credential's key in management, then records the
+// credential without it.
+func (s *Service) suspend(ctx context.Context, appID uint32, c store.AppCredential) error {
+	if err := s.needKeys(); err != nil {
+		return err
+	}
+	if err := s.keys.DeleteKey(ctx, c.KeyHash); err != nil {
+		return &ManagementError{"key delete", err}
+	}
+	_, err := s.store.UpdateApp(ctx, appID, func(a *store.App) error {
+		for i := range a.Credentials {
+			if a.Credentials[i].ID == c.ID && a.Credentials[i].KeyHash == c.KeyHash {
+				a.Credentials[i].KeyHash, a.Credentials[i].KeyTail, a.Credentials[i].Unseen = "", "", ""
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+// reissue asks management for a new key for a suspended credential and
+// records it, to be shown once; if the record fails the key is deleted again.
+func (s *Service) reissue(ctx context.Context, d store.Developer, a store.App, c store.AppCredential) error {
+	if err := s.needKeys(); err != nil {
+		return err
+	}
+	spec, err := s.specFor(ctx, d, a, c.ProductID, c.PlanID)
+	if err != nil {
+		return err
+	}
+	key, hash, err := s.keys.CreateKey(ctx, spec)
+	if err != nil {
+		return &ManagementError{"key create", err}
+	}
+	_, err = s.store.UpdateApp(ctx, a.ID, func(a *store.App) error {
+		for i := range a.Credentials {
+			if a.Credentials[i].ID == c.ID && a.Credentials[i].KeyHash == "" {
+				a.Credentials[i].KeyHash, a.Credentials[i].KeyTail, a.Credentials[i].Unseen = hash, tail(key), key
+				return nil
+			}
+		}
+		return store.ErrNotFound
+	})
+	if err != nil {
+		if derr := s.keys.DeleteKey(context.WithoutCancel(ctx), hash); derr != nil {
+			s.log.Warn("key of a failed reissue not deleted; reconciliation at the next start deletes it", "key_hash", hash, "error", derr)
+		}
+	}
+	return err
 }
 
 func hasCredentials(apps []store.App) bool {
@@ -274,11 +329,13 @@ func (s *Service) revoke(ctx context.Context, appID, credID uint32) error {
 	if !ok {
 		return store.ErrNotFound
 	}
-	if err := s.needKeys(); err != nil {
-		return err
-	}
-	if err := s.keys.DeleteKey(ctx, c.KeyHash); err != nil {
-		return &ManagementError{"key delete", err}
+	if c.KeyHash != "" { // a suspended developer's credential has none
+		if err := s.needKeys(); err != nil {
+			return err
+		}
+		if err := s.keys.DeleteKey(ctx, c.KeyHash); err != nil {
+			return &ManagementError{"key delete", err}
+		}
 	}
 	_, err = s.store.UpdateApp(ctx, appID, func(a *store.App) error {
 		a.Credentials = without(a.Credentials, credID)

@@ -163,7 +163,7 @@ func TestFailedApprovalStaysPendingWithTheError(t *testing.T) {
 
 func TestSuspendAndDeleteStopKeys(t *testing.T) {
 	w := newWorld(t, true)
-	_, key := w.approved(t)
+	app, key := w.approved(t)
 	off, on := false, true
 	if _, err := w.svc.SetDeveloper(ctx, w.dev.Developer.ID, nil, &off); err != nil {
 		t.Fatal(err)
@@ -174,8 +174,18 @@ func TestSuspendAndDeleteStopKeys(t *testing.T) {
 	if _, err := w.svc.Session(ctx, "x"); !errors.Is(err, consumers.ErrNoSession) {
 		t.Fatal(err)
 	}
-	if _, err := w.svc.SetDeveloper(ctx, w.dev.Developer.ID, nil, &on); err != nil || !w.keys.Works(key) {
-		t.Fatalf("reactivated: %v, key works %v", err, w.keys.Works(key))
+	if a, _ := w.st.GetApp(ctx, app.ID); len(a.Credentials) != 1 || a.Credentials[0].KeyHash != "" {
+		t.Fatalf("suspended credential %+v: want it kept without its key", a.Credentials)
+	}
+	if _, err := w.svc.SetDeveloper(ctx, w.dev.Developer.ID, nil, &on); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.svc.Reconcile(ctx); err != nil { // nothing to repair
+		t.Fatal(err)
+	}
+	a, _ := w.svc.MyApp(ctx, w.dev, app.ID)
+	if len(a.Credentials) != 1 || w.keys.Works(key) || !w.keys.Works(a.Credentials[0].Unseen) || len(w.keys.Held) != 1 {
+		t.Fatalf("reactivated: %+v; want a new key, shown once, and the old one gone", a.Credentials)
 	}
 	if err := w.svc.DeleteDeveloper(ctx, w.dev.Developer.ID); err != nil {
 		t.Fatal(err)

@@ -1,11 +1,11 @@
 // Package management is the portal's client of management's gRPC API
-// (consumers.Keys): it checks policy ids and creates, deactivates and
-// deletes the keys of portal credentials. The portal is an internal caller:
+// (consumers.Keys): it checks policy ids and creates and deletes the
+// keys of portal credentials. The portal is an internal caller:
 // it authenticates with a management API key (--management-key-file) in
 // the `authorization` metadata, over TLS when --management-ca-file is given.
 //
-// Every call has a deadline (CallTimeout). Idempotent calls (reads, a key's
-// update to a given state, a delete) are retried up to Attempts times when
+// Every call has a deadline (CallTimeout). Idempotent calls (reads, a
+// delete) are retried up to Attempts times when
 // management is unreachable; a key's creation is never retried, since a
 // lost answer could leave two keys (reconciliation deletes the one no
 // credential records).
@@ -147,38 +147,6 @@ func (c *Client) CreateKey(ctx context.Context, spec consumers.KeySpec) (string,
 		return "", "", errors.New("management answered a key without its id or hash")
 	}
 	return resp.GetKeyId(), resp.GetKeyHash(), nil
-}
-
-// SetInactive implements consumers.Keys: the key's session is read and
-// written back with is_inactive set. A key management no longer has is no error.
-func (c *Client) SetInactive(ctx context.Context, hash string, inactive bool) error {
-	var sess map[string]any
-	err := c.retry(ctx, func(ctx context.Context) error {
-		resp, err := c.api.GetKey(ctx, &managementv1.GetKeyRequest{KeyId: hash})
-		if err != nil {
-			return err
-		}
-		return json.Unmarshal(resp.GetBody().GetData(), &sess)
-	})
-	if status.Code(err) == codes.NotFound {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	sess["is_inactive"] = inactive
-	body, err := jsonBody(sess)
-	if err != nil {
-		return err
-	}
-	err = c.retry(ctx, func(ctx context.Context) error {
-		_, err := c.api.UpdateKey(ctx, &managementv1.UpdateKeyRequest{KeyId: hash, Body: body})
-		return err
-	})
-	if status.Code(err) == codes.NotFound {
-		return nil
-	}
-	return err
 }
 
 // DeleteKey implements consumers.Keys; a key management does not have is no error.

@@ -18,8 +18,7 @@ import (
 
 // Key is one key the double holds.
 type Key struct {
-	Spec     consumers.KeySpec
-	Inactive bool
+	Spec consumers.KeySpec
 }
 
 // Keys is an in-memory consumers.Keys.
@@ -69,21 +68,6 @@ func (k *Keys) CreateKey(_ context.Context, spec consumers.KeySpec) (string, str
 // Hash is the double's key hash.
 func Hash(key string) string { s := sha256.Sum256([]byte(key)); return hex.EncodeToString(s[:8]) }
 
-// SetInactive implements consumers.Keys.
-func (k *Keys) SetInactive(_ context.Context, hash string, inactive bool) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.Fail {
-		return errDown
-	}
-	key, ok := k.Held[hash]
-	if ok {
-		key.Inactive = inactive
-		k.Held[hash] = key
-	}
-	return nil
-}
-
 // DeleteKey implements consumers.Keys.
 func (k *Keys) DeleteKey(_ context.Context, hash string) error {
 	k.mu.Lock()
@@ -111,10 +95,10 @@ func (k *Keys) PortalKeys(context.Context) ([]consumers.PortalKey, error) {
 	return out, nil
 }
 
-// Works reports whether key exists and is active (what a gateway would accept).
+// Works reports whether key exists (what a gateway would accept).
 func (k *Keys) Works(key string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	h, ok := k.Held[Hash(key)]
-	return ok && !h.Inactive
+	_, ok := k.Held[Hash(key)]
+	return ok
 }
