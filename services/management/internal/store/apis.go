@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
@@ -521,20 +522,30 @@ type CategoryCount struct {
 // Categories lists every category in use with its number of APIs, sorted
 // by name (byte order), from one scan of the category index.
 func (t *Tx) Categories() ([]CategoryCount, error) {
-	counts := map[string]int{}
+	// the index keeps each category's entries together (its key is the
+	// length-prefixed category, then the API ID), so a category is counted
+	// as a run of equal prefixes, comparing bytes: no string or map entry
+	// per API
+	var out []CategoryCount
+	var last []byte // the current run's length-prefixed category
 	err := t.r.Scan(categoryPrefix, nil, func(k, _ []byte) error {
-		c, _, err := splitPair(categoryPrefix, k)
-		counts[c]++
-		return err
+		k = k[len(categoryPrefix):]
+		if len(k) < 2 || int(binary.BigEndian.Uint16(k)) > len(k)-2 {
+			return fmt.Errorf("%w: index key %q", ErrCorrupt, k)
+		}
+		c := k[:2+int(binary.BigEndian.Uint16(k))]
+		if len(out) > 0 && bytes.Equal(c, last) {
+			out[len(out)-1].Count++
+			return nil
+		}
+		last = append(last[:0], c...)
+		out = append(out, CategoryCount{Name: string(c[2:]), Count: 1})
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]CategoryCount, 0, len(counts))
-	for c, n := range counts {
-		out = append(out, CategoryCount{Name: c, Count: n})
-	}
-	slices.SortFunc(out, func(a, b CategoryCount) int { return bytes.Compare([]byte(a.Name), []byte(b.Name)) })
+	slices.SortFunc(out, func(a, b CategoryCount) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
