@@ -129,7 +129,7 @@ func managementKeys(c config.Consumers) (consumers.Keys, func(), error) {
 	if c.ManagementGRPCAddr == "" {
 		return nil, func() {}, nil
 	}
-	cl, err := management.Dial(c.ManagementGRPCAddr, c.ManagementKey, c.ManagementCAFile)
+	cl, err := management.Dial(c.ManagementGRPCAddr, c.ManagementKey, management.TLS{CAFile: c.ManagementCAFile, CertFile: c.ManagementCertFile, KeyFile: c.ManagementKeyFile})
 	if err != nil {
 		return nil, nil, err
 	}

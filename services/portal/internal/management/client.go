@@ -2,7 +2,8 @@
 // (consumers.Keys): it checks policy ids and creates and deletes the
 // keys of portal credentials. The portal is an internal caller:
 // it authenticates with a management API key (--management-key-file) in
-// the `authorization` metadata, over TLS when --management-ca-file is given.
+// the `authorization` metadata, over TLS when --management-ca-file is given, with a client certificate
+// (--management-client-cert-file) for a management that requires one.
 //
 // Every call has a deadline (CallTimeout). Idempotent calls (reads, a
 // delete) are retried up to Attempts times when
@@ -13,12 +14,9 @@ package management
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -31,6 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/tlsconfig"
 	"github.com/gatehouse/gatehouse/services/portal/internal/consumers"
 )
 
@@ -48,21 +47,24 @@ type Client struct {
 	key  string
 }
 
+// TLS is how the portal reaches management over TLS: CAFile verifies
+// management's certificate (--management-ca-file), CertFile and KeyFile are
+// the portal's client certificate for a management that requires one
+// (--grpc-client-ca-file there; --management-client-cert-file and
+// --management-client-key-file here). All empty: plain text.
+type TLS struct{ CAFile, CertFile, KeyFile string }
+
 // Dial returns a client of the management gRPC API at addr, calling with
-// key; caFile, when set, is the CA that signed management's certificate
-// (TLS), else the connection is plain text. It does not connect yet.
-func Dial(addr, key, caFile string) (*Client, error) {
+// key, over TLS when t names any file (pkg/tlsconfig), else plain text. It
+// does not connect yet.
+func Dial(addr, key string, t TLS) (*Client, error) {
 	creds := insecure.NewCredentials()
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+	if t != (TLS{}) {
+		c, err := tlsconfig.Client(t.CAFile, t.CertFile, t.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("--management-ca-file: %w", err)
+			return nil, fmt.Errorf("--management-ca-file, --management-client-cert-file, --management-client-key-file: %w", err)
 		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--management-ca-file %s: no PEM certificate in it", caFile)
-		}
-		creds = credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+		creds = credentials.NewTLS(c)
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
