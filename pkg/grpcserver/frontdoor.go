@@ -21,7 +21,11 @@ import (
 // for a key not in the set reads the store once (at most LookupTimeout, in
 // the connection's reader, so only that connection waits). It is the cheap
 // front door, not the authority: the service's AuthFunc still checks every
-// call, and a key it refuses is dropped from the set.
+// call, and a key it refuses is dropped from the set. VerifiedTTL is one
+// second, so a key deleted, deactivated or reset on any replica is refused
+// by every replica's front door — its message unread — within a second
+// (issue 32; it was a minute): a key in use costs one store read a second
+// per replica.
 type FrontDoor struct {
 	// Key reads the key of the authorization values in the service's own
 	// form; false when there is none or it is malformed.
@@ -42,7 +46,7 @@ type FrontDoor struct {
 // again within VerifiedTTL passes without a store read.
 const (
 	VerifiedKeys  = 4096
-	VerifiedTTL   = time.Minute
+	VerifiedTTL   = time.Second
 	LookupTimeout = time.Second
 )
 

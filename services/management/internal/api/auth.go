@@ -242,8 +242,9 @@ func (s *Server) FrontDoor() *grpcserver.FrontDoor {
 	return &grpcserver.FrontDoor{
 		Key: keyOf,
 		Known: func(ctx context.Context, hash []byte) (bool, error) {
-			_, err := s.store.UserByKeyHash(ctx, hash)
-			return credential.Found(err, store.ErrNotFound)
+			u, err := s.store.UserByKeyHash(ctx, hash)
+			found, err := credential.Found(err, store.ErrNotFound)
+			return found && !u.Inactive, err // a deactivated key's message is never read
 		},
 		Refusal: errUnauthorized,
 		Refused: func() { metrics.CountAuthFailure("management") },
