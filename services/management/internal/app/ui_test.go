@@ -103,12 +103,13 @@ const (
 	expiryWarn  = "X-Tyk-Api-Expires"
 	jqFailure   = "transform_jq"
 	xssPolicy   = `<img src=x onerror=window.__xss=2>`
+	xssDesc     = `<svg onload=window.__xss=3>`
 	versionData = `"version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"%s}}}`
 )
 
 func classicUI(id, name, listen, version string) string {
-	return fmt.Sprintf(`{"api_definition":{"api_id":%q,"name":%q,"active":true,"use_keyless":true,"proxy":{"listen_path":%q,"target_url":"http://u.test"},`+versionData+`}}`,
-		id, name, listen, version)
+	return fmt.Sprintf(`{"api_definition":{"api_id":%q,"name":%q,"description":%q,"active":true,"use_keyless":true,"proxy":{"listen_path":%q,"target_url":"http://u.test"},`+versionData+`}}`,
+		id, name, xssDesc, listen, version)
 }
 
 // seedUI creates the three classic APIs and returns their IDs: clean,
@@ -233,7 +234,7 @@ func TestUIEscapes(t *testing.T) {
 	for _, path := range []string{"/ui/apis", "/ui/apis/ui-clean-api", "/ui/migrate", "/ui/policies"} {
 		r := c.get(path)
 		wantPage(t, path, r, 200)
-		if strings.Contains(r.body, "<script>window") || strings.Contains(r.body, "<img src=x") {
+		if strings.Contains(r.body, "<script>window") || strings.Contains(r.body, "<img src=x") || strings.Contains(r.body, "<svg") {
 			t.Fatalf("%s: user text reached the page as markup", path)
 		}
 	}
@@ -310,4 +311,69 @@ func TestUIKeys(t *testing.T) {
 	pc := newUIClient(t, plain.base)
 	pc.login(adminToken)
 	wantPage(t, "no gateway API", pc.do("POST", "/ui/keys", url.Values{"csrf_token": {pc.csrf()}, "policies": {"gold"}}), 503, "key management needs --gateway-api-url")
+}
+
+// TestUIPoliciesAndUsers: the service's own validation messages on the
+// policy form (which keeps what was typed), least privilege on the users
+// form, a reset key shown once, the gateways page.
+func TestUIPoliciesAndUsers(t *testing.T) {
+	in := start(t, "")
+	c := newUIClient(t, in.base)
+	c.login(adminToken)
+	tok := c.csrf()
+	wantPage(t, "new policy", c.get("/ui/policies/new"), 200, `name="policy"`)
+	r := c.do("POST", "/ui/policies", url.Values{"csrf_token": {tok}, "policy": {`{"name":"Broken",`}})
+	wantPage(t, "malformed policy", r, 400, "The service refused the policy", "{&#34;name&#34;:&#34;Broken&#34;,")
+	r = c.do("POST", "/ui/policies", url.Values{"csrf_token": {tok}, "policy": {`{"id":"silver","name":"Silver","rate":10,"per":1,"access_rights":{}}`}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("create policy: %d: %s", r.status, r.body)
+	}
+	r = c.get(r.header.Get("Location"))
+	wantPage(t, "policy page", r, 200, "Silver", `&#34;id&#34;: &#34;silver&#34;`)
+	id := regexp.MustCompile(`action="/ui/policies/([^"]+)"`).FindStringSubmatch(r.body)
+	if id == nil {
+		t.Fatalf("no edit form: %s", r.body)
+	}
+	r = c.do("POST", "/ui/policies/"+id[1], url.Values{"csrf_token": {tok}, "policy": {`{"_id":"zz","name":"Silver 2"}`}})
+	wantPage(t, "bad edit", r, 400, "The service refused the policy", "Silver 2")
+	wantPage(t, "policies", c.get("/ui/policies"), 200, "Silver")
+
+	// a users:write manager holding apis:read may not grant apis:write
+	_, mgr := in.createUser(`{"users":"write","apis":"read"}`)
+	m := newUIClient(t, in.base)
+	m.login(mgr)
+	r = m.get("/ui/users")
+	wantPage(t, "users as manager", r, 200, `name="perm_apis"`)
+	if strings.Contains(r.body, `name="admin"`) || regexp.MustCompile(`(?s)name="perm_apis">.*?value="write"`).MatchString(strings.Split(r.body, `name="perm_policy"`)[0]) {
+		t.Fatal("the manager is offered apis:write or admin")
+	}
+	mtok := m.csrf()
+	wantPage(t, "grant more", m.do("POST", "/ui/users", url.Values{"csrf_token": {mtok}, "email_address": {"x@example.test"}, "perm_apis": {"write"}}),
+		403, "cannot grant permissions you do not hold")
+	r = m.do("POST", "/ui/users", url.Values{"csrf_token": {mtok}, "email_address": {"y@example.test"}, "first_name": {"<b>Y</b>"}, "perm_apis": {"read"}})
+	wantPage(t, "create user", r, 200, "shown this once", "y@example.test", "&lt;b&gt;Y&lt;/b&gt;")
+	key := newKeyRE.FindStringSubmatch(r.body)
+	if key == nil {
+		t.Fatal("no key shown")
+	}
+	if strings.Contains(m.get("/ui/users").body, key[1]) {
+		t.Fatal("the key is shown again")
+	}
+	y := newUIClient(t, in.base)
+	y.login(key[1])
+
+	// an admin resets y's key: shown once, the old one signs in no more
+	uid := regexp.MustCompile(`action="/ui/users/([^/]+)/reset" data-confirm="Give y@example.test`).FindStringSubmatch(c.get("/ui/users").body)
+	if uid == nil {
+		t.Fatal("no reset button for the new user")
+	}
+	r = c.do("POST", "/ui/users/"+uid[1]+"/reset", url.Values{"csrf_token": {tok}})
+	wantPage(t, "reset", r, 200, "shown this once")
+	if r := y.get("/ui/apis"); r.status != http.StatusSeeOther {
+		t.Fatalf("a session on a reset key: %d, want 303 to the sign-in page", r.status)
+	}
+	wantPage(t, "old key", y.do("POST", "/ui/login", url.Values{"key": {key[1]}}), 401)
+	y.login(newKeyRE.FindStringSubmatch(r.body)[1])
+
+	wantPage(t, "gateways", c.get("/ui/gateways"), 200, "No gateway has registered.")
 }
