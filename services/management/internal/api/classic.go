@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -91,6 +93,37 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 		if c = strings.TrimSpace(c); c != "" {
 			cats = append(cats, c)
 		}
+	}
+	// every API: written as it is read (a REST request), not held
+	if limit < 0 && liststream.Stream(ctx, func(w *liststream.Writer) error {
+		var b bytes.Buffer
+		var tail string
+		first := true
+		err := s.store.View(ctx, func(tx *store.Tx) error {
+			return tx.EachListed(cats, 0, -1, func(total int) error {
+				tail = `],"pages":` + strconv.Itoa(int(pages(total))) + `}`
+				_, err := io.WriteString(w, `{"apis":[`)
+				return err
+			}, func(a store.API) error {
+				b.Reset()
+				if !first {
+					b.WriteByte(',')
+				}
+				first = false
+				writeItem(&b, a)
+				_, err := w.Write(b.Bytes())
+				return err
+			})
+		})
+		if err == nil {
+			_, err = io.WriteString(w, tail)
+		}
+		if err != nil {
+			return s.storeError(err, errInternal)
+		}
+		return nil
+	}) {
+		return &managementv1.ListAPIsResponse{}, nil
 	}
 	apis, total, err := s.store.ListAPIs(ctx, cats, offset, limit)
 	if err != nil {

@@ -19,6 +19,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
@@ -213,6 +216,37 @@ func TestDocumentListsStream(t *testing.T) {
 		}
 		if err := json.Unmarshal(r.body, &v); err != nil || len(v.Data) != 100 || v.Pages != 10 {
 			t.Errorf("%s: %d policies, pages %d, %v; want 100 and 10", c.path, len(v.Data), v.Pages, err)
+		}
+	}
+}
+
+// TestAPIListStreams: GET /api/apis?p=0 (streamed) answers byte for byte
+// what gRPC ListAPIs with p 0 (one message) does, with and without a
+// category filter.
+func TestAPIListStreams(t *testing.T) {
+	in := start(t, "")
+	for i := range 25 {
+		id := fmt.Sprintf("%032x", i+1)
+		expect(t, "create", in.admin("POST", "/api/apis/oas", oasDoc(id, fmt.Sprintf("API %d #c%d", i, i%2), fmt.Sprintf("/a%d/", i))), 200, "")
+		if i%3 == 0 {
+			expect(t, "categories", in.admin("PUT", "/api/apis/oas/"+id+"/categories", `{"categories":["c"]}`), 200, "")
+		}
+	}
+	for _, category := range []string{"", "c"} {
+		path := "/api/apis?p=0"
+		req := &managementv1.ListAPIsRequest{P: proto.Int64(0)}
+		if category != "" {
+			path += "&category=" + category
+			req.Category = category
+		}
+		r := in.admin("GET", path, nil)
+		expect(t, path, r, 200, "")
+		whole, err := in.client.ListAPIs(grpcCtx(adminToken), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(r.body), string(whole.GetBody().GetData()); got != want {
+			t.Errorf("%s streamed:\n%.400s\nwhole:\n%.400s", path, got, want)
 		}
 	}
 }

@@ -554,24 +554,41 @@ func (t *Tx) Categories() ([]CategoryCount, error) {
 // and how many there are.
 func (t *Tx) List(categories []string, offset, limit int) ([]API, int, error) {
 	var out []API
+	var total int
+	err := t.EachListed(categories, offset, limit, func(n int) error { total = n; return nil }, func(a API) error {
+		out = append(out, a)
+		return nil
+	})
+	return out, total, err
+}
+
+// EachListed is List calling fn with each API instead of keeping them
+// (its Doc valid only during the call), after begin with how many there
+// are: a list of everything is written as it is read (pkg/liststream).
+func (t *Tx) EachListed(categories []string, offset, limit int, begin func(total int) error, fn func(API) error) error {
 	if len(categories) == 0 {
 		total, err := t.r.Count(apiPrefix)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		i := 0
-		err = t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
-			if limit >= 0 && len(out) >= limit {
+		if err := begin(total); err != nil {
+			return err
+		}
+		i, n := 0, 0
+		return t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
+			if limit >= 0 && n >= limit {
 				return kv.ErrStop
 			}
 			if i++; i <= offset {
 				return nil
 			}
 			a, err := decodeAPI(string(k[len(apiPrefix):]), v)
-			out = append(out, a)
-			return err
+			if err != nil {
+				return err
+			}
+			n++
+			return fn(a)
 		})
-		return out, total, err
 	}
 	seen := map[string]bool{}
 	var ids []string
@@ -585,11 +602,13 @@ func (t *Tx) List(categories []string, offset, limit int) ([]API, int, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
 	}
 	sort.Strings(ids)
-	total := len(ids)
+	if err := begin(len(ids)); err != nil {
+		return err
+	}
 	ids = ids[min(offset, len(ids)):]
 	if limit >= 0 {
 		ids = ids[:min(limit, len(ids))]
@@ -597,11 +616,13 @@ func (t *Tx) List(categories []string, offset, limit int) ([]API, int, error) {
 	for _, id := range ids {
 		a, err := t.API(id)
 		if err != nil {
-			return nil, 0, err
+			return err
 		}
-		out = append(out, a)
+		if err := fn(a); err != nil {
+			return err
+		}
 	}
-	return out, total, nil
+	return nil
 }
 
 // checkIndexes verifies that every index entry matches the records, for tests.
