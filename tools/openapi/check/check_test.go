@@ -25,15 +25,17 @@ const token = "openapi-check-token-0123456789abcdef"
 
 var httpAddr = regexp.MustCompile(`(?i)http\S*?(127\.0\.0\.1:\d+)`)
 
-// start runs bin/<svc> on loopback ports with a fresh store and returns its HTTP address.
-func start(t *testing.T, svc string) string {
+// start runs bin/<svc> on loopback ports with a fresh store, and any
+// further flags, and returns its HTTP address.
+func start(t *testing.T, svc string, flags ...string) string {
 	t.Helper()
 	dir := os.Getenv("GATEHOUSE_BIN")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "..", "bin")
 	}
-	cmd := exec.Command(filepath.Join(dir, svc), "--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--db", filepath.Join(t.TempDir(), svc+".db"), "--bootstrap-token", token)
+	args := append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
+		"--db", filepath.Join(t.TempDir(), svc+".db"), "--bootstrap-token", token}, flags...)
+	cmd := exec.Command(filepath.Join(dir, svc), args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
