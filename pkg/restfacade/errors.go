@@ -56,7 +56,7 @@ func (f *facade) handleError(_ context.Context, _ *runtime.ServeMux, _ runtime.M
 // paths asked with another method (405, with the methods it serves in Allow).
 func (f *facade) handleRoutingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, code int) {
 	if code == http.StatusMethodNotAllowed {
-		if allow := f.routes.allowed(r.URL.Path); len(allow) > 0 {
+		if allow := f.routes.allowed(f.routePath(r)); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 		}
 	}

@@ -114,7 +114,7 @@ func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 			next(w, r, params)
 			return
 		}
-		limit := f.limits.Bodies.Of(f.routes.operation(r.Method, r.URL.Path))
+		limit := f.limits.Bodies.Of(f.routes.operation(r.Method, f.routePath(r)))
 		if r.ContentLength > limit {
 			f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{bodylimit.Message})
 			return

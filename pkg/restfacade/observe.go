@@ -72,7 +72,7 @@ func Operation(ctx context.Context) (string, bool) {
 // it (such as /api/v1/llm-settings/{id}).
 func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if i := f.routes.find(r.Method, r.URL.Path); i >= 0 {
+		if i := f.routes.find(r.Method, f.routePath(r)); i >= 0 {
 			setRoute(r, f.routes[i].pattern)
 			if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
 				o.method, o.operation = r.Method, f.routes[i].ops[r.Method]

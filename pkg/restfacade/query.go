@@ -17,7 +17,7 @@ func (f *facade) readIntQuery(next runtime.HandlerFunc) runtime.HandlerFunc {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		names := f.routes.intQuery(r.Method, r.URL.Path)
+		names := f.routes.intQuery(r.Method, f.routePath(r))
 		if len(names) == 0 || r.URL.RawQuery == "" {
 			next(w, r, params)
 			return

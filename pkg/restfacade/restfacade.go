@@ -81,6 +81,12 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Log receives one line per request; nil discards them.
 	Log *slog.Logger
+	// SlashInParams keeps an escaped slash (%2F) inside the path parameter
+	// it is written in instead of separating segments (grpc-gateway's
+	// UnescapingModeAllExceptSlash: the parameter's value holds "%2F", every
+	// other escape decoded), for ids that may hold a slash. Routes are then
+	// matched on the escaped path everywhere in the facade.
+	SlashInParams bool
 	// MuxOptions are extra grpc-gateway options, such as marshalers for more
 	// content types; they are applied after the ones set here.
 	MuxOptions []runtime.ServeMuxOption
@@ -173,6 +179,9 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight), log: log.With("component", "http")}
 	jsonpb := NewJSON(o.Marshal)
 	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, f.validPathParams, f.readIntQuery)}
+	if o.SlashInParams {
+		own = append(own, runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptSlash))
+	}
 	if o.Authenticate != nil {
 		own = append(own, runtime.WithMiddlewares(f.authenticate))
 	}
@@ -291,6 +300,15 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Method = http.MethodGet
 	}
 	f.mux.ServeHTTP(w, r)
+}
+
+// routePath is the path routes are matched on: the escaped path with
+// Options.SlashInParams, so a %2F stays within its segment as in the mux.
+func (f *facade) routePath(r *http.Request) string {
+	if f.opts.SlashInParams {
+		return r.URL.EscapedPath()
+	}
+	return r.URL.Path
 }
 
 // servePlain serves r when its path is one of Options.Plain: with the

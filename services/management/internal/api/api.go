@@ -153,7 +153,16 @@ func pages(total int) int32 { return int32((total + pageSize - 1) / pageSize) }
 // checkAPIID refuses API IDs that a REST path cannot carry back: empty,
 // over 255 bytes, not UTF-8, or holding /, ?, #, %, quotes, backslashes,
 // spaces or control characters.
-func checkAPIID(field, id string) error {
+func checkAPIID(field, id string) error { return checkID(field, id, `/?#%"\`) }
+
+// checkDocumentID is checkAPIID for policy and asset ids, which may hold a
+// slash as Tyk accepts them (default/jwt-policy, written by Kubernetes
+// tooling): the REST path addresses one as default%2Fjwt-policy.
+func checkDocumentID(field, id string) error { return checkID(field, id, `?#%"\`) }
+
+// checkID refuses an empty id, one over 255 bytes, not UTF-8, or holding
+// spaces, control characters or any rune of refused.
+func checkID(field, id, refused string) error {
 	switch {
 	case id == "":
 		return badRequest(field + " must not be empty")
@@ -163,8 +172,8 @@ func checkAPIID(field, id string) error {
 		return badRequest(field + " must be UTF-8 text")
 	}
 	for _, r := range id {
-		if strings.ContainsRune(`/?#%"\`, r) || unicode.IsSpace(r) || unicode.IsControl(r) {
-			return badRequest(field + " must not contain spaces, control characters or any of / ? # % \" \\")
+		if strings.ContainsRune(refused, r) || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return badRequest(field + " must not contain spaces, control characters or any of " + strings.Join(strings.Split(refused, ""), " "))
 		}
 	}
 	return nil

@@ -84,7 +84,7 @@ func (k docKind) docBody(body []byte) (doc []byte, dbID, id string, err error) {
 		return nil, "", "", err
 	}
 	if id != "" {
-		if err := checkAPIID("id", id); err != nil {
+		if err := checkDocumentID("id", id); err != nil {
 			return nil, "", "", err
 		}
 	}

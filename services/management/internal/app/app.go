@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -101,9 +102,13 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			Pages: &restfacade.Pages{Prefix: ui.Prefix, New: func(conn grpc.ClientConnInterface) http.Handler {
 				return ui.New(ui.Options{Conn: conn, Identify: identify(srv), Log: log, Now: uiClock})
 			}},
+			// a policy or asset id with a slash (default/jwt-policy, as Kubernetes tooling names
+			// policies) is addressed as default%2Fjwt-policy (documentIDs turns the %2F back)
+			SlashInParams: true,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
 				runtime.WithMetadata(forwardPath),
+				runtime.WithMiddlewares(documentIDs),
 			},
 		},
 	})
@@ -125,5 +130,19 @@ func identify(srv *api.Server) func(ctx context.Context, key string) (ui.Identit
 		perms := u.Permissions
 		return ui.Identity{UserID: u.ID, Email: u.Email, Permissions: perms, Admin: store.IsAdmin(perms),
 			May: func(rpc string) bool { return api.Permits(perms, rpc) }}, nil
+	}
+}
+
+// documentIDs turns the %2F left in a policy_id or asset_id path parameter
+// (restfacade.Options.SlashInParams) into the slash it stands for. An id
+// never holds a % (api.checkDocumentID), so nothing else reads as one.
+func documentIDs(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		for _, k := range []string{"policy_id", "asset_id"} {
+			if v, ok := params[k]; ok && strings.Contains(v, "%") {
+				params[k] = strings.ReplaceAll(strings.ReplaceAll(v, "%2F", "/"), "%2f", "/")
+			}
+		}
+		next(w, r, params)
 	}
 }

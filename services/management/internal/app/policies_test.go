@@ -64,10 +64,20 @@ func TestPolicies(t *testing.T) {
 		{"_id not hex", `{"_id":"pol-1"}`, "_id must be 24 lowercase hex digits"},
 		{"_id upper case", `{"_id":"5F1E00000000000000000001"}`, "_id must be 24 lowercase hex digits"},
 		{"_id a number", `{"_id":5}`, "_id must be a string"},
-		{"id with a slash", `{"id":"a/b"}`, `id must not contain spaces, control characters or any of / ? # % " \`},
+		{"id with a space", `{"id":"a b"}`, `id must not contain spaces, control characters or any of ? # % " \`},
 	} {
 		expect(t, c.what, in.admin("POST", "/api/portal/policies", c.body), 400, mgmtErr(c.msg))
 	}
+
+	// an id with a slash, as Tyk accepts it (Kubernetes tooling writes default/jwt-policy), addressed as %2F
+	expect(t, "id with a slash", in.admin("POST", "/api/portal/policies", `{"id":"default/jwt-policy","name":"K8s"}`), 200, "")
+	if got := in.admin("GET", "/api/portal/policies/default%2Fjwt-policy", nil).json(t); got["name"] != "K8s" || got["id"] != "default/jwt-policy" {
+		t.Fatalf("get default%%2Fjwt-policy: %v", got)
+	}
+	expect(t, "update default%2Fjwt-policy", in.admin("PUT", "/api/portal/policies/default%2Fjwt-policy", `{"id":"default/jwt-policy","name":"K8s 2"}`), 200, "")
+	expect(t, "unescaped slash is another path", in.admin("GET", "/api/portal/policies/default/jwt-policy", nil), 404, "")
+	expect(t, "delete default%2Fjwt-policy", in.admin("DELETE", "/api/portal/policies/default%2Fjwt-policy", nil), 200, "")
+	expect(t, "gone", in.admin("GET", "/api/portal/policies/default%2Fjwt-policy", nil), 404, mgmtErr("Policy not found"))
 
 	// list: tyk-sync's p=-2 returns all; pages of 10
 	for i := range 10 {
