@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +104,59 @@ func TestTLSBinary(t *testing.T) {
 		t.Errorf("after replacing the files: %d with certificate %s, want 200 with the new %s", code, serial, next.SerialNumber)
 	}
 	p.Stop(t, 15*time.Second)
+}
+
+// TestREADMETLSBlock runs the README's ```shell block (Operating, TLS) as
+// it is: openssl makes a CA and a certificate, a studio serves HTTPS and
+// gRPC over TLS with them, curl and grpcurl trust the CA, and the studio
+// stops cleanly.
+func TestREADMETLSBlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the studio binary; skipped with -short")
+	}
+	for _, tool := range []string{"bash", "curl", "openssl"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?ms)^```shell\n(.*?)^```").FindAllStringSubmatch(string(readme), -1)
+	if len(blocks) != 1 {
+		t.Fatalf("README.md has %d ```shell blocks, want the TLS one", len(blocks))
+	}
+	grpcurl, err := filepath.Abs(filepath.Join(repoRoot, ".bin", "grpcurl"))
+	if _, serr := os.Stat(grpcurl); err != nil || serr != nil {
+		if grpcurl, err = exec.LookPath("grpcurl"); err != nil {
+			t.Skip("grpcurl is not installed (make grpcurl)")
+		}
+	}
+	bin, err := studioBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	for _, d := range []string{"bin", "data"} {
+		if err := os.Mkdir(filepath.Join(work, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(bin, filepath.Join(work, "bin", "studio")); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-e", "-c", blocks[0][1])
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "TLS_HTTP="+freePort(t), "TLS_GRPC="+freePort(t), "GRPCURL="+grpcurl)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		log, _ := os.ReadFile(filepath.Join(work, "data", "try-tls.log"))
+		t.Fatalf("the README's TLS block: %v\n%s\nstudio log:\n%s", err, out, log)
+	}
+	for _, want := range []string{`"status":"ok"`, "gatehouse.studio.v1.StudioService"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the README's TLS block printed no %s:\n%s", want, out)
+		}
+	}
 }
