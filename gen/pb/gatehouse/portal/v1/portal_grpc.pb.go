@@ -137,7 +137,7 @@ type PortalServiceClient interface {
 	ListDevelopers(ctx context.Context, in *ListDevelopersRequest, opts ...grpc.CallOption) (*ListDevelopersResponse, error)
 	// GetDeveloper reads one developer account.
 	GetDeveloper(ctx context.Context, in *GetDeveloperRequest, opts ...grpc.CallOption) (*GetDeveloperResponse, error)
-	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deactivates the developer's keys in management; `Active:true` reactivates them.
+	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deletes the developer's keys in management (the credentials stay, without keys); `Active:true` issues new keys for them, shown once on the app page.
 	UpdateDeveloper(ctx context.Context, in *UpdateDeveloperRequest, opts ...grpc.CallOption) (*UpdateDeveloperResponse, error)
 	// DeleteDeveloper deletes the developer's keys in management, then the account, its apps, access requests and sessions.
 	DeleteDeveloper(ctx context.Context, in *DeleteDeveloperRequest, opts ...grpc.CallOption) (*DeleteDeveloperResponse, error)
@@ -623,7 +623,7 @@ type PortalServiceServer interface {
 	ListDevelopers(context.Context, *ListDevelopersRequest) (*ListDevelopersResponse, error)
 	// GetDeveloper reads one developer account.
 	GetDeveloper(context.Context, *GetDeveloperRequest) (*GetDeveloperResponse, error)
-	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deactivates the developer's keys in management; `Active:true` reactivates them.
+	// UpdateDeveloper changes the name or activates or suspends the account: `Active:false` blocks sign-in, ends the sessions and deletes the developer's keys in management (the credentials stay, without keys); `Active:true` issues new keys for them, shown once on the app page.
 	UpdateDeveloper(context.Context, *UpdateDeveloperRequest) (*UpdateDeveloperResponse, error)
 	// DeleteDeveloper deletes the developer's keys in management, then the account, its apps, access requests and sessions.
 	DeleteDeveloper(context.Context, *DeleteDeveloperRequest) (*DeleteDeveloperResponse, error)
