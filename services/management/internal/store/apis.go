@@ -294,7 +294,7 @@ func (t *Tx) PutAPI(a API, expect uint64) error {
 	case expect != NotStored && expect != AnyRevision && (!found || old.Revision != expect):
 		return ErrRevisionMoved
 	}
-	return t.putRecord(a)
+	return t.replace(a, old, found)
 }
 
 // Revision reads only the revision of the record stored under id.
@@ -357,16 +357,28 @@ func (t *Tx) checkNamespace(a API) error {
 // putRecord replaces the record and its index entries, with the next
 // revision.
 func (t *Tx) putRecord(a API) error {
-	old, found, err := t.unindexFound(a.ID)
+	old, found, err := t.header(a.ID)
 	if err != nil {
 		return err
 	}
+	return t.replace(a, old, found)
+}
+
+// replace writes a over old (the header stored under a.ID, when found):
+// the index entries old has and a has not are deleted, those a has and old
+// has not are put — an unchanged db id or category costs no write — and the
+// record gets the next revision.
+func (t *Tx) replace(a, old API, found bool) error {
 	if found {
+		if err := t.unindex(old, a); err != nil {
+			return err
+		}
 		t.changed |= APIUpdated
 		a.Revision = old.Revision + 1
 	} else {
 		t.changed |= APIAdded
 		a.Revision = rand.Uint64()>>1 + 1 // from 1 to 2^63
+		old = API{}
 	}
 	if a.Kind != OAS {
 		a.Derived, a.DerivedBy = nil, ""
@@ -374,7 +386,7 @@ func (t *Tx) putRecord(a API) error {
 	if err := t.put(key(apiPrefix, a.ID), encodeAPI(a)); err != nil {
 		return err
 	}
-	return t.index(a)
+	return t.index(a, old)
 }
 
 // DeleteAPI removes one API and its index entries (not its child versions:
@@ -451,15 +463,20 @@ func (t *Tx) IDs(kind Kind) ([]string, error) {
 	return out, err
 }
 
-// index adds a's entries to the indexes.
-func (t *Tx) index(a API) error {
+// index adds a's entries to the indexes, but those old (the record a
+// replaces, or none) has too.
+func (t *Tx) index(a, old API) error {
 	id := []byte(a.ID)
-	if err := t.put(key(dbIDPrefix, a.DBID), id); err != nil {
-		return err
+	if a.DBID != old.DBID {
+		if err := t.put(key(dbIDPrefix, a.DBID), id); err != nil {
+			return err
+		}
 	}
 	for _, c := range a.Categories {
-		if err := t.put(pairKey(categoryPrefix, c, a.ID), nil); err != nil {
-			return err
+		if !slices.Contains(old.Categories, c) {
+			if err := t.put(pairKey(categoryPrefix, c, a.ID), nil); err != nil {
+				return err
+			}
 		}
 	}
 	if a.StagedFrom != "" {
@@ -467,7 +484,7 @@ func (t *Tx) index(a API) error {
 			return err
 		}
 	}
-	if a.BaseID != "" {
+	if a.BaseID != "" && a.BaseID != old.BaseID {
 		if err := t.put(pairKey(childPrefix, a.BaseID, a.ID), nil); err != nil {
 			return err
 		}
@@ -478,39 +495,46 @@ func (t *Tx) index(a API) error {
 // unindexFound removes the index entries of the API stored under id, if
 // any, and returns its header.
 func (t *Tx) unindexFound(id string) (API, bool, error) {
-	v, err := t.r.Get(key(apiPrefix, id))
-	if err != nil || v == nil {
-		return API{}, false, err
+	old, found, err := t.header(id)
+	if err != nil || !found {
+		return old, found, err
 	}
-	old, _, err := decodeHeader(id, v)
-	if err != nil {
-		return API{}, false, err
-	}
-	if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {
-		return old, true, err
+	return old, true, t.unindex(old, API{})
+}
+
+// unindex removes the index entries of old (a stored record's header) that
+// next (the record replacing it, or none) does not have too.
+func (t *Tx) unindex(old, next API) error {
+	id := old.ID
+	if old.DBID != next.DBID {
+		if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {
+			return err
+		}
 	}
 	for _, c := range old.Categories {
-		if err := t.del(pairKey(categoryPrefix, c, id)); err != nil {
-			return old, true, err
+		if !slices.Contains(next.Categories, c) {
+			if err := t.del(pairKey(categoryPrefix, c, id)); err != nil {
+				return err
+			}
 		}
 	}
 	if old.StagedFrom != "" {
 		cur, ok, err := t.StagedCopy(old.StagedFrom)
 		if err != nil {
-			return old, true, err
+			return err
 		}
 		if ok && cur == id {
 			if err := t.del(key(stagedPrefix, old.StagedFrom)); err != nil {
-				return old, true, err
+				return err
 			}
 		}
 	}
-	if old.BaseID != "" {
+	if old.BaseID != "" && old.BaseID != next.BaseID {
 		if err := t.del(pairKey(childPrefix, old.BaseID, id)); err != nil {
-			return old, true, err
+			return err
 		}
 	}
-	return old, true, nil
+	return nil
 }
 
 // CategoryCount is one category in use.
