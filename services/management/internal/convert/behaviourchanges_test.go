@@ -189,6 +189,28 @@ func TestBehaviourChanges(t *testing.T) {
 		}, want: map[string]any{x + "middleware.operations.tPOST.transformRequestBody.enabled": true},
 			warnings: []string{`version_data.versions["Default"].extended_paths.transform: POST /t: template_data.enable_session false: ` +
 				`the migrated template always receives the session's metadata (._tyk_meta), as a Tyk OAS body transformation has no such switch`}},
+		{name: "empty paths in url_rewrites and hard_timeouts (every per-method list) convert like the transform lists", mutate: func(d map[string]any) {
+			defaultVersion(d, map[string]any{"extended_paths": map[string]any{
+				"url_rewrites": []any{map[string]any{"path": "", "method": "GET", "match_pattern": "(.*)", "rewrite_to": "/v2$1"}},
+				"hard_timeouts": []any{
+					map[string]any{"path": "/slow", "method": "POST", "timeout": 30},
+					map[string]any{"path": "", "method": "POST", "timeout": 5},
+				},
+			}})
+		}, want: map[string]any{
+			x + "middleware.operations.GET.urlRewrite.rewriteTo":      "/v2$1",
+			x + "middleware.operations.POST.enforceTimeout.value":     json.Number("5"),
+			x + "middleware.operations.slowPOST.enforceTimeout.value": json.Number("30"),
+			"paths./.get.operationId":                                 "GET",
+			"paths./.post.operationId":                                "POST",
+		}, warnings: []string{strings.ReplaceAll(strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "hard_timeouts"), "GET", "POST"),
+			strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "url_rewrites")}},
+		{name: "an empty path in hard_timeouts before another entry of its method still fails", mutate: func(d map[string]any) {
+			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"hard_timeouts": []any{
+				map[string]any{"path": "", "method": "GET", "timeout": 5},
+				map[string]any{"path": "/a", "method": "GET", "timeout": 30},
+			}}})
+		}, failure: "hard_timeouts: GET entry has an empty path"},
 		{name: "empty path shadowing a later entry of its method fails", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"transform_headers": []any{
 				map[string]any{"path": "", "method": "GET", "add_headers": map[string]any{"X-All": "1"}},

@@ -315,57 +315,27 @@ func (c *converter) migrateCacheList(v *versionInfo) {
 	ep.Cached = nil
 }
 
-// normaliseEndpoints checks the path and method of the entries of the other lists.
+// normaliseEndpoints checks the path and method of the entries of the other lists. In each per-method list
+// the gateway applies the first entry that matches, so an empty path converts as in the transform lists
+// (emptyPathsToRoot).
 func (c *converter) normaliseEndpoints(field func(string) listField, ep *extendedPaths) {
-	for i := range ep.AdvanceCacheConfig {
-		e := &ep.AdvanceCacheConfig[i]
-		c.endpoint(field("advance_cache_config"), &e.Path, &e.Method)
-	}
+	transformEndpoints(c, field("advance_cache_config"), ep.AdvanceCacheConfig, func(e *cacheMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
 	transformEndpoints(c, field("transform"), ep.Transform, templateRef)
 	transformEndpoints(c, field("transform_response"), ep.TransformResponse, templateRef)
 	transformEndpoints(c, field("transform_headers"), ep.TransformHeader, headerRef)
 	transformEndpoints(c, field("transform_response_headers"), ep.TransformResponseHeader, headerRef)
-	for i := range ep.HardTimeouts {
-		e := &ep.HardTimeouts[i]
-		c.endpoint(field("hard_timeouts"), &e.Path, &e.Method)
-	}
-	for i := range ep.CircuitBreaker {
-		e := &ep.CircuitBreaker[i]
-		c.endpoint(field("circuit_breakers"), &e.Path, &e.Method)
-	}
-	for i := range ep.URLRewrite {
-		e := &ep.URLRewrite[i]
-		c.endpoint(field("url_rewrites"), &e.Path, &e.Method)
-	}
-	for i := range ep.Virtual {
-		e := &ep.Virtual[i]
-		c.endpoint(field("virtual"), &e.Path, &e.Method)
-	}
-	for i := range ep.SizeLimit {
-		e := &ep.SizeLimit[i]
-		c.endpoint(field("size_limits"), &e.Path, &e.Method)
-	}
-	for i := range ep.MethodTransforms {
-		e := &ep.MethodTransforms[i]
-		c.endpoint(field("method_transforms"), &e.Path, &e.Method)
-	}
-	for _, l := range []struct {
-		name string
-		list []endpointRef
-	}{{"track_endpoints", ep.TrackEndpoints}, {"do_not_track_endpoints", ep.DoNotTrackEndpoints}, {"internal", ep.Internal}} {
-		for i := range l.list {
-			e := &l.list[i]
-			c.endpoint(field(l.name), &e.Path, &e.Method)
-		}
-	}
-	for i := range ep.GoPlugin {
-		e := &ep.GoPlugin[i]
-		c.endpoint(field("go_plugin"), &e.Path, &e.Method)
-	}
-	for i := range ep.RateLimit {
-		e := &ep.RateLimit[i]
-		c.endpoint(field("rate_limit"), &e.Path, &e.Method)
-	}
+	transformEndpoints(c, field("hard_timeouts"), ep.HardTimeouts, func(e *hardTimeoutMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("circuit_breakers"), ep.CircuitBreaker, func(e *circuitBreakerMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("url_rewrites"), ep.URLRewrite, func(e *urlRewriteMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("virtual"), ep.Virtual, func(e *virtualMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("size_limits"), ep.SizeLimit, func(e *sizeLimitMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("method_transforms"), ep.MethodTransforms, func(e *methodTransform) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	ref := func(e *endpointRef) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled }
+	transformEndpoints(c, field("track_endpoints"), ep.TrackEndpoints, ref)
+	transformEndpoints(c, field("do_not_track_endpoints"), ep.DoNotTrackEndpoints, ref)
+	transformEndpoints(c, field("internal"), ep.Internal, ref)
+	transformEndpoints(c, field("go_plugin"), ep.GoPlugin, func(e *goPluginMeta) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
+	transformEndpoints(c, field("rate_limit"), ep.RateLimit, func(e *endpointRateLimit) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled })
 }
 
 // normaliseValidateJSON checks the validate_json entries and decodes the schemas stored as schema_b64.
@@ -465,7 +435,7 @@ type listField struct{ at, name string }
 
 func (f listField) String() string { return f.at + ".extended_paths." + f.name }
 
-// transformEndpoints normalises the entries of a transform list: empty paths first (emptyPathsToRoot), then
+// transformEndpoints normalises the entries of a per-method list: empty paths first (emptyPathsToRoot), then
 // every entry's path and method (endpoint). ref gives an entry's path, method and disabled flag.
 func transformEndpoints[E any](c *converter, f listField, list []E, ref func(e *E) (path, method *string, disabled bool)) {
 	c.emptyPathsToRoot(f, len(list), func(i int) (*string, string, bool) {
@@ -481,7 +451,7 @@ func transformEndpoints[E any](c *converter, f listField, list []E, ref func(e *
 func templateRef(e *templateMeta) (*string, *string, bool)  { return &e.Path, &e.Method, e.Disabled }
 func headerRef(e *headerInjection) (*string, *string, bool) { return &e.Path, &e.Method, e.Disabled }
 
-// emptyPathsToRoot converts the transform entries (of one list, entry i given by at) whose path is empty.
+// emptyPathsToRoot converts the entries of a per-method list (entry i given by at) whose path is empty.
 // The gateway compiles an entry's path into an unanchored regular expression and applies, per method, the
 // first entry of the list that matches (gateway/model_apispec.go, CheckSpecMatchesStatus): an empty path
 // matches every path, as "/" does, and the Tyk OAS operation "/" sorts after every other path when the
