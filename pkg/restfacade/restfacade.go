@@ -409,6 +409,9 @@ type CompactJSON struct{ *runtime.JSONPb }
 // and, only then, those spaces dropped in place. Other values go through
 // json.Compact.
 func (c CompactJSON) Marshal(v any) ([]byte, error) {
+	if _, ok := v.(alreadyWritten); ok {
+		return nil, nil // streamed (stream.go)
+	}
 	b, err := c.JSONPb.Marshal(v)
 	if err != nil {
 		return nil, err

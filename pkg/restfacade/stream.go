@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gatehouse/gatehouse/pkg/liststream"
@@ -50,5 +49,10 @@ func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error
 		}
 		f.log.Warn("list answer ended early", "err", err)
 	}
-	return &httpbody.HttpBody{}, nil // the answer is written: an empty body, as every marshaler writes it
+	return alreadyWritten{}, nil
 }
+
+// alreadyWritten is the response of a request whose answer was streamed:
+// CompactJSON, which every service's marshaler writes messages with, makes
+// nothing of it.
+type alreadyWritten struct{}

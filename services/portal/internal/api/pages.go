@@ -9,6 +9,7 @@ import (
 	"time"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
@@ -56,6 +57,22 @@ func (s *Server) ListTutorialPages(ctx context.Context, req *portalv1.ListTutori
 	offset, limit, err := paging(req.Page, req.PerPage)
 	if err != nil {
 		return nil, err
+	}
+	// written as read (a REST request): a page's content may be 16 MiB, and a page of the list 1,000 of them
+	if liststream.Stream(ctx, func(w *liststream.Writer) error {
+		err := w.Begin(nil, "pages", true)
+		if err == nil {
+			err = s.store.EachPage(ctx, product, offset, limit, func(p store.Page) error { return w.Item(pageMessage(p)) })
+		}
+		if err == nil {
+			err = w.End()
+		}
+		if err != nil {
+			return s.storeError(err, productID.missing)
+		}
+		return nil
+	}) {
+		return &portalv1.ListTutorialPagesResponse{}, nil
 	}
 	list, err := s.store.ListPages(ctx, product, offset, limit)
 	if err != nil {

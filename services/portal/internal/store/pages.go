@@ -67,7 +67,18 @@ func (s *Store) GetPage(ctx context.Context, product, id uint32) (Page, error) {
 // the product's page order; ErrNotFound when the product does not exist.
 func (s *Store) ListPages(ctx context.Context, product uint32, offset, limit int) ([]Page, error) {
 	var out []Page
-	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
+	err := s.EachPage(ctx, product, offset, limit, func(p Page) error {
+		out = append(out, p)
+		return nil
+	})
+	return out, err
+}
+
+// EachPage is ListPages calling fn with each page instead of keeping them,
+// from one snapshot: a list is written as it is read (pkg/liststream), one
+// page (of up to 16 MiB of content) at a time.
+func (s *Store) EachPage(ctx context.Context, product uint32, offset, limit int, fn func(Page) error) error {
+	return s.kv.View(ctx, func(tx kv.ReadTx) error {
 		if err := mustExist(tx, productKey(product)); err != nil {
 			return err
 		}
@@ -77,10 +88,21 @@ func (s *Store) ListPages(ctx context.Context, product uint32, offset, limit int
 		}
 		order = order[min(offset, len(order)):]
 		order = order[:min(limit, len(order))]
-		out, err = pagesByID(tx, product, order)
-		return err
+		names := map[labelRef]string{}
+		for _, id := range order {
+			p, err := get[Page](tx, pageKey(product, id), "page")
+			if err != nil {
+				return err
+			}
+			if err := fillNames(tx, &p, names); err != nil {
+				return err
+			}
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	return out, err
 }
 
 // UpdatePage runs update on page id of product inside one transaction and
