@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -376,4 +377,40 @@ func TestUIPoliciesAndUsers(t *testing.T) {
 	y.login(newKeyRE.FindStringSubmatch(r.body)[1])
 
 	wantPage(t, "gateways", c.get("/ui/gateways"), 200, "No gateway has registered.")
+}
+
+// TestUIPages: pages of 50 on the APIs and migration pages, the service's
+// pages of 10 read five at a time.
+func TestUIPages(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "management.db")
+	ids := seedClassic(t, db, 61)
+	in := start(t, db)
+	c := newUIClient(t, in.base)
+	c.login(adminToken)
+	rows := regexp.MustCompile(`<tr>\s*<td><a href="/ui/apis/`)
+	boxes := regexp.MustCompile(`name="apiIDs" value="`)
+	for _, tt := range []struct {
+		path string
+		re   *regexp.Regexp
+		n    int
+		next bool
+	}{
+		{"/ui/apis", rows, 50, true},
+		{"/ui/apis?p=2", rows, 11, false},
+		{"/ui/apis?q=seeded&p=2", rows, 11, false},
+		{"/ui/migrate", boxes, 50, true},
+		{"/ui/migrate?p=2", boxes, 11, false},
+	} {
+		r := c.get(tt.path)
+		wantPage(t, tt.path, r, 200)
+		if n := len(tt.re.FindAllString(r.body, -1)); n != tt.n {
+			t.Errorf("%s: %d APIs, want %d", tt.path, n, tt.n)
+		}
+		if next := strings.Contains(r.body, `rel="next"`); next != tt.next {
+			t.Errorf("%s: next page link %v, want %v", tt.path, next, tt.next)
+		}
+	}
+	if !strings.Contains(c.get("/ui/apis?p=2").body, ids[60]) {
+		t.Error("page 2 lacks the last API")
+	}
 }

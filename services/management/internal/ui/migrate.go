@@ -23,9 +23,10 @@ func (u *UI) routeMigrate() {
 }
 
 type pickData struct {
-	Filter apiFilter
-	Rows   []apiRow
-	Pages  int
+	Filter     apiFilter
+	Rows       []apiRow
+	Pages      int
+	Prev, Next string
 }
 
 // pickMigrate lists classic APIs to choose from.
@@ -37,7 +38,15 @@ func (u *UI) pickMigrate(w http.ResponseWriter, r *http.Request, q *request) {
 		u.fail(w, r, q, err)
 		return
 	}
-	u.render(w, r, http.StatusOK, "migrate", q, page{Title: "Migrate to Tyk OAS", Nav: "migrate", Data: pickData{Filter: f, Rows: rows, Pages: pages}})
+	d := pickData{Filter: f, Rows: rows, Pages: max(pages, 1)}
+	f.Kind = "" // the page's own filter
+	if f.Page > 1 {
+		d.Prev = "/ui/migrate?" + f.query(f.Page-1)
+	}
+	if f.Page < pages {
+		d.Next = "/ui/migrate?" + f.query(f.Page+1)
+	}
+	u.render(w, r, http.StatusOK, "migrate", q, page{Title: "Migrate to Tyk OAS", Nav: "migrate", Data: d})
 }
 
 // report is the migration report as the UI reads it.
