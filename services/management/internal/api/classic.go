@@ -13,6 +13,7 @@ import (
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/pkg/liststream"
+	"github.com/gatehouse/gatehouse/services/management/internal/gwfields"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -55,6 +56,11 @@ func classicDefinition(body []byte) (def []byte, apiID string, hasID bool, err e
 		return nil, "", false, errMalformedAPI
 	case strings.TrimSpace(name) == "":
 		return nil, "", false, errNameRequired
+	}
+	// A gateway decodes the definition into its own types: one field of
+	// another type fails its whole /system/apis.
+	if err := gwfields.Classic.Check(def); err != nil {
+		return nil, "", false, badRequest("api_definition." + err.Error())
 	}
 	return def, apiID, hasID && apiID != "", nil
 }

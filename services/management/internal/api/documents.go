@@ -17,6 +17,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/services/management/internal/gwfields"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -32,6 +33,8 @@ type docKind struct {
 	// stamp writes last_updated (RFC 3339) into every stored asset: tyk-sync
 	// reads it as a time, so a client's "" would break every later dump.
 	stamp bool
+	// fields, when set, are the types a gateway decodes the document with.
+	fields *gwfields.Checker
 }
 
 var (
@@ -40,6 +43,7 @@ var (
 		notFound:  rest.Error(codes.NotFound, http.StatusNotFound, "Policy not found"),
 		sameID:    rest.Error(codes.AlreadyExists, http.StatusConflict, "Found policy with the same ID"),
 		malformed: badRequest("Malformed policy data"),
+		fields:    gwfields.Policy,
 	}
 	assetKind = docKind{
 		coll:      store.Assets,
@@ -79,6 +83,11 @@ func (k docKind) docBody(body []byte) (doc []byte, dbID, id string, err error) {
 	}
 	if dbID != "" && !dbIDPattern(dbID) {
 		return nil, "", "", badRequest("_id must be 24 lowercase hex digits")
+	}
+	if k.fields != nil {
+		if err := k.fields.Check(body); err != nil {
+			return nil, "", "", badRequest(err.Error())
+		}
 	}
 	if id, err = read("id"); err != nil {
 		return nil, "", "", err

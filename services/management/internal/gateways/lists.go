@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"net/http"
 
+	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/services/management/internal/gwfields"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -79,6 +81,9 @@ func (s *Server) apis(w http.ResponseWriter, r *http.Request) {
 			item = item[:0]
 			item = append(item, `{"api_definition":`...)
 			if a.Kind == store.Classic {
+				if !s.decodable("apis", a.ID, gwfields.Classic, a.Doc) {
+					return nil
+				}
 				item = append(item, a.Doc...)
 				item = append(item, `,"oas":null}`...)
 				return emit(item)
@@ -135,6 +140,30 @@ func (s *Server) derived(a store.API) ([]byte, bool) {
 // a 24-hex _id and a non-empty id, the store's rule).
 func (s *Server) policies(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, "policies", func(tx *store.Tx, emit func([]byte) error) error {
-		return tx.EachDoc(store.Policies, func(d store.Document) error { return emit(d.Doc) })
+		return tx.EachDoc(store.Policies, func(d store.Document) error {
+			if !s.decodable("policies", d.DBID, gwfields.Policy, d.Doc) {
+				return nil
+			}
+			return emit(d.Doc)
+		})
 	})
+}
+
+// skipped counts the records a list left out because a gateway could not
+// decode them (gatehouse_gateway_records_skipped_total{list}).
+var skipped = metrics.NewCounterVec("gatehouse_gateway_records_skipped_total",
+	"Records left out of /system/apis or /system/policies because a field has a type the gateway cannot decode (stored before management checked the types).", "list")
+
+// decodable tells whether a gateway can decode a record of a list: one
+// stored before intake checked the field types (gwfields) and failing them
+// would fail the gateway's whole list, so it is left out, logged and
+// counted instead.
+func (s *Server) decodable(list, id string, fields *gwfields.Checker, doc []byte) bool {
+	err := fields.Check(doc)
+	if err == nil {
+		return true
+	}
+	skipped.WithLabelValues(list).Inc()
+	s.log.Warn("record left out of a gateway list: a gateway cannot decode it", "list", list, "id", id, "err", err)
+	return false
 }
