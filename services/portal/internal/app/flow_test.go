@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -29,6 +31,7 @@ type consumerWorld struct {
 	api              string // the management API ID the policy grants
 	p                *portal
 	product, plan    string
+	startPortal      func() // (re)starts the portal on its store
 }
 
 const gwSecret = "gateway-api-secret-for-the-portal-tests"
@@ -70,11 +73,14 @@ func startConsumerWorldWith(t testing.TB, gateway func(file func(name, content s
 		"--bootstrap-token-file", file("mgmt.token", w.mgmtKey)), gateway(file)...), nil, nil, dir)
 	w.admin("POST", "/api/apis", `{"api_definition":{"api_id":"`+w.api+`","name":"Payments",`+apiMembers+`,"active":true}}`, 200)
 	w.admin("POST", "/api/portal/policies", `{"id":"gold","name":"Gold","rate":5,"per":1,"access_rights":{"`+w.api+`":{"api_id":"`+w.api+`","versions":["Default"]}}}`, 200)
-	w.portal = binproc.Start(t, bins["portal"], append(base, "--db", filepath.Join(dir, "portal.db"), "--site-addr", "127.0.0.1:0",
+	portalArgs := append(base, "--db", filepath.Join(dir, "portal.db"), "--site-addr", "127.0.0.1:0",
 		"--bootstrap-token-file", file("portal.token", w.portKey),
-		"--management-grpc-addr", w.mgmt.GRPCAddr, "--management-key-file", file("mgmt.key", w.mgmtKey)), nil, nil, dir)
-	w.p = &portal{t: t, base: "http://" + w.portal.HTTPAddr, site: "http://" + w.portal.SiteAddr}
-	w.p.key = w.portKey
+		"--management-grpc-addr", w.mgmt.GRPCAddr, "--management-key-file", file("mgmt.key", w.mgmtKey))
+	w.startPortal = func() {
+		w.portal = binproc.Start(t, bins["portal"], portalArgs, nil, nil, dir)
+		w.p = &portal{t: t, base: "http://" + w.portal.HTTPAddr, site: "http://" + w.portal.SiteAddr, key: w.portKey}
+	}
+	w.startPortal()
 	w.plan = w.p.id(w.p.expect(w.p.do("POST", "/portal-api/plans", `{"Name":"Gold","PolicyID":"gold"}`), 201, "plan"))
 	w.product = w.p.id(w.p.expect(w.p.do("POST", "/portal-api/products", `{"Name":"payments","DisplayName":"Payments API","PlanIDs":["`+w.plan+`"]}`), 201, "product"))
 	w.p.expect(w.p.do("POST", "/portal-api/products/"+w.product+"/docs", `{"Title":"Getting started","Status":"published","Content":"<p>Ask for a key.</p>"}`), 201, "page")
@@ -248,5 +254,76 @@ func BenchmarkApproval(b *testing.B) {
 		}
 		b.StartTimer()
 		p.expect(p.do("PUT", "/portal-api/access-requests/"+strconv.Itoa(i+1)+"/approve", ""), 200, "approve")
+	}
+}
+
+// approvedApp registers and activates a developer with one app that holds
+// one approved credential; it returns the developer's browser and the key.
+func (w *consumerWorld) approvedApp(t *testing.T) (*developer, string) {
+	t.Helper()
+	p := w.p
+	dev := newDeveloper(t, p.site)
+	dev.register("ana@example.com")
+	p.expect(p.do("PUT", "/portal-api/users/1", `{"Active":true}`), 200, "activate")
+	dev.login("ana@example.com")
+	dev.submit("/apps", "/apps", "name", "Shop", "description", "")
+	form := "/products/" + w.product + "/access"
+	if s, body := dev.submit(form, form, "app", "1", "plan", w.plan); s != 200 {
+		t.Fatalf("request access: %d %s", s, body)
+	}
+	id := w.pendingRequest(t)
+	w.gw.Down(true)
+	msgs := p.errorsOf(p.do("PUT", "/portal-api/access-requests/"+id+"/approve", ""), 503, "approve with the gateway down")
+	if !strings.Contains(msgs[0], "Management did not answer") && !strings.Contains(msgs[0], "Management refused") {
+		t.Errorf("failed approval: %v", msgs)
+	}
+	req := p.expect(p.do("GET", "/portal-api/access-requests?status=pending", ""), 200, "pending").([]any)[0].(map[string]any)
+	app := p.expect(p.do("GET", "/portal-api/apps/1", ""), 200, "app").(map[string]any)
+	if req["Error"] == "" || len(app["Credentials"].([]any)) != 0 || w.gw.Len() != 0 {
+		t.Fatalf("after a failed approval: request %v, app %v, %d keys: want it pending with the error, nothing made", req, app, w.gw.Len())
+	}
+	w.gw.Down(false)
+	p.expect(p.do("PUT", "/portal-api/access-requests/"+id+"/approve", ""), 200, "approve")
+	_, page := dev.get("/apps/1")
+	m := keyOnPage.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no key on the app page: %s", page)
+	}
+	return dev, m[1]
+}
+
+var keyOnPage = regexp.MustCompile(`<code class="key">([^<]+)</code>`)
+
+// TestApprovalFailureAndReconciliation: with the gateway down an approval
+// answers 503 and leaves the request pending with its error and nothing
+// made; approved once it is up. A restart of the portal then reconciles:
+// a key management holds for a portal app that no credential records is
+// deleted, and a credential whose key management lost is removed and its
+// request pending again.
+func TestApprovalFailureAndReconciliation(t *testing.T) {
+	w := startConsumerWorld(t)
+	_, key := w.approvedApp(t)
+	if !w.gw.Accepts(key, w.api) {
+		t.Fatal("approved key refused")
+	}
+	orphan := w.admin("POST", "/api/keys", `{"apply_policies":["gold"],"alias":"crashed approval","meta_data":{"portal_app_id":"1","portal_user_id":"1"}}`, 200)
+	var o struct {
+		Key string `json:"key_id"`
+	}
+	json.Unmarshal(orphan, &o)
+	w.admin("DELETE", "/api/keys/"+tykgwtest.KeyHash(key), "", 200) // management loses the approved key
+	w.portal.Stop(t, 15*time.Second)
+	w.startPortal()
+	p := w.p
+	within(t, 10*time.Second, "reconciliation", func() bool { return w.gw.Len() == 0 })
+	if w.gw.Accepts(o.Key, w.api) {
+		t.Fatal("the orphan key survived reconciliation")
+	}
+	within(t, 10*time.Second, "the request to be pending again", func() bool {
+		return len(p.expect(p.do("GET", "/portal-api/access-requests?status=pending", ""), 200, "pending").([]any)) == 1
+	})
+	app := p.expect(p.do("GET", "/portal-api/apps/1", ""), 200, "app").(map[string]any)
+	if len(app["Credentials"].([]any)) != 0 {
+		t.Fatalf("the credential without a key is still listed: %v", app)
 	}
 }

@@ -163,20 +163,26 @@ func (c *Client) DeleteKey(ctx context.Context, hash string) error {
 	return err
 }
 
-// keysDetailed is the Dashboard's KeysDetailed answer.
-type keysDetailed struct {
-	Keys []struct {
-		KeyID   string `json:"key_id"`
-		KeyHash string `json:"key_hash"`
-		Data    struct {
-			MetaData map[string]any `json:"meta_data"`
-		} `json:"data"`
-	} `json:"keys"`
+// keyData is the Dashboard's KeyData: the session under data.
+type keyData struct {
+	KeyID   string `json:"key_id"`
+	KeyHash string `json:"key_hash"`
+	Data    struct {
+		MetaData      map[string]any `json:"meta_data"`
+		ApplyPolicies []string       `json:"apply_policies"`
+		AccessRights  map[string]any `json:"access_rights"`
+	} `json:"data"`
 }
 
-// PortalKeys implements consumers.Keys with ListKeysDetailed (every page at once).
+// PortalKeys implements consumers.Keys. ListKeysDetailed answers
+// management's records of the keys it issued (hash, alias, APIs,
+// policies), which carry no meta_data; a key that could be a portal key
+// (policies only, as the portal asks for) is read with GetKey, whose
+// session has it.
 func (c *Client) PortalKeys(ctx context.Context) ([]consumers.PortalKey, error) {
-	var list keysDetailed
+	var list struct {
+		Keys []keyData `json:"keys"`
+	}
 	all := int64(-1)
 	err := c.retry(ctx, func(ctx context.Context) error {
 		resp, err := c.api.ListKeysDetailed(ctx, &managementv1.ListKeysDetailedRequest{P: &all})
@@ -190,14 +196,32 @@ func (c *Client) PortalKeys(ctx context.Context) ([]consumers.PortalKey, error) 
 	}
 	var out []consumers.PortalKey
 	for _, k := range list.Keys {
-		app, _ := k.Data.MetaData["portal_app_id"].(string)
-		id, err := strconv.ParseUint(app, 10, 32)
-		if err != nil {
-			continue
-		}
 		hash := k.KeyHash
 		if hash == "" {
 			hash = k.KeyID
+		}
+		meta := k.Data.MetaData
+		if meta == nil && len(k.Data.ApplyPolicies) > 0 && len(k.Data.AccessRights) == 0 {
+			var full keyData
+			err := c.retry(ctx, func(ctx context.Context) error {
+				resp, err := c.api.GetKey(ctx, &managementv1.GetKeyRequest{KeyId: hash})
+				if err != nil {
+					return err
+				}
+				return json.Unmarshal(resp.GetBody().GetData(), &full)
+			})
+			if status.Code(err) == codes.NotFound {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			meta = full.Data.MetaData
+		}
+		app, _ := meta["portal_app_id"].(string)
+		id, err := strconv.ParseUint(app, 10, 32)
+		if err != nil {
+			continue
 		}
 		out = append(out, consumers.PortalKey{Hash: hash, AppID: uint32(id)})
 	}
