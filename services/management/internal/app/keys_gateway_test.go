@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,19 @@ func TestKeysRealGateway(t *testing.T) {
 	waitFor(t, time.Second, "the fast policy to take effect", func() bool { return call(created.KeyID) == 200 })
 	t.Logf("the fast policy took effect %v after the answer", time.Since(updated))
 
+	// the rest of the dashboard SDK's KeysAPI, with the real gateway behind
+	expect(t, "preview", in.admin("POST", "/api/keys/preview", `{"apply_policies":["slow"]}`), 200, "")
+	for _, path := range []string{"/api/apis/keys?p=1", "/api/keys/detailed?q=real", "/api/apis/" + api + "/keys?p=1", "/api/apis/" + api + "/keys/search?q=real"} {
+		r = in.admin("GET", path, nil)
+		if r.status != 200 || !strings.Contains(string(r.body), created.KeyHash) || strings.Contains(string(r.body), created.KeyID) {
+			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+		}
+	}
+	r = in.admin("GET", "/api/apis/"+api+"/keys/"+created.KeyHash+"?hashed=1", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"apply_policies":["fast"]`) {
+		t.Fatalf("GET the key under its API: %d %s", r.status, r.body)
+	}
+	expect(t, "update under its API", in.admin("PUT", "/api/apis/"+api+"/keys/"+created.KeyHash, `{"alias":"real again","apply_policies":["fast"]}`), 200, "")
 	expect(t, "delete", in.admin("DELETE", "/api/keys/"+created.KeyHash, nil), 200, "")
 	deleted := time.Now()
 	last := 0
@@ -120,7 +134,12 @@ func TestKeysRealGateway(t *testing.T) {
 	if s := call(custom.KeyID); s != 200 {
 		t.Fatalf("custom key %q: %d", custom.KeyID, s)
 	}
-	expect(t, "delete custom", in.admin("DELETE", "/api/keys/"+custom.KeyID, nil), 200, "")
+	// deactivated, it is refused (a key with policies takes its state from
+	// them: Tyk ignores a policy-bound session's own is_inactive)
+	expect(t, "deactivate", in.admin("PUT", "/api/keys/"+custom.KeyID, `{"access_rights":`+rights+`,"is_inactive":true}`), 200, "")
+	waitFor(t, time.Second, "the deactivated key to be refused", func() bool { return call(custom.KeyID) != 200 })
+	expect(t, "API in use", in.admin("DELETE", "/api/apis/"+api, nil), 409, "")
+	expect(t, "delete custom under its API", in.admin("DELETE", "/api/apis/"+api+"/keys/"+custom.KeyID, nil), 200, "")
 	if s := call(custom.KeyID); s != 401 && s != 403 {
 		t.Fatalf("deleted custom key: %d", s)
 	}
