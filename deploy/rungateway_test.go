@@ -29,6 +29,7 @@ var gatewayBlockRE = regexp.MustCompile("(?ms)^```bash\n(.*?)^```")
 // double (pkg/tykgwtest) reads the same tyk.conf and must load both APIs the
 // first block creates.
 func TestRunGateway(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the three binaries; skipped with -short")
 	}

@@ -31,6 +31,7 @@ import (
 // CA and still checks their API key, and replacing the certificate files
 // under the running process changes the certificate served.
 func TestTLSBinary(t *testing.T) {
+	t.Parallel()
 	ca, clients := tlsconfigtest.NewCA(t, "gatehouse"), tlsconfigtest.NewCA(t, "clients")
 	served := ca.Issue(t, tlsconfigtest.Options{})
 	token := binproc.RandomToken(t)
@@ -111,6 +112,7 @@ func TestTLSBinary(t *testing.T) {
 // gRPC over TLS with them, curl and grpcurl trust the CA, and the studio
 // stops cleanly.
 func TestREADMETLSBlock(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the studio binary; skipped with -short")
 	}
