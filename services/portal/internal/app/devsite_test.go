@@ -148,6 +148,16 @@ func TestDeveloperPages(t *testing.T) {
 			t.Errorf("50 wrong passwords answered %v, want 10×401 then 40×429", counts)
 		}
 	})
+	t.Run("a form larger than 16 KiB", func(t *testing.T) {
+		res, err := http.Post(in.Site+"/auth/register", "application/x-www-form-urlencoded", strings.NewReader("name="+strings.Repeat("a", 1<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("1 MiB form: %d, want 413", res.StatusCode)
+		}
+	})
 	t.Run("pages without a session", func(t *testing.T) {
 		anon := newDeveloper(t, in.Site)
 		anon.c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
