@@ -35,6 +35,10 @@ func TestHostileBinary(t *testing.T) {
 	t.Run("unauthenticated gRPC", func(t *testing.T) { a.T = t; a.Unauthenticated(16) })
 	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
 	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/portal-api/products") })
+	t.Run("ids of 1 MB", func(t *testing.T) {
+		a.T = t
+		a.LongIDs(a.Auth, "/gatehouse.portal.v1.PortalService/DeleteTag", 150, "DELETE", "/portal-api/tags/", 1)
+	})
 	t.Run("8 parallel GETs of the largest page", func(t *testing.T) {
 		a.T = t
 		post(t, a, "/portal-api/products", `{"Name":"big"}`, http.StatusCreated)

@@ -38,6 +38,10 @@ func TestHostileBinary(t *testing.T) {
 	t.Run("message over the method's limit", func(t *testing.T) { a.T = t; a.MessageLimit(bodylimit.Small) })
 	t.Run("connections per address", func(t *testing.T) { a.T = t; a.ConnsPerIP(64, "/api/v1/llm-settings") })
 	t.Run("free-form field on gRPC", func(t *testing.T) { a.T = t; a.FreeFormGRPC("data.attributes.metadata", 16) })
+	t.Run("ids of 1 MB", func(t *testing.T) {
+		a.T = t
+		a.LongIDs(a.Auth, "/gatehouse.studio.v1.StudioService/DeleteLlmSettings", 150, "DELETE", "/api/v1/llm-settings/", 1)
+	})
 	t.Run("one key holding the byte budget", func(t *testing.T) {
 		a.T = t
 		other := "Bearer " + adminKey(t, a)
