@@ -414,3 +414,22 @@ func TestUIPages(t *testing.T) {
 		t.Error("page 2 lacks the last API")
 	}
 }
+
+// TestUICategories: a Tyk OAS API's categories are changed on its page
+// through UpdateAPICategories; a refusal shows the service's message.
+func TestUICategories(t *testing.T) {
+	in := start(t, "")
+	expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc("cat-oas", "Cats", "/cats/")), 200, "")
+	c := newUIClient(t, in.base)
+	c.login(adminToken)
+	tok := c.csrf()
+	r := c.do("POST", "/ui/apis/cat-oas/categories", url.Values{"csrf_token": {tok}, "categories": {"shop, orders"}})
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("save categories: %d: %s", r.status, r.body)
+	}
+	expect(t, "categories", in.admin("GET", "/api/apis/oas/cat-oas/categories", nil), 200, `{"categories":["shop","orders"]}`)
+	wantPage(t, "filtered", c.get("/ui/apis?category=orders"), 200, "cat-oas")
+	r = c.do("POST", "/ui/apis/cat-oas/categories", url.Values{"csrf_token": {tok}, "categories": {strings.Repeat("x", 2000)}})
+	wantPage(t, "too long", r, 400, "The service refused the categories")
+	expect(t, "unchanged", in.admin("GET", "/api/apis/oas/cat-oas/categories", nil), 200, `{"categories":["shop","orders"]}`)
+}

@@ -23,6 +23,7 @@ func (u *UI) routeAPIs() {
 	u.mux.HandleFunc("GET /ui/apis", u.signedIn(u.apis))
 	u.mux.HandleFunc("GET /ui/apis/{id}", u.signedIn(u.api))
 	u.mux.HandleFunc("GET /ui/apis/{id}/export", u.signedIn(u.export))
+	u.mux.HandleFunc("POST /ui/apis/{id}/categories", u.signedIn(u.setCategories))
 }
 
 // apiRow is one API of a list.
@@ -227,6 +228,7 @@ type apiData struct {
 	Row        apiRow
 	JSON, YAML string
 	Categories []string
+	Errors     []string // of a refused categories change
 }
 
 // api shows one API's definition (the Tyk OAS document for an OAS API) as
@@ -263,7 +265,29 @@ func (u *UI) api(w http.ResponseWriter, r *http.Request, q *request) {
 	} else {
 		d.Categories = d.Row.Categories
 	}
-	u.render(w, r, http.StatusOK, "api", q, page{Title: d.Row.Name, Nav: "apis", Data: d})
+	code := http.StatusOK
+	if r.Method == http.MethodPost { // a refused categories change, shown on the page
+		code, d.Errors = httpStatus(statusOf(q.refused)), messages(q.refused)
+	}
+	u.render(w, r, code, "api", q, page{Title: d.Row.Name, Nav: "apis", Data: d})
+}
+
+// setCategories replaces a Tyk OAS API's categories (the form's text,
+// split at commas and spaces) with UpdateAPICategories.
+func (u *UI) setCategories(w http.ResponseWriter, r *http.Request, q *request) {
+	id := r.PathValue("id")
+	cats := strings.FieldsFunc(r.PostForm.Get("categories"), func(c rune) bool { return c == ',' || c == ' ' || c == '\t' })
+	_, err := u.svc.UpdateAPICategories(q.ctx, &managementv1.UpdateAPICategoriesRequest{ApiId: id, Categories: cats})
+	if err != nil {
+		if code := httpStatus(statusOf(err)); code != http.StatusBadRequest {
+			u.fail(w, r, q, err)
+			return
+		}
+		q.refused = err
+		u.api(w, r, q)
+		return
+	}
+	http.Redirect(w, r, "/ui/apis/"+pathEscape(id), http.StatusSeeOther)
 }
 
 func indent(b []byte) string {

@@ -156,6 +156,8 @@ type request struct {
 	sess session
 	who  Identity
 	ctx  context.Context
+	// refused is a change the service refused, for the page shown again
+	refused error
 }
 
 // signedIn wraps a page that needs a session: without one (or once the key
