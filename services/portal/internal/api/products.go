@@ -8,6 +8,7 @@ import (
 	"time"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
@@ -46,6 +47,22 @@ func (s *Server) ListProducts(ctx context.Context, req *portalv1.ListProductsReq
 	offset, limit, err := paging(req.Page, req.PerPage)
 	if err != nil {
 		return nil, err
+	}
+	// written as read (a REST request), not held: a page of the list is up to 1,000 products
+	if liststream.Stream(ctx, func(w *liststream.Writer) error {
+		err := w.Begin(nil, "products", true)
+		if err == nil {
+			err = s.store.EachProduct(ctx, offset, limit, func(p store.Product) error { return w.Item(productMessage(p)) })
+		}
+		if err == nil {
+			err = w.End()
+		}
+		if err != nil {
+			return s.storeError(err, errInternal)
+		}
+		return nil
+	}) {
+		return &portalv1.ListProductsResponse{}, nil
 	}
 	list, err := s.store.ListProducts(ctx, offset, limit)
 	if err != nil {

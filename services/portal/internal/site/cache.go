@@ -84,3 +84,37 @@ func (c *cache) len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
+
+// flight runs one read per key at a time: callers that ask while it runs
+// get its result.
+type flight struct {
+	mu    sync.Mutex
+	calls map[renderKey]*call
+}
+
+type call struct {
+	done chan struct{}
+	body Body
+	err  error
+}
+
+func (f *flight) do(k renderKey, read func() (Body, error)) (Body, error) {
+	f.mu.Lock()
+	if c, ok := f.calls[k]; ok {
+		f.mu.Unlock()
+		<-c.done
+		return c.body, c.err
+	}
+	if f.calls == nil {
+		f.calls = map[renderKey]*call{}
+	}
+	c := &call{done: make(chan struct{})}
+	f.calls[k] = c
+	f.mu.Unlock()
+	c.body, c.err = read()
+	f.mu.Lock()
+	delete(f.calls, k)
+	f.mu.Unlock()
+	close(c.done)
+	return c.body, c.err
+}

@@ -38,7 +38,7 @@ func (o *onePage) Outline(_ context.Context, product uint32) (store.Outline, tim
 	return o.outline(), time.Time{}, nil
 }
 
-func (o *onePage) ShownPage(_ context.Context, product, id uint32) (store.Page, error) {
+func (o *onePage) ShownPage(_ context.Context, product, id uint32, _ bool) (store.Page, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if product != 1 || id != o.page.ID {

@@ -33,8 +33,9 @@ type Pages interface {
 	// Outline is Outlines for one product; store.ErrNotFound when it does not exist.
 	Outline(ctx context.Context, product uint32) (store.Outline, time.Time, error)
 	// ShownPage reads one page without its source texts, with its kept
-	// rendering; store.ErrNotFound when the product has no such page.
-	ShownPage(ctx context.Context, product, id uint32) (store.Page, error)
+	// rendering (its HTML only when html is set); store.ErrNotFound when
+	// the product has no such page.
+	ShownPage(ctx context.Context, product, id uint32, html bool) (store.Page, error)
 	// Unrendered and SetRendered serve RenderStored: pages without a
 	// current rendering, and keeping one.
 	Unrendered(ctx context.Context, version, limit int) ([]store.PageRef, error)
@@ -65,6 +66,7 @@ type Site struct {
 	log    *slog.Logger
 	cache  *cache
 	stale  chan struct{} // a GET met a page without a current rendering
+	reads  flight        // of pages' HTML from the store
 	mux    *http.ServeMux
 	css    []byte
 	cssTag string
@@ -230,7 +232,7 @@ func (s *Site) outline(w http.ResponseWriter, r *http.Request) (store.Outline, t
 }
 
 func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline, changed time.Time, doc uint32) {
-	p, err := s.pages.ShownPage(r.Context(), o.Product.ID, doc)
+	p, err := s.pages.ShownPage(r.Context(), o.Product.ID, doc, false)
 	if err != nil || p.Status != published {
 		if err == nil {
 			err = store.ErrNotFound
@@ -249,7 +251,11 @@ func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline,
 		s.errorPage(w, http.StatusServiceUnavailable)
 		return
 	}
-	body := shown(p.Rendered)
+	body, err := s.pageBody(r.Context(), p)
+	if err != nil {
+		s.fail(w, err)
+		return
+	}
 	pv := s.productView(o, doc)
 	page := &pageView{Title: p.Title, Lede: p.Lede, Categories: p.CategoryNames, Tags: p.TagNames, Body: body, Updated: p.UpdatedAt}
 	for i, l := range pv.Pages {
@@ -264,6 +270,29 @@ func (s *Site) showPage(w http.ResponseWriter, r *http.Request, o store.Outline,
 		}
 	}
 	s.write(w, r, "page", view{Title: p.Title + " · " + pv.Name, Product: pv, Page: page}, latest(outlineModified(o, changed), p.UpdatedAt))
+}
+
+// pageBody is the kept rendering of p (read without its HTML): from the
+// cache, else read once from the store however many readers ask at once,
+// and cached under the UpdatedAt it was read at. Parallel readers of a
+// large page so share one copy of its HTML.
+func (s *Site) pageBody(ctx context.Context, p store.Page) (Body, error) {
+	k := keyOf('p', p.ID, p.UpdatedAt)
+	if b, err, ok := s.cache.get(k); ok {
+		return b, err
+	}
+	return s.reads.do(k, func() (Body, error) {
+		full, err := s.pages.ShownPage(ctx, p.ProductID, p.ID, true)
+		if err != nil {
+			return Body{}, err
+		}
+		if full.Rendered == nil || full.Rendered.Version != RenderVersion {
+			return Body{}, store.ErrNotFound // removed or rewritten meanwhile
+		}
+		b := shown(full.Rendered)
+		s.cache.put(keyOf('p', full.ID, full.UpdatedAt), b, nil)
+		return b, nil
+	})
 }
 
 // RenderStored keeps a current rendering of every stored page, until ctx

@@ -50,7 +50,7 @@ func encodeRendered(r *Rendered) ([]byte, error) {
 	return out, nil
 }
 
-func decodeRendered(raw []byte) (*Rendered, error) {
+func decodeRendered(raw []byte, html bool) (*Rendered, error) {
 	if len(raw) < 8 || uint64(binary.BigEndian.Uint32(raw[4:8])) > uint64(len(raw)-8) {
 		return nil, fmt.Errorf("decode page rendering: %d bytes", len(raw))
 	}
@@ -59,7 +59,9 @@ func decodeRendered(raw []byte) (*Rendered, error) {
 	if err := json.Unmarshal(raw[8:n], &r.Headings); err != nil {
 		return nil, fmt.Errorf("decode page rendering: %w", err)
 	}
-	r.HTML = string(raw[n:])
+	if html {
+		r.HTML = string(raw[n:])
+	}
 	return r, nil
 }
 
@@ -93,8 +95,9 @@ type pageHead struct {
 // ShownPage reads page id of product as the public site shows it: its
 // fields but not its source texts (Content, MarkdownContent and
 // PreviewContent are empty), its labels' names, and its Rendered (nil when
-// none is kept). ErrNotFound as GetPage.
-func (s *Store) ShownPage(ctx context.Context, product, id uint32) (Page, error) {
+// none is kept), whose HTML is read only when html is set (a reader that
+// keeps the HTML it read asks without it first). ErrNotFound as GetPage.
+func (s *Store) ShownPage(ctx context.Context, product, id uint32, html bool) (Page, error) {
 	var p Page
 	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
 		h, err := get[pageHead](tx, pageKey(product, id), "page")
@@ -108,7 +111,7 @@ func (s *Store) ShownPage(ctx context.Context, product, id uint32) (Page, error)
 			return err
 		}
 		if raw != nil {
-			if p.Rendered, err = decodeRendered(raw); err != nil {
+			if p.Rendered, err = decodeRendered(raw, html); err != nil {
 				return err
 			}
 		}

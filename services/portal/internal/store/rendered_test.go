@@ -26,14 +26,17 @@ func TestRendered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shown, err := s.ShownPage(ctx, prod.ID, page.ID)
+	shown, err := s.ShownPage(ctx, prod.ID, page.ID, true)
 	if err != nil || !reflect.DeepEqual(shown.Rendered, r) || shown.Content != "" || shown.Title != "new" {
 		t.Fatalf("ShownPage: %+v %v, want the rendering without the source", shown, err)
+	}
+	if head, _ := s.ShownPage(ctx, prod.ID, page.ID, false); head.Rendered == nil || head.Rendered.HTML != "" || head.Rendered.Version != 3 || len(head.Rendered.Headings) != 1 {
+		t.Fatalf("ShownPage without the HTML: %+v", head.Rendered)
 	}
 	if _, err := s.UpdatePage(ctx, prod.ID, page.ID, func(p *Page, _ LabelLookup) error { p.Title = "renamed"; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if shown, _ = s.ShownPage(ctx, prod.ID, page.ID); !reflect.DeepEqual(shown.Rendered, r) {
+	if shown, _ = s.ShownPage(ctx, prod.ID, page.ID, true); !reflect.DeepEqual(shown.Rendered, r) {
 		t.Fatalf("after a write without a rendering: %+v, want the old one kept", shown.Rendered)
 	}
 	refs, err := s.Unrendered(ctx, 3, 100)
@@ -48,13 +51,13 @@ func TestRendered(t *testing.T) {
 	if err := s.SetRendered(ctx, stale, func(Page) *Rendered { return &Rendered{Version: 3, HTML: "old"} }); err != nil {
 		t.Fatal(err)
 	}
-	if shown, _ = s.ShownPage(ctx, prod.ID, legacy.ID); shown.Rendered != nil {
+	if shown, _ = s.ShownPage(ctx, prod.ID, legacy.ID, true); shown.Rendered != nil {
 		t.Fatal("SetRendered kept a rendering of a page written since")
 	}
 	if err := s.SetRendered(ctx, refs[0], func(p Page) *Rendered { return &Rendered{Version: 3, HTML: p.MarkdownContent} }); err != nil {
 		t.Fatal(err)
 	}
-	if shown, _ = s.ShownPage(ctx, prod.ID, legacy.ID); shown.Rendered == nil || shown.Rendered.HTML != "md legacy" {
+	if shown, _ = s.ShownPage(ctx, prod.ID, legacy.ID, true); shown.Rendered == nil || shown.Rendered.HTML != "md legacy" {
 		t.Fatalf("after SetRendered: %+v", shown.Rendered)
 	}
 	if err := s.DeletePage(ctx, prod.ID, legacy.ID); err != nil {

@@ -215,16 +215,26 @@ func (s *Store) GetProduct(ctx context.Context, id uint32) (Product, error) {
 
 // ListProducts returns up to limit products after skipping offset, in ascending id order.
 func (s *Store) ListProducts(ctx context.Context, offset, limit int) ([]Product, error) {
-	var out []Product
-	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
-		out = []Product{}
-		return window(tx, productPrefix, offset, limit, func(_, v []byte) error {
-			p, err := decode[Product](v, "product")
-			out = append(out, p)
-			return err
-		})
+	out := []Product{}
+	err := s.EachProduct(ctx, offset, limit, func(p Product) error {
+		out = append(out, p)
+		return nil
 	})
 	return out, err
+}
+
+// EachProduct is ListProducts calling fn with each product instead of
+// keeping them, from one snapshot (pkg/liststream).
+func (s *Store) EachProduct(ctx context.Context, offset, limit int, fn func(Product) error) error {
+	return s.kv.View(ctx, func(tx kv.ReadTx) error {
+		return window(tx, productPrefix, offset, limit, func(_, v []byte) error {
+			p, err := decode[Product](v, "product")
+			if err != nil {
+				return err
+			}
+			return fn(p)
+		})
+	})
 }
 
 // UpdateProduct runs update on the stored product inside one transaction and
