@@ -35,11 +35,18 @@ func TestGatewaySettings(t *testing.T) {
 		{"short secret, insecure", []string{"--node-secret", "s", "--node-secret-insecure"}, nil, Gateways{NodeSecret: "s"}, ""},
 		{"redis without a secret", []string{"--gateway-redis", "redis://r"}, nil, Gateways{}, "needs the node secret"},
 		{"secret twice", []string{"--node-secret", "s", "--node-secret-file", secret}, nil, Gateways{}, "give one of them"},
+		{"gateway API by flags", []string{"--gateway-api-url", "http://gw:8080", "--gateway-api-secret-file", secret}, nil,
+			Gateways{APIURL: "http://gw:8080", APISecret: "from-file-0123456789"}, ""},
+		{"gateway API by env", nil, map[string]string{"GATEWAY_API_URL": "https://gw", "GATEWAY_API_SECRET_FILE": secret},
+			Gateways{APIURL: "https://gw", APISecret: "from-file-0123456789"}, ""},
+		{"gateway API without its secret", []string{"--gateway-api-url", "http://gw:8080"}, nil, Gateways{}, "needs the gateways' secret"},
+		{"gateway API URL with credentials", []string{"--gateway-api-url", "http://u:hunter2@gw", "--gateway-api-secret-file", secret}, nil, Gateways{}, "must not carry credentials"},
+		{"gateway API URL not http", []string{"--gateway-api-url", "gw:8080", "--gateway-api-secret-file", secret}, nil, Gateways{}, "must be an http:// or https:// URL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := Parse("management", tt.args, func(k string) string { return tt.env[k] }, d, io.Discard)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "hunter2") {
 					t.Fatalf("err %v, want one containing %q", err, tt.wantErr)
 				}
 				return
