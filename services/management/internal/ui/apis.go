@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/grpc/status"
+
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 )
@@ -178,6 +180,15 @@ func (u *UI) findAPIs(q *request, f apiFilter) ([]apiRow, int, error) {
 			}
 		}
 		return rows, pages, nil
+	}
+	// one search reads every API at a time: its answer is the whole store's
+	// definitions (some 40 MB for 10,000 APIs), so searches queue rather
+	// than add up
+	select {
+	case u.scans <- struct{}{}:
+		defer func() { <-u.scans }()
+	case <-q.ctx.Done():
+		return nil, 0, status.FromContextError(q.ctx.Err()).Err()
 	}
 	all, _, err := u.listAPIs(q, 0, f.Category)
 	if err != nil {
