@@ -154,3 +154,19 @@ func reconcile(ctx context.Context, cons *consumers.Service, log *slog.Logger) {
 }
 
 const reconcileRetry = 30 * time.Second
+
+// sweepSessions removes idle developer sessions every consumers.SweepEvery.
+func sweepSessions(ctx context.Context, cons *consumers.Service, log *slog.Logger) {
+	t := time.NewTicker(consumers.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := cons.ExpireSessions(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("idle sessions not removed", "err", err)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/kvtest"
@@ -235,12 +236,21 @@ func TestLoginThrottledAndSessions(t *testing.T) {
 	if err := w.svc.Logout(ctx, w.dev); err != nil {
 		t.Fatal(err)
 	}
-	other := w.signUp(t, "bob@example.com")
+	// sessions idle for 12 h are swept; a fresh one stays
+	w.signUp(t, "bob@example.com")
+	later := consumers.New(w.st, consumers.Options{Keys: w.keys, Now: func() time.Time { return time.Now().Add(consumers.SessionIdle + time.Minute) }})
+	if err := later.ExpireSessions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.st.ExpireSessions(ctx, time.Now().Add(time.Hour), 100); n != 0 {
+		t.Errorf("%d sessions left after the sweep, want none", n)
+	}
+	other := w.signUp(t, "carl@example.com")
 	mine, _ := w.svc.CreateApp(ctx, other, "Bob's", "")
 	if _, err := w.svc.MyApp(ctx, w.dev, mine.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another developer's app: %v, want not found", err)
 	}
-	if _, err := w.svc.Register(ctx, "BOB@example.com", "B", "long enough password"); !errors.Is(err, consumers.ErrEmailTaken) {
+	if _, err := w.svc.Register(ctx, "CARL@example.com", "B", "long enough password"); !errors.Is(err, consumers.ErrEmailTaken) {
 		t.Errorf("same e-mail in other case: %v", err)
 	}
 	var inv *consumers.Invalid

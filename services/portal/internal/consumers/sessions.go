@@ -227,3 +227,19 @@ func (s *Service) Roll(ctx context.Context, sg Signed, appID, credID uint32) err
 	}
 	return nil
 }
+
+// ExpireSessions removes the sessions idle longer than SessionIdle, a
+// hundred per transaction; the portal runs it every SweepEvery, so that
+// sessions nobody presents again do not pile up in the store.
+func (s *Service) ExpireSessions(ctx context.Context) error {
+	cutoff := s.now().UTC().Add(-SessionIdle)
+	for {
+		n, err := s.store.ExpireSessions(ctx, cutoff, 100)
+		if err != nil || n < 100 {
+			return err
+		}
+	}
+}
+
+// SweepEvery is how often the portal removes idle sessions.
+const SweepEvery = time.Hour

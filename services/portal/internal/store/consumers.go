@@ -590,17 +590,28 @@ func (s *Store) DeleteSession(ctx context.Context, hash []byte) error {
 	return s.kv.Update(ctx, func(tx kv.WriteTx) error { return tx.Delete(sessionKey(hash)) })
 }
 
-// ExpireSessions removes the sessions last seen before cutoff.
-func (s *Store) ExpireSessions(ctx context.Context, cutoff time.Time) error {
-	return s.kv.Update(ctx, func(tx kv.WriteTx) error {
-		return tx.Scan(sessionPrefix, nil, func(k, v []byte) error {
+// ExpireSessions removes up to max sessions last seen before cutoff in
+// one transaction (max keeps it within etcd's writes per transaction) and
+// returns how many it removed.
+func (s *Store) ExpireSessions(ctx context.Context, cutoff time.Time, max int) (int, error) {
+	var removed int
+	err := s.kv.Update(ctx, func(tx kv.WriteTx) error {
+		n := 0
+		err := tx.Scan(sessionPrefix, nil, func(k, v []byte) error {
 			sess, err := decode[Session](v, "session")
 			if err != nil || !sess.LastSeen.Before(cutoff) {
 				return err
 			}
+			if n == max {
+				return kv.ErrStop
+			}
+			n++
 			return tx.Delete(bytes.Clone(k))
 		})
+		removed = n
+		return err
 	})
+	return removed, err
 }
 
 // dropSessions removes every session of a developer.
