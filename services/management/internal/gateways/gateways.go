@@ -79,6 +79,9 @@ type Server struct {
 
 	mu      sync.Mutex
 	written map[string]time.Time // node → last heartbeat this replica wrote
+
+	typedMu sync.Mutex
+	typed   map[string]uint64 // API ID → the revision found decodable (typedAPI)
 }
 
 // New returns the routes' server and makes gatehouse_gateway_nodes count
@@ -87,7 +90,7 @@ func New(o Options) *Server {
 	if o.Records == nil {
 		o.Records = &apirecord.Maker{} // derives nothing
 	}
-	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, records: o.Records, audit: o.Audit, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}}
+	s := &Server{secret: sha256.Sum256([]byte(o.Secret)), store: o.Store, records: o.Records, audit: o.Audit, log: o.Log.With("component", "gateways"), written: map[string]time.Time{}, typed: map[string]uint64{}}
 	metrics.GatewayNodes(s.liveNodes)
 	return s
 }
