@@ -218,6 +218,11 @@ func TestUICSRF(t *testing.T) {
 	wantPage(t, "another session's token", c.do("POST", "/ui/migrate", form), 403)
 	form.Set("csrf_token", c.csrf())
 	wantPage(t, "other origin", c.do("POST", "/ui/migrate", form, "Origin", "http://evil.test"), 403)
+	many := url.Values{"csrf_token": {c.csrf()}, "mode": {"dryRun"}}
+	for i := range 1001 {
+		many.Add("apiIDs", fmt.Sprintf("api-%d", i))
+	}
+	wantPage(t, "1,001 APIs", c.do("POST", "/ui/migrate", many), 400, "at most 1000 APIs")
 	wantPage(t, "still classic", c.get("/ui/apis?kind=classic"), 200, ids[0])
 	if r := c.do("POST", "/ui/migrate", form); r.status != 200 {
 		t.Fatalf("with the token: %d: %s", r.status, r.body)

@@ -4,8 +4,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+)
+
+// maxMigrate bounds the APIs of one migration from the UI, and maxDiffs
+// those shown side by side after a dry run (each is a GetAPI and two
+// documents on the page); the rest show their outcome only.
+const (
+	maxMigrate = 1000
+	maxDiffs   = 100
 )
 
 // modes are the migration's modes (CONTRACT §2); every one but dryRun
@@ -120,6 +129,11 @@ func (u *UI) migrate(w http.ResponseWriter, r *http.Request, q *request) {
 		u.render(w, r, http.StatusBadRequest, "error", q, page{Title: "Migrate", Nav: "migrate", Error: "Choose a mode: dry run, stage, promote or direct."})
 		return
 	}
+	if len(ids) > maxMigrate {
+		u.render(w, r, http.StatusBadRequest, "error", q, page{Title: "Migrate", Nav: "migrate",
+			Error: "Choose at most " + strconv.Itoa(maxMigrate) + " APIs at a time; POST /api/apis/migrate with all:true migrates every classic API."})
+		return
+	}
 	if len(ids) == 0 {
 		u.render(w, r, http.StatusBadRequest, "error", q, page{Title: "Migrate", Nav: "migrate", Error: "Choose at least one API."})
 		return
@@ -182,9 +196,12 @@ func (u *UI) results(q *request, rep *report, ids []string, dryRun bool) []apiRe
 		r.Outcome, r.Skipped = "skipped", s.Message
 	}
 	if dryRun {
-		for _, d := range rep.Success.Definitions {
+		for i, d := range rep.Success.Definitions {
 			r := get(d.APIID)
 			r.Versions = len(d.Versions)
+			if i >= maxDiffs {
+				continue
+			}
 			classic, err := u.svc.GetAPI(q.ctx, &managementv1.GetAPIRequest{ApiId: d.APIID})
 			if err != nil {
 				continue
