@@ -51,7 +51,10 @@ func TestIssuedKeys(t *testing.T) {
 		t.Fatalf("api1 %d, gold %d; want 2 and 2", a, p)
 	}
 	var hashes []string
-	s.View(ctx, func(tx *Tx) (err error) { hashes, err = tx.KeyHashesByAPI("api2", []string{"gold", "silver"}); return err })
+	s.View(ctx, func(tx *Tx) (err error) {
+		hashes, err = tx.KeyHashesByAPI("api2", []string{"gold", "silver"})
+		return err
+	})
 	if !slices.Equal(hashes, []string{"aaaa0001", "aaaa0002", "aaaa0003"}) {
 		t.Fatalf("api2 or gold or silver: %v", hashes)
 	}
