@@ -62,6 +62,7 @@ var rules = map[string]rule{
 	"CreatePolicy":        {areaPolicies, true, "/api/portal/policies"},
 	"ListPolicies":        {areaPolicies, false, "/api/portal/policies"},
 	"GetPolicy":           {areaPolicies, false, "/api/portal/policies/{policy_id}"},
+	"SearchPolicies":      {areaPolicies, false, "/api/portal/policies/search"},
 	"UpdatePolicy":        {areaPolicies, true, "/api/portal/policies/{policy_id}"},
 	"DeletePolicy":        {areaPolicies, true, "/api/portal/policies/{policy_id}"},
 	"CreateAsset":         {areaAssets, true, "/api/assets"},

@@ -31,7 +31,8 @@ type docKind struct {
 	sameID    error
 	malformed error
 	// stamp writes last_updated (RFC 3339) into every stored asset: tyk-sync
-	// reads it as a time, so a client's "" would break every later dump.
+	// reads it as a time, so a client's "" would break every later dump. It
+	// also marks the kind whose `kind` is checked (checkAssetKind).
 	stamp bool
 	// fields, when set, are the types a gateway decodes the document with.
 	fields *gwfields.Checker
@@ -94,6 +95,11 @@ func (k docKind) docBody(body []byte) (doc []byte, dbID, id string, err error) {
 	}
 	if id != "" {
 		if err := checkDocumentID("id", id); err != nil {
+			return nil, "", "", err
+		}
+	}
+	if k.stamp { // an asset
+		if err := checkAssetKind(body); err != nil {
 			return nil, "", "", err
 		}
 	}
@@ -253,6 +259,17 @@ func (s *Server) ListPolicies(ctx context.Context, req *managementv1.ListPolicie
 	if err != nil {
 		return nil, err
 	}
+	if req.GetActive() != "" { // the Dashboard's ?active=: active policies only
+		docs, _, err := s.matchingDocs(ctx, policyKind, func(_ store.Document, v map[string]any) bool { return isActive(v) })
+		if err != nil {
+			return nil, err
+		}
+		body, err := pagedDocs(docs, req.P)
+		if err != nil {
+			return nil, err
+		}
+		return &managementv1.ListPoliciesResponse{Body: body}, nil
+	}
 	if limit < 0 && s.streamDocs(ctx, policyKind, store.Policies, `{"Data":`, func(total int) string {
 		return `,"Pages":` + strconv.Itoa(int(pages(total))) + `}`
 	}) {
@@ -307,7 +324,22 @@ func (s *Server) CreateAsset(ctx context.Context, req *managementv1.CreateAssetR
 	return &managementv1.CreateAssetResponse{Status: "success", Message: "asset created", Meta: d.DBID}, nil
 }
 
-func (s *Server) ListAssets(ctx context.Context, _ *managementv1.ListAssetsRequest) (*managementv1.ListAssetsResponse, error) {
+func (s *Server) ListAssets(ctx context.Context, req *managementv1.ListAssetsRequest) (*managementv1.ListAssetsResponse, error) {
+	if kind := req.GetKind(); kind != "" { // the Dashboard's ?kind=
+		if kind != assetKindTemplate {
+			return nil, badRequest("unsupported asset kind: '" + kind + "'")
+		}
+		docs, _, err := s.matchingDocs(ctx, assetKind, func(_ store.Document, v map[string]any) bool {
+			k, has := v["kind"]
+			return !has || k == nil || k == kind
+		})
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		writeDocs(&b, docs)
+		return &managementv1.ListAssetsResponse{Body: &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}}, nil
+	}
 	if s.streamDocs(ctx, assetKind, store.Assets, "", func(int) string { return "" }) {
 		return &managementv1.ListAssetsResponse{}, nil
 	}

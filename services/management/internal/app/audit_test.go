@@ -205,7 +205,7 @@ func TestAuditCreatesNameTheirObject(t *testing.T) {
 	in := start(t, "")
 	pol := in.admin("POST", "/api/portal/policies", policyBody("audited"))
 	expect(t, "policy", pol, 200, "")
-	asset := in.admin("POST", "/api/assets", `{"kind":"template","name":"audited","data":{}}`)
+	asset := in.admin("POST", "/api/assets", `{"kind":"oas-template","name":"audited","data":{}}`)
 	expect(t, "asset", asset, 201, "")
 	logs, _ := in.auditLogs("?p=1")
 	if len(logs) < 2 {

@@ -184,7 +184,7 @@ func TestDocumentListsStream(t *testing.T) {
 		expect(t, "create policy", in.admin("POST", "/api/portal/policies", fmt.Sprintf(`{"id":"p%d","name":"%s","rate":10,"per":1}`, i, pad)), 200, "")
 	}
 	for i := range 3 {
-		expect(t, "create asset", in.admin("POST", "/api/assets", fmt.Sprintf(`{"kind":"template","name":"a%d","data":{}}`, i)), 201, "")
+		expect(t, "create asset", in.admin("POST", "/api/assets", fmt.Sprintf(`{"kind":"oas-template","name":"a%d","data":{}}`, i)), 201, "")
 	}
 	for _, c := range []struct{ path, field string }{{"/api/portal/policies?p=0", "Data"}, {"/api/assets", ""}} {
 		var size int64

@@ -3049,7 +3049,9 @@ func (x *CreatePolicyResponse) GetMeta() *structpb.Value {
 type ListPoliciesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// p is the page (10 a page); unset means 1, 0 or less means all.
-	P             *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	P *int64 `protobuf:"varint,1,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	// active, any non-empty value, lists only the policies whose `active` is true (as the Dashboard).
+	Active        string `protobuf:"bytes,2,opt,name=active,proto3" json:"active,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3091,6 +3093,169 @@ func (x *ListPoliciesRequest) GetP() int64 {
 	return 0
 }
 
+func (x *ListPoliciesRequest) GetActive() string {
+	if x != nil {
+		return x.Active
+	}
+	return ""
+}
+
+// SearchPoliciesRequest holds the Dashboard's policy search parameters;
+// every parameter given must match.
+type SearchPoliciesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// q is a policy's `id` or `_id`, or else a case-insensitive part of its `name`; ignored when policy_ids is given.
+	Q string `protobuf:"bytes,1,opt,name=q,proto3" json:"q,omitempty"`
+	// policy_ids is a comma-separated list of policy `id`s or `_id`s.
+	PolicyIds string `protobuf:"bytes,2,opt,name=policy_ids,proto3" json:"policy_ids,omitempty"`
+	// active, any non-empty value, matches only policies whose `active` is true.
+	Active string `protobuf:"bytes,3,opt,name=active,proto3" json:"active,omitempty"`
+	// state matches a policy's `state` (`active`, `draft`, `deny`).
+	State string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	// sort orders the matches by a member (`name`, `-name` for descending); unset: `_id` order.
+	Sort string `protobuf:"bytes,5,opt,name=sort,proto3" json:"sort,omitempty"`
+	// api_id is a comma-separated list of API IDs; a policy matches when its access_rights name one of them.
+	ApiId string `protobuf:"bytes,6,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// auth_type matches a policy's `auth_type`.
+	AuthType string `protobuf:"bytes,7,opt,name=auth_type,proto3" json:"auth_type,omitempty"`
+	// p is the page (10 a page); unset means 1, 0 or less means all.
+	P             *int64 `protobuf:"varint,8,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchPoliciesRequest) Reset() {
+	*x = SearchPoliciesRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchPoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchPoliciesRequest) ProtoMessage() {}
+
+func (x *SearchPoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchPoliciesRequest.ProtoReflect.Descriptor instead.
+func (*SearchPoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *SearchPoliciesRequest) GetQ() string {
+	if x != nil {
+		return x.Q
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetPolicyIds() string {
+	if x != nil {
+		return x.PolicyIds
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetActive() string {
+	if x != nil {
+		return x.Active
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetSort() string {
+	if x != nil {
+		return x.Sort
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetAuthType() string {
+	if x != nil {
+		return x.AuthType
+	}
+	return ""
+}
+
+func (x *SearchPoliciesRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+// SearchPoliciesResponse is `{"Data":[..],"Pages":n}` as raw JSON.
+type SearchPoliciesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON list.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchPoliciesResponse) Reset() {
+	*x = SearchPoliciesResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchPoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchPoliciesResponse) ProtoMessage() {}
+
+func (x *SearchPoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchPoliciesResponse.ProtoReflect.Descriptor instead.
+func (*SearchPoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *SearchPoliciesResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
 // ListPoliciesResponse is `{"Data":[..],"Pages":n}` as raw JSON.
 type ListPoliciesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3102,7 +3267,7 @@ type ListPoliciesResponse struct {
 
 func (x *ListPoliciesResponse) Reset() {
 	*x = ListPoliciesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3279,7 @@ func (x *ListPoliciesResponse) String() string {
 func (*ListPoliciesResponse) ProtoMessage() {}
 
 func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3292,7 @@ func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ListPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ListPoliciesResponse) GetBody() *httpbody.HttpBody {
@@ -3148,7 +3313,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3160,7 +3325,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3173,7 +3338,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetPolicyRequest) GetPolicyId() string {
@@ -3194,7 +3359,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3371,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3384,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetPolicyResponse) GetBody() *httpbody.HttpBody {
@@ -3242,7 +3407,7 @@ type UpdatePolicyRequest struct {
 
 func (x *UpdatePolicyRequest) Reset() {
 	*x = UpdatePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3254,7 +3419,7 @@ func (x *UpdatePolicyRequest) String() string {
 func (*UpdatePolicyRequest) ProtoMessage() {}
 
 func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3267,7 +3432,7 @@ func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *UpdatePolicyRequest) GetPolicyId() string {
@@ -3299,7 +3464,7 @@ type UpdatePolicyResponse struct {
 
 func (x *UpdatePolicyResponse) Reset() {
 	*x = UpdatePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3311,7 +3476,7 @@ func (x *UpdatePolicyResponse) String() string {
 func (*UpdatePolicyResponse) ProtoMessage() {}
 
 func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3324,7 +3489,7 @@ func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *UpdatePolicyResponse) GetStatus() string {
@@ -3361,7 +3526,7 @@ type DeletePolicyRequest struct {
 
 func (x *DeletePolicyRequest) Reset() {
 	*x = DeletePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3373,7 +3538,7 @@ func (x *DeletePolicyRequest) String() string {
 func (*DeletePolicyRequest) ProtoMessage() {}
 
 func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3386,7 +3551,7 @@ func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyRequest.ProtoReflect.Descriptor instead.
 func (*DeletePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *DeletePolicyRequest) GetPolicyId() string {
@@ -3418,7 +3583,7 @@ type DeletePolicyResponse struct {
 
 func (x *DeletePolicyResponse) Reset() {
 	*x = DeletePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3430,7 +3595,7 @@ func (x *DeletePolicyResponse) String() string {
 func (*DeletePolicyResponse) ProtoMessage() {}
 
 func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3443,7 +3608,7 @@ func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyResponse.ProtoReflect.Descriptor instead.
 func (*DeletePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *DeletePolicyResponse) GetStatus() string {
@@ -3478,7 +3643,7 @@ type CreateAssetRequest struct {
 
 func (x *CreateAssetRequest) Reset() {
 	*x = CreateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3490,7 +3655,7 @@ func (x *CreateAssetRequest) String() string {
 func (*CreateAssetRequest) ProtoMessage() {}
 
 func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3503,7 +3668,7 @@ func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetRequest.ProtoReflect.Descriptor instead.
 func (*CreateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *CreateAssetRequest) GetBody() *httpbody.HttpBody {
@@ -3528,7 +3693,7 @@ type CreateAssetResponse struct {
 
 func (x *CreateAssetResponse) Reset() {
 	*x = CreateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3540,7 +3705,7 @@ func (x *CreateAssetResponse) String() string {
 func (*CreateAssetResponse) ProtoMessage() {}
 
 func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3553,7 +3718,7 @@ func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetResponse.ProtoReflect.Descriptor instead.
 func (*CreateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CreateAssetResponse) GetStatus() string {
@@ -3579,14 +3744,17 @@ func (x *CreateAssetResponse) GetMeta() string {
 
 // ListAssetsRequest asks for every asset.
 type ListAssetsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind lists only the assets of that kind (`oas-template`, the one kind
+	// the Dashboard has); unset: every asset.
+	Kind          string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAssetsRequest) Reset() {
 	*x = ListAssetsRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3598,7 +3766,7 @@ func (x *ListAssetsRequest) String() string {
 func (*ListAssetsRequest) ProtoMessage() {}
 
 func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3611,7 +3779,14 @@ func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *ListAssetsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
 }
 
 // ListAssetsResponse is a bare JSON array of assets.
@@ -3625,7 +3800,7 @@ type ListAssetsResponse struct {
 
 func (x *ListAssetsResponse) Reset() {
 	*x = ListAssetsResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3812,7 @@ func (x *ListAssetsResponse) String() string {
 func (*ListAssetsResponse) ProtoMessage() {}
 
 func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3825,7 @@ func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListAssetsResponse) GetBody() *httpbody.HttpBody {
@@ -3671,7 +3846,7 @@ type GetAssetRequest struct {
 
 func (x *GetAssetRequest) Reset() {
 	*x = GetAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3683,7 +3858,7 @@ func (x *GetAssetRequest) String() string {
 func (*GetAssetRequest) ProtoMessage() {}
 
 func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3696,7 +3871,7 @@ func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetRequest.ProtoReflect.Descriptor instead.
 func (*GetAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetAssetRequest) GetAssetId() string {
@@ -3717,7 +3892,7 @@ type GetAssetResponse struct {
 
 func (x *GetAssetResponse) Reset() {
 	*x = GetAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3729,7 +3904,7 @@ func (x *GetAssetResponse) String() string {
 func (*GetAssetResponse) ProtoMessage() {}
 
 func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3742,7 +3917,7 @@ func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetResponse.ProtoReflect.Descriptor instead.
 func (*GetAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetAssetResponse) GetBody() *httpbody.HttpBody {
@@ -3765,7 +3940,7 @@ type UpdateAssetRequest struct {
 
 func (x *UpdateAssetRequest) Reset() {
 	*x = UpdateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3777,7 +3952,7 @@ func (x *UpdateAssetRequest) String() string {
 func (*UpdateAssetRequest) ProtoMessage() {}
 
 func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3790,7 +3965,7 @@ func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *UpdateAssetRequest) GetAssetId() string {
@@ -3822,7 +3997,7 @@ type UpdateAssetResponse struct {
 
 func (x *UpdateAssetResponse) Reset() {
 	*x = UpdateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3834,7 +4009,7 @@ func (x *UpdateAssetResponse) String() string {
 func (*UpdateAssetResponse) ProtoMessage() {}
 
 func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3847,7 +4022,7 @@ func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *UpdateAssetResponse) GetStatus() string {
@@ -3882,7 +4057,7 @@ type DeleteAssetRequest struct {
 
 func (x *DeleteAssetRequest) Reset() {
 	*x = DeleteAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3894,7 +4069,7 @@ func (x *DeleteAssetRequest) String() string {
 func (*DeleteAssetRequest) ProtoMessage() {}
 
 func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3907,7 +4082,7 @@ func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DeleteAssetRequest) GetAssetId() string {
@@ -3932,7 +4107,7 @@ type DeleteAssetResponse struct {
 
 func (x *DeleteAssetResponse) Reset() {
 	*x = DeleteAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3944,7 +4119,7 @@ func (x *DeleteAssetResponse) String() string {
 func (*DeleteAssetResponse) ProtoMessage() {}
 
 func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3957,7 +4132,7 @@ func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DeleteAssetResponse) GetStatus() string {
@@ -3990,7 +4165,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4002,7 +4177,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4015,7 +4190,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
 }
 
 // Node is a Tyk Gateway registered with the service.
@@ -4035,7 +4210,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4047,7 +4222,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4060,7 +4235,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Node) GetId() string {
@@ -4102,7 +4277,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4114,7 +4289,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4127,7 +4302,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -4156,7 +4331,7 @@ type KeyData struct {
 
 func (x *KeyData) Reset() {
 	*x = KeyData{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4168,7 +4343,7 @@ func (x *KeyData) String() string {
 func (*KeyData) ProtoMessage() {}
 
 func (x *KeyData) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4181,7 +4356,7 @@ func (x *KeyData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyData.ProtoReflect.Descriptor instead.
 func (*KeyData) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *KeyData) GetApiModel() *structpb.Struct {
@@ -4225,7 +4400,7 @@ type KeysDetailed struct {
 
 func (x *KeysDetailed) Reset() {
 	*x = KeysDetailed{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4237,7 +4412,7 @@ func (x *KeysDetailed) String() string {
 func (*KeysDetailed) ProtoMessage() {}
 
 func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4250,7 +4425,7 @@ func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeysDetailed.ProtoReflect.Descriptor instead.
 func (*KeysDetailed) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *KeysDetailed) GetKeys() []*KeyData {
@@ -4278,7 +4453,7 @@ type KeyList struct {
 
 func (x *KeyList) Reset() {
 	*x = KeyList{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4290,7 +4465,7 @@ func (x *KeyList) String() string {
 func (*KeyList) ProtoMessage() {}
 
 func (x *KeyList) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4303,7 +4478,7 @@ func (x *KeyList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyList.ProtoReflect.Descriptor instead.
 func (*KeyList) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *KeyList) GetKeys() []string {
@@ -4327,7 +4502,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4339,7 +4514,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4352,7 +4527,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *CreateKeyRequest) GetBody() *httpbody.HttpBody {
@@ -4384,7 +4559,7 @@ type CreateKeyResponse struct {
 
 func (x *CreateKeyResponse) Reset() {
 	*x = CreateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4396,7 +4571,7 @@ func (x *CreateKeyResponse) String() string {
 func (*CreateKeyResponse) ProtoMessage() {}
 
 func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4409,7 +4584,7 @@ func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *CreateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4446,7 +4621,7 @@ type CreateCustomKeyRequest struct {
 
 func (x *CreateCustomKeyRequest) Reset() {
 	*x = CreateCustomKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4458,7 +4633,7 @@ func (x *CreateCustomKeyRequest) String() string {
 func (*CreateCustomKeyRequest) ProtoMessage() {}
 
 func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4471,7 +4646,7 @@ func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CreateCustomKeyRequest) GetKeyId() string {
@@ -4503,7 +4678,7 @@ type CreateCustomKeyResponse struct {
 
 func (x *CreateCustomKeyResponse) Reset() {
 	*x = CreateCustomKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4515,7 +4690,7 @@ func (x *CreateCustomKeyResponse) String() string {
 func (*CreateCustomKeyResponse) ProtoMessage() {}
 
 func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4528,7 +4703,7 @@ func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CreateCustomKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4571,7 +4746,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4583,7 +4758,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4596,7 +4771,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetKeyRequest) GetKeyId() string {
@@ -4640,7 +4815,7 @@ type GetKeyResponse struct {
 
 func (x *GetKeyResponse) Reset() {
 	*x = GetKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4652,7 +4827,7 @@ func (x *GetKeyResponse) String() string {
 func (*GetKeyResponse) ProtoMessage() {}
 
 func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4665,7 +4840,7 @@ func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4703,7 +4878,7 @@ type UpdateKeyRequest struct {
 
 func (x *UpdateKeyRequest) Reset() {
 	*x = UpdateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4715,7 +4890,7 @@ func (x *UpdateKeyRequest) String() string {
 func (*UpdateKeyRequest) ProtoMessage() {}
 
 func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4728,7 +4903,7 @@ func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *UpdateKeyRequest) GetKeyId() string {
@@ -4786,7 +4961,7 @@ type UpdateKeyResponse struct {
 
 func (x *UpdateKeyResponse) Reset() {
 	*x = UpdateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4798,7 +4973,7 @@ func (x *UpdateKeyResponse) String() string {
 func (*UpdateKeyResponse) ProtoMessage() {}
 
 func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4811,7 +4986,7 @@ func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *UpdateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4845,7 +5020,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4857,7 +5032,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4870,7 +5045,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *DeleteKeyRequest) GetKeyId() string {
@@ -4916,7 +5091,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4928,7 +5103,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4941,7 +5116,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *DeleteKeyResponse) GetStatus() string {
@@ -4978,7 +5153,7 @@ type ListKeysDetailedRequest struct {
 
 func (x *ListKeysDetailedRequest) Reset() {
 	*x = ListKeysDetailedRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4990,7 +5165,7 @@ func (x *ListKeysDetailedRequest) String() string {
 func (*ListKeysDetailedRequest) ProtoMessage() {}
 
 func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5003,7 +5178,7 @@ func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ListKeysDetailedRequest) GetP() int64 {
@@ -5032,7 +5207,7 @@ type ListKeysDetailedResponse struct {
 
 func (x *ListKeysDetailedResponse) Reset() {
 	*x = ListKeysDetailedResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5044,7 +5219,7 @@ func (x *ListKeysDetailedResponse) String() string {
 func (*ListKeysDetailedResponse) ProtoMessage() {}
 
 func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5057,7 +5232,7 @@ func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ListKeysDetailedResponse) GetBody() *httpbody.HttpBody {
@@ -5078,7 +5253,7 @@ type PreviewKeyRequest struct {
 
 func (x *PreviewKeyRequest) Reset() {
 	*x = PreviewKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5090,7 +5265,7 @@ func (x *PreviewKeyRequest) String() string {
 func (*PreviewKeyRequest) ProtoMessage() {}
 
 func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5103,7 +5278,7 @@ func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyRequest.ProtoReflect.Descriptor instead.
 func (*PreviewKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *PreviewKeyRequest) GetBody() *httpbody.HttpBody {
@@ -5124,7 +5299,7 @@ type PreviewKeyResponse struct {
 
 func (x *PreviewKeyResponse) Reset() {
 	*x = PreviewKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5136,7 +5311,7 @@ func (x *PreviewKeyResponse) String() string {
 func (*PreviewKeyResponse) ProtoMessage() {}
 
 func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5149,7 +5324,7 @@ func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyResponse.ProtoReflect.Descriptor instead.
 func (*PreviewKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *PreviewKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5170,7 +5345,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5182,7 +5357,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5195,7 +5370,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ListKeysRequest) GetP() int64 {
@@ -5218,7 +5393,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5230,7 +5405,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5243,7 +5418,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ListKeysResponse) GetData() *KeyList {
@@ -5273,7 +5448,7 @@ type ListAPIKeysRequest struct {
 
 func (x *ListAPIKeysRequest) Reset() {
 	*x = ListAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5285,7 +5460,7 @@ func (x *ListAPIKeysRequest) String() string {
 func (*ListAPIKeysRequest) ProtoMessage() {}
 
 func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5298,7 +5473,7 @@ func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ListAPIKeysRequest) GetApiId() string {
@@ -5328,7 +5503,7 @@ type ListAPIKeysResponse struct {
 
 func (x *ListAPIKeysResponse) Reset() {
 	*x = ListAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5340,7 +5515,7 @@ func (x *ListAPIKeysResponse) String() string {
 func (*ListAPIKeysResponse) ProtoMessage() {}
 
 func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5353,7 +5528,7 @@ func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListAPIKeysResponse) GetData() *KeyList {
@@ -5389,7 +5564,7 @@ type GetAPIKeyRequest struct {
 
 func (x *GetAPIKeyRequest) Reset() {
 	*x = GetAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5401,7 +5576,7 @@ func (x *GetAPIKeyRequest) String() string {
 func (*GetAPIKeyRequest) ProtoMessage() {}
 
 func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5414,7 +5589,7 @@ func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *GetAPIKeyRequest) GetApiId() string {
@@ -5465,7 +5640,7 @@ type GetAPIKeyResponse struct {
 
 func (x *GetAPIKeyResponse) Reset() {
 	*x = GetAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5477,7 +5652,7 @@ func (x *GetAPIKeyResponse) String() string {
 func (*GetAPIKeyResponse) ProtoMessage() {}
 
 func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5490,7 +5665,7 @@ func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *GetAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5530,7 +5705,7 @@ type UpdateAPIKeyRequest struct {
 
 func (x *UpdateAPIKeyRequest) Reset() {
 	*x = UpdateAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5542,7 +5717,7 @@ func (x *UpdateAPIKeyRequest) String() string {
 func (*UpdateAPIKeyRequest) ProtoMessage() {}
 
 func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5555,7 +5730,7 @@ func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *UpdateAPIKeyRequest) GetApiId() string {
@@ -5620,7 +5795,7 @@ type UpdateAPIKeyResponse struct {
 
 func (x *UpdateAPIKeyResponse) Reset() {
 	*x = UpdateAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5632,7 +5807,7 @@ func (x *UpdateAPIKeyResponse) String() string {
 func (*UpdateAPIKeyResponse) ProtoMessage() {}
 
 func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5645,7 +5820,7 @@ func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *UpdateAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5681,7 +5856,7 @@ type DeleteAPIKeyRequest struct {
 
 func (x *DeleteAPIKeyRequest) Reset() {
 	*x = DeleteAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5693,7 +5868,7 @@ func (x *DeleteAPIKeyRequest) String() string {
 func (*DeleteAPIKeyRequest) ProtoMessage() {}
 
 func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5706,7 +5881,7 @@ func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *DeleteAPIKeyRequest) GetApiId() string {
@@ -5759,7 +5934,7 @@ type DeleteAPIKeyResponse struct {
 
 func (x *DeleteAPIKeyResponse) Reset() {
 	*x = DeleteAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5771,7 +5946,7 @@ func (x *DeleteAPIKeyResponse) String() string {
 func (*DeleteAPIKeyResponse) ProtoMessage() {}
 
 func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5784,7 +5959,7 @@ func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *DeleteAPIKeyResponse) GetStatus() string {
@@ -5824,7 +5999,7 @@ type SearchAPIKeysRequest struct {
 
 func (x *SearchAPIKeysRequest) Reset() {
 	*x = SearchAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5836,7 +6011,7 @@ func (x *SearchAPIKeysRequest) String() string {
 func (*SearchAPIKeysRequest) ProtoMessage() {}
 
 func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5849,7 +6024,7 @@ func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *SearchAPIKeysRequest) GetApiId() string {
@@ -5886,7 +6061,7 @@ type SearchAPIKeysResponse struct {
 
 func (x *SearchAPIKeysResponse) Reset() {
 	*x = SearchAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5898,7 +6073,7 @@ func (x *SearchAPIKeysResponse) String() string {
 func (*SearchAPIKeysResponse) ProtoMessage() {}
 
 func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5911,7 +6086,7 @@ func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *SearchAPIKeysResponse) GetData() *KeyList {
@@ -6132,10 +6307,25 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x14CreatePolicyResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\".\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"F\n" +
 	"\x13ListPoliciesRequest\x12\x11\n" +
-	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
-	"\x02_p\"@\n" +
+	"\x01p\x18\x01 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\x16\n" +
+	"\x06active\x18\x02 \x01(\tR\x06activeB\x04\n" +
+	"\x02_p\"\xd6\x01\n" +
+	"\x15SearchPoliciesRequest\x12\f\n" +
+	"\x01q\x18\x01 \x01(\tR\x01q\x12\x1e\n" +
+	"\n" +
+	"policy_ids\x18\x02 \x01(\tR\n" +
+	"policy_ids\x12\x16\n" +
+	"\x06active\x18\x03 \x01(\tR\x06active\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x12\n" +
+	"\x04sort\x18\x05 \x01(\tR\x04sort\x12\x16\n" +
+	"\x06api_id\x18\x06 \x01(\tR\x06api_id\x12\x1c\n" +
+	"\tauth_type\x18\a \x01(\tR\tauth_type\x12\x11\n" +
+	"\x01p\x18\b \x01(\x03H\x00R\x01p\x88\x01\x01B\x04\n" +
+	"\x02_p\"B\n" +
+	"\x16SearchPoliciesResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"@\n" +
 	"\x14ListPoliciesResponse\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"0\n" +
 	"\x10GetPolicyRequest\x12\x1c\n" +
@@ -6161,8 +6351,9 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x13CreateAssetResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
-	"\x04meta\x18\x03 \x01(\tR\x04Meta\"\x13\n" +
-	"\x11ListAssetsRequest\">\n" +
+	"\x04meta\x18\x03 \x01(\tR\x04Meta\"'\n" +
+	"\x11ListAssetsRequest\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\">\n" +
 	"\x12ListAssetsResponse\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"-\n" +
 	"\x0fGetAssetRequest\x12\x1a\n" +
@@ -6317,7 +6508,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x02_p\"c\n" +
 	"\x15SearchAPIKeysResponse\x124\n" +
 	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
-	"\x05pages\x18\x02 \x01(\x05R\x05pages2\x91\x95\x01\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages2\xe6\x98\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -6523,7 +6714,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"32-A Tyk security policy, every member as given.\x9a\x02\x01\x06J`\n" +
 	"\x03404\x12Y\n" +
 	"+No such policy: Message `Policy not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(b\x04body\x12 /api/portal/policies/{policy_id}\x12\xd1\x04\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02(b\x04body\x12 /api/portal/policies/{policy_id}\x12\xd2\x03\n" +
+	"\x0eSearchPolicies\x12..gatehouse.management.v1.SearchPoliciesRequest\x1a/.gatehouse.management.v1.SearchPoliciesResponse\"\xde\x02\x92A\xb1\x02J\xc1\x01\n" +
+	"\x03200\x12\xb9\x01\n" +
+	"vOne page of 10 matching policies in `_id` order (p <= 0: all; sort orders them by a member, `-` first for descending).\x12?\n" +
+	"=27`{\"Data\":[policy..],\"Pages\":n}`, each policy as stored.\x9a\x02\x01\x06Jk\n" +
+	"\x03400\x12d\n" +
+	"6`p` is not an integer: Message `p must be an integer`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02#b\x04body\x12\x1b/api/portal/policies/search\x12\xd1\x04\n" +
 	"\fUpdatePolicy\x12,.gatehouse.management.v1.UpdatePolicyRequest\x1a-.gatehouse.management.v1.UpdatePolicyResponse\"\xe3\x03\x92A\xb1\x03JS\n" +
 	"\x03200\x12L\n" +
 	"\x17Message `Data updated`.\x121\n" +
@@ -6715,7 +6913,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 102)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -6769,216 +6967,221 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*CreatePolicyRequest)(nil),         // 49: gatehouse.management.v1.CreatePolicyRequest
 	(*CreatePolicyResponse)(nil),        // 50: gatehouse.management.v1.CreatePolicyResponse
 	(*ListPoliciesRequest)(nil),         // 51: gatehouse.management.v1.ListPoliciesRequest
-	(*ListPoliciesResponse)(nil),        // 52: gatehouse.management.v1.ListPoliciesResponse
-	(*GetPolicyRequest)(nil),            // 53: gatehouse.management.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),           // 54: gatehouse.management.v1.GetPolicyResponse
-	(*UpdatePolicyRequest)(nil),         // 55: gatehouse.management.v1.UpdatePolicyRequest
-	(*UpdatePolicyResponse)(nil),        // 56: gatehouse.management.v1.UpdatePolicyResponse
-	(*DeletePolicyRequest)(nil),         // 57: gatehouse.management.v1.DeletePolicyRequest
-	(*DeletePolicyResponse)(nil),        // 58: gatehouse.management.v1.DeletePolicyResponse
-	(*CreateAssetRequest)(nil),          // 59: gatehouse.management.v1.CreateAssetRequest
-	(*CreateAssetResponse)(nil),         // 60: gatehouse.management.v1.CreateAssetResponse
-	(*ListAssetsRequest)(nil),           // 61: gatehouse.management.v1.ListAssetsRequest
-	(*ListAssetsResponse)(nil),          // 62: gatehouse.management.v1.ListAssetsResponse
-	(*GetAssetRequest)(nil),             // 63: gatehouse.management.v1.GetAssetRequest
-	(*GetAssetResponse)(nil),            // 64: gatehouse.management.v1.GetAssetResponse
-	(*UpdateAssetRequest)(nil),          // 65: gatehouse.management.v1.UpdateAssetRequest
-	(*UpdateAssetResponse)(nil),         // 66: gatehouse.management.v1.UpdateAssetResponse
-	(*DeleteAssetRequest)(nil),          // 67: gatehouse.management.v1.DeleteAssetRequest
-	(*DeleteAssetResponse)(nil),         // 68: gatehouse.management.v1.DeleteAssetResponse
-	(*ListNodesRequest)(nil),            // 69: gatehouse.management.v1.ListNodesRequest
-	(*Node)(nil),                        // 70: gatehouse.management.v1.Node
-	(*ListNodesResponse)(nil),           // 71: gatehouse.management.v1.ListNodesResponse
-	(*KeyData)(nil),                     // 72: gatehouse.management.v1.KeyData
-	(*KeysDetailed)(nil),                // 73: gatehouse.management.v1.KeysDetailed
-	(*KeyList)(nil),                     // 74: gatehouse.management.v1.KeyList
-	(*CreateKeyRequest)(nil),            // 75: gatehouse.management.v1.CreateKeyRequest
-	(*CreateKeyResponse)(nil),           // 76: gatehouse.management.v1.CreateKeyResponse
-	(*CreateCustomKeyRequest)(nil),      // 77: gatehouse.management.v1.CreateCustomKeyRequest
-	(*CreateCustomKeyResponse)(nil),     // 78: gatehouse.management.v1.CreateCustomKeyResponse
-	(*GetKeyRequest)(nil),               // 79: gatehouse.management.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),              // 80: gatehouse.management.v1.GetKeyResponse
-	(*UpdateKeyRequest)(nil),            // 81: gatehouse.management.v1.UpdateKeyRequest
-	(*UpdateKeyResponse)(nil),           // 82: gatehouse.management.v1.UpdateKeyResponse
-	(*DeleteKeyRequest)(nil),            // 83: gatehouse.management.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),           // 84: gatehouse.management.v1.DeleteKeyResponse
-	(*ListKeysDetailedRequest)(nil),     // 85: gatehouse.management.v1.ListKeysDetailedRequest
-	(*ListKeysDetailedResponse)(nil),    // 86: gatehouse.management.v1.ListKeysDetailedResponse
-	(*PreviewKeyRequest)(nil),           // 87: gatehouse.management.v1.PreviewKeyRequest
-	(*PreviewKeyResponse)(nil),          // 88: gatehouse.management.v1.PreviewKeyResponse
-	(*ListKeysRequest)(nil),             // 89: gatehouse.management.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),            // 90: gatehouse.management.v1.ListKeysResponse
-	(*ListAPIKeysRequest)(nil),          // 91: gatehouse.management.v1.ListAPIKeysRequest
-	(*ListAPIKeysResponse)(nil),         // 92: gatehouse.management.v1.ListAPIKeysResponse
-	(*GetAPIKeyRequest)(nil),            // 93: gatehouse.management.v1.GetAPIKeyRequest
-	(*GetAPIKeyResponse)(nil),           // 94: gatehouse.management.v1.GetAPIKeyResponse
-	(*UpdateAPIKeyRequest)(nil),         // 95: gatehouse.management.v1.UpdateAPIKeyRequest
-	(*UpdateAPIKeyResponse)(nil),        // 96: gatehouse.management.v1.UpdateAPIKeyResponse
-	(*DeleteAPIKeyRequest)(nil),         // 97: gatehouse.management.v1.DeleteAPIKeyRequest
-	(*DeleteAPIKeyResponse)(nil),        // 98: gatehouse.management.v1.DeleteAPIKeyResponse
-	(*SearchAPIKeysRequest)(nil),        // 99: gatehouse.management.v1.SearchAPIKeysRequest
-	(*SearchAPIKeysResponse)(nil),       // 100: gatehouse.management.v1.SearchAPIKeysResponse
-	nil,                                 // 101: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 102: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 103: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 104: google.api.HttpBody
+	(*SearchPoliciesRequest)(nil),       // 52: gatehouse.management.v1.SearchPoliciesRequest
+	(*SearchPoliciesResponse)(nil),      // 53: gatehouse.management.v1.SearchPoliciesResponse
+	(*ListPoliciesResponse)(nil),        // 54: gatehouse.management.v1.ListPoliciesResponse
+	(*GetPolicyRequest)(nil),            // 55: gatehouse.management.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),           // 56: gatehouse.management.v1.GetPolicyResponse
+	(*UpdatePolicyRequest)(nil),         // 57: gatehouse.management.v1.UpdatePolicyRequest
+	(*UpdatePolicyResponse)(nil),        // 58: gatehouse.management.v1.UpdatePolicyResponse
+	(*DeletePolicyRequest)(nil),         // 59: gatehouse.management.v1.DeletePolicyRequest
+	(*DeletePolicyResponse)(nil),        // 60: gatehouse.management.v1.DeletePolicyResponse
+	(*CreateAssetRequest)(nil),          // 61: gatehouse.management.v1.CreateAssetRequest
+	(*CreateAssetResponse)(nil),         // 62: gatehouse.management.v1.CreateAssetResponse
+	(*ListAssetsRequest)(nil),           // 63: gatehouse.management.v1.ListAssetsRequest
+	(*ListAssetsResponse)(nil),          // 64: gatehouse.management.v1.ListAssetsResponse
+	(*GetAssetRequest)(nil),             // 65: gatehouse.management.v1.GetAssetRequest
+	(*GetAssetResponse)(nil),            // 66: gatehouse.management.v1.GetAssetResponse
+	(*UpdateAssetRequest)(nil),          // 67: gatehouse.management.v1.UpdateAssetRequest
+	(*UpdateAssetResponse)(nil),         // 68: gatehouse.management.v1.UpdateAssetResponse
+	(*DeleteAssetRequest)(nil),          // 69: gatehouse.management.v1.DeleteAssetRequest
+	(*DeleteAssetResponse)(nil),         // 70: gatehouse.management.v1.DeleteAssetResponse
+	(*ListNodesRequest)(nil),            // 71: gatehouse.management.v1.ListNodesRequest
+	(*Node)(nil),                        // 72: gatehouse.management.v1.Node
+	(*ListNodesResponse)(nil),           // 73: gatehouse.management.v1.ListNodesResponse
+	(*KeyData)(nil),                     // 74: gatehouse.management.v1.KeyData
+	(*KeysDetailed)(nil),                // 75: gatehouse.management.v1.KeysDetailed
+	(*KeyList)(nil),                     // 76: gatehouse.management.v1.KeyList
+	(*CreateKeyRequest)(nil),            // 77: gatehouse.management.v1.CreateKeyRequest
+	(*CreateKeyResponse)(nil),           // 78: gatehouse.management.v1.CreateKeyResponse
+	(*CreateCustomKeyRequest)(nil),      // 79: gatehouse.management.v1.CreateCustomKeyRequest
+	(*CreateCustomKeyResponse)(nil),     // 80: gatehouse.management.v1.CreateCustomKeyResponse
+	(*GetKeyRequest)(nil),               // 81: gatehouse.management.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),              // 82: gatehouse.management.v1.GetKeyResponse
+	(*UpdateKeyRequest)(nil),            // 83: gatehouse.management.v1.UpdateKeyRequest
+	(*UpdateKeyResponse)(nil),           // 84: gatehouse.management.v1.UpdateKeyResponse
+	(*DeleteKeyRequest)(nil),            // 85: gatehouse.management.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),           // 86: gatehouse.management.v1.DeleteKeyResponse
+	(*ListKeysDetailedRequest)(nil),     // 87: gatehouse.management.v1.ListKeysDetailedRequest
+	(*ListKeysDetailedResponse)(nil),    // 88: gatehouse.management.v1.ListKeysDetailedResponse
+	(*PreviewKeyRequest)(nil),           // 89: gatehouse.management.v1.PreviewKeyRequest
+	(*PreviewKeyResponse)(nil),          // 90: gatehouse.management.v1.PreviewKeyResponse
+	(*ListKeysRequest)(nil),             // 91: gatehouse.management.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),            // 92: gatehouse.management.v1.ListKeysResponse
+	(*ListAPIKeysRequest)(nil),          // 93: gatehouse.management.v1.ListAPIKeysRequest
+	(*ListAPIKeysResponse)(nil),         // 94: gatehouse.management.v1.ListAPIKeysResponse
+	(*GetAPIKeyRequest)(nil),            // 95: gatehouse.management.v1.GetAPIKeyRequest
+	(*GetAPIKeyResponse)(nil),           // 96: gatehouse.management.v1.GetAPIKeyResponse
+	(*UpdateAPIKeyRequest)(nil),         // 97: gatehouse.management.v1.UpdateAPIKeyRequest
+	(*UpdateAPIKeyResponse)(nil),        // 98: gatehouse.management.v1.UpdateAPIKeyResponse
+	(*DeleteAPIKeyRequest)(nil),         // 99: gatehouse.management.v1.DeleteAPIKeyRequest
+	(*DeleteAPIKeyResponse)(nil),        // 100: gatehouse.management.v1.DeleteAPIKeyResponse
+	(*SearchAPIKeysRequest)(nil),        // 101: gatehouse.management.v1.SearchAPIKeysRequest
+	(*SearchAPIKeysResponse)(nil),       // 102: gatehouse.management.v1.SearchAPIKeysResponse
+	nil,                                 // 103: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 104: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 105: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 106: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	102, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	101, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	104, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	103, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,   // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,   // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,   // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,   // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	103, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	103, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	103, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	105, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	105, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	105, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
 	15,  // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	104, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	104, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	104, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	104, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	103, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	103, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	104, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	104, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	104, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	103, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	103, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	106, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	106, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	106, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	106, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	105, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	105, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	106, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	106, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	106, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	105, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	105, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
 	36,  // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	103, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	104, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	104, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	103, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	103, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	104, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
-	103, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
-	104, // 29: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
-	104, // 30: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
-	104, // 31: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
-	103, // 32: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
-	103, // 33: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
-	104, // 34: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
-	104, // 35: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
-	104, // 36: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
-	104, // 37: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
-	70,  // 38: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
-	102, // 39: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
-	102, // 40: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
-	72,  // 41: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
-	104, // 42: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
-	104, // 43: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
-	104, // 44: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
-	104, // 45: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
-	104, // 46: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
-	104, // 47: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
-	104, // 48: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
-	103, // 49: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
-	104, // 50: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
-	104, // 51: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
-	104, // 52: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
-	74,  // 53: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	74,  // 54: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	104, // 55: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
-	104, // 56: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
-	104, // 57: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
-	103, // 58: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
-	74,  // 59: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	2,   // 60: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,   // 61: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,   // 62: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,   // 63: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10,  // 64: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12,  // 65: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14,  // 66: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17,  // 67: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19,  // 68: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21,  // 69: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23,  // 70: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25,  // 71: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27,  // 72: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	29,  // 73: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31,  // 74: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	33,  // 75: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35,  // 76: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38,  // 77: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	40,  // 78: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	42,  // 79: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	44,  // 80: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	49,  // 81: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
-	51,  // 82: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
-	53,  // 83: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
-	55,  // 84: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
-	57,  // 85: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
-	59,  // 86: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
-	61,  // 87: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
-	63,  // 88: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
-	65,  // 89: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
-	67,  // 90: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
-	69,  // 91: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
-	75,  // 92: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
-	77,  // 93: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
-	79,  // 94: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
-	81,  // 95: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
-	83,  // 96: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
-	85,  // 97: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
-	87,  // 98: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
-	89,  // 99: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
-	91,  // 100: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
-	93,  // 101: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
-	95,  // 102: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
-	97,  // 103: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
-	99,  // 104: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
-	3,   // 105: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,   // 106: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,   // 107: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,   // 108: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11,  // 109: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13,  // 110: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16,  // 111: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18,  // 112: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20,  // 113: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22,  // 114: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24,  // 115: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26,  // 116: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28,  // 117: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	30,  // 118: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32,  // 119: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	34,  // 120: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37,  // 121: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39,  // 122: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	41,  // 123: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	43,  // 124: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	45,  // 125: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	50,  // 126: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
-	52,  // 127: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
-	54,  // 128: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
-	56,  // 129: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
-	58,  // 130: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
-	60,  // 131: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
-	62,  // 132: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
-	64,  // 133: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
-	66,  // 134: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
-	68,  // 135: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
-	71,  // 136: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
-	76,  // 137: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
-	78,  // 138: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
-	80,  // 139: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
-	82,  // 140: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
-	84,  // 141: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
-	86,  // 142: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
-	88,  // 143: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
-	90,  // 144: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
-	92,  // 145: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
-	94,  // 146: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
-	96,  // 147: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
-	98,  // 148: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
-	100, // 149: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
-	105, // [105:150] is the sub-list for method output_type
-	60,  // [60:105] is the sub-list for method input_type
-	60,  // [60:60] is the sub-list for extension type_name
-	60,  // [60:60] is the sub-list for extension extendee
-	0,   // [0:60] is the sub-list for field type_name
+	105, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	106, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	106, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	105, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	105, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	106, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	105, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	106, // 29: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
+	106, // 30: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	106, // 31: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	106, // 32: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	105, // 33: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	105, // 34: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	106, // 35: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	106, // 36: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	106, // 37: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	106, // 38: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	72,  // 39: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
+	104, // 40: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
+	104, // 41: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
+	74,  // 42: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
+	106, // 43: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
+	106, // 44: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
+	106, // 45: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
+	106, // 46: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
+	106, // 47: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
+	106, // 48: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
+	106, // 49: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
+	105, // 50: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
+	106, // 51: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
+	106, // 52: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
+	106, // 53: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
+	76,  // 54: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	76,  // 55: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	106, // 56: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
+	106, // 57: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
+	106, // 58: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
+	105, // 59: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
+	76,  // 60: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	2,   // 61: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,   // 62: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,   // 63: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,   // 64: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10,  // 65: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12,  // 66: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14,  // 67: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17,  // 68: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19,  // 69: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21,  // 70: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23,  // 71: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25,  // 72: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27,  // 73: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	29,  // 74: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31,  // 75: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	33,  // 76: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35,  // 77: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38,  // 78: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	40,  // 79: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	42,  // 80: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	44,  // 81: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	49,  // 82: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	51,  // 83: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	55,  // 84: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	52,  // 85: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
+	57,  // 86: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	59,  // 87: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	61,  // 88: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	63,  // 89: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	65,  // 90: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	67,  // 91: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	69,  // 92: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	71,  // 93: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	77,  // 94: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
+	79,  // 95: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
+	81,  // 96: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
+	83,  // 97: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
+	85,  // 98: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
+	87,  // 99: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
+	89,  // 100: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
+	91,  // 101: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
+	93,  // 102: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
+	95,  // 103: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
+	97,  // 104: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
+	99,  // 105: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
+	101, // 106: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
+	3,   // 107: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,   // 108: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,   // 109: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,   // 110: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11,  // 111: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13,  // 112: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16,  // 113: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18,  // 114: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20,  // 115: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22,  // 116: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24,  // 117: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26,  // 118: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28,  // 119: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	30,  // 120: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32,  // 121: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	34,  // 122: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37,  // 123: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39,  // 124: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	41,  // 125: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	43,  // 126: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	45,  // 127: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	50,  // 128: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	54,  // 129: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	56,  // 130: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	53,  // 131: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
+	58,  // 132: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	60,  // 133: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	62,  // 134: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	64,  // 135: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	66,  // 136: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	68,  // 137: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	70,  // 138: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	73,  // 139: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	78,  // 140: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
+	80,  // 141: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
+	82,  // 142: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
+	84,  // 143: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
+	86,  // 144: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
+	88,  // 145: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
+	90,  // 146: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
+	92,  // 147: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
+	94,  // 148: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
+	96,  // 149: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
+	98,  // 150: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
+	100, // 151: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
+	102, // 152: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
+	107, // [107:153] is the sub-list for method output_type
+	61,  // [61:107] is the sub-list for method input_type
+	61,  // [61:61] is the sub-list for extension type_name
+	61,  // [61:61] is the sub-list for extension extendee
+	0,   // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -6991,17 +7194,18 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[51].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[85].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[89].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[52].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[87].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[91].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[99].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[93].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[101].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   102,
+			NumMessages:   104,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

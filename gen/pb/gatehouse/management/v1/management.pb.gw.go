@@ -996,6 +996,41 @@ func local_request_ManagementService_GetPolicy_0(ctx context.Context, marshaler 
 	return msg, metadata, err
 }
 
+var filter_ManagementService_SearchPolicies_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_ManagementService_SearchPolicies_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SearchPoliciesRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_SearchPolicies_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.SearchPolicies(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ManagementService_SearchPolicies_0(ctx context.Context, marshaler runtime.Marshaler, server ManagementServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SearchPoliciesRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_SearchPolicies_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.SearchPolicies(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_ManagementService_UpdatePolicy_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq UpdatePolicyRequest
@@ -1121,11 +1156,19 @@ func local_request_ManagementService_CreateAsset_0(ctx context.Context, marshale
 	return msg, metadata, err
 }
 
+var filter_ManagementService_ListAssets_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
 func request_ManagementService_ListAssets_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq ListAssetsRequest
 		metadata runtime.ServerMetadata
 	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_ListAssets_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 	}
@@ -1138,6 +1181,12 @@ func local_request_ManagementService_ListAssets_0(ctx context.Context, marshaler
 		protoReq ListAssetsRequest
 		metadata runtime.ServerMetadata
 	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_ListAssets_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
 	msg, err := server.ListAssets(ctx, &protoReq)
 	return msg, metadata, err
 }
@@ -2459,6 +2508,26 @@ func RegisterManagementServiceHandlerServer(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_GetPolicy_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_GetPolicy_0{resp.(*GetPolicyResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_SearchPolicies_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/SearchPolicies", runtime.WithHTTPPathPattern("/api/portal/policies/search"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ManagementService_SearchPolicies_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_SearchPolicies_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_SearchPolicies_0{resp.(*SearchPoliciesResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPut, pattern_ManagementService_UpdatePolicy_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3344,6 +3413,23 @@ func RegisterManagementServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_GetPolicy_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_GetPolicy_0{resp.(*GetPolicyResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_SearchPolicies_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/SearchPolicies", runtime.WithHTTPPathPattern("/api/portal/policies/search"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ManagementService_SearchPolicies_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_SearchPolicies_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_SearchPolicies_0{resp.(*SearchPoliciesResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPut, pattern_ManagementService_UpdatePolicy_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3776,6 +3862,15 @@ func (m response_ManagementService_GetPolicy_0) XXX_ResponseBody() interface{} {
 	return response.Body
 }
 
+type response_ManagementService_SearchPolicies_0 struct {
+	*SearchPoliciesResponse
+}
+
+func (m response_ManagementService_SearchPolicies_0) XXX_ResponseBody() interface{} {
+	response := m.SearchPoliciesResponse
+	return response.Body
+}
+
 type response_ManagementService_ListAssets_0 struct {
 	*ListAssetsResponse
 }
@@ -3892,6 +3987,7 @@ var (
 	pattern_ManagementService_CreatePolicy_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "portal", "policies"}, ""))
 	pattern_ManagementService_ListPolicies_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "portal", "policies"}, ""))
 	pattern_ManagementService_GetPolicy_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "portal", "policies", "policy_id"}, ""))
+	pattern_ManagementService_SearchPolicies_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 2, 3}, []string{"api", "portal", "policies", "search"}, ""))
 	pattern_ManagementService_UpdatePolicy_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "portal", "policies", "policy_id"}, ""))
 	pattern_ManagementService_DeletePolicy_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "portal", "policies", "policy_id"}, ""))
 	pattern_ManagementService_CreateAsset_0         = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "assets"}, ""))
@@ -3941,6 +4037,7 @@ var (
 	forward_ManagementService_CreatePolicy_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_ListPolicies_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_GetPolicy_0           = runtime.ForwardResponseMessage
+	forward_ManagementService_SearchPolicies_0      = runtime.ForwardResponseMessage
 	forward_ManagementService_UpdatePolicy_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_DeletePolicy_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_CreateAsset_0         = runtime.ForwardResponseMessage

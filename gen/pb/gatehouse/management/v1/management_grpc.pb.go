@@ -43,6 +43,7 @@ const (
 	ManagementService_CreatePolicy_FullMethodName        = "/gatehouse.management.v1.ManagementService/CreatePolicy"
 	ManagementService_ListPolicies_FullMethodName        = "/gatehouse.management.v1.ManagementService/ListPolicies"
 	ManagementService_GetPolicy_FullMethodName           = "/gatehouse.management.v1.ManagementService/GetPolicy"
+	ManagementService_SearchPolicies_FullMethodName      = "/gatehouse.management.v1.ManagementService/SearchPolicies"
 	ManagementService_UpdatePolicy_FullMethodName        = "/gatehouse.management.v1.ManagementService/UpdatePolicy"
 	ManagementService_DeletePolicy_FullMethodName        = "/gatehouse.management.v1.ManagementService/DeletePolicy"
 	ManagementService_CreateAsset_FullMethodName         = "/gatehouse.management.v1.ManagementService/CreateAsset"
@@ -144,6 +145,9 @@ type ManagementServiceClient interface {
 	ListPolicies(ctx context.Context, in *ListPoliciesRequest, opts ...grpc.CallOption) (*ListPoliciesResponse, error)
 	// GetPolicy reads one security policy by `_id` or `id`.
 	GetPolicy(ctx context.Context, in *GetPolicyRequest, opts ...grpc.CallOption) (*GetPolicyResponse, error)
+	// SearchPolicies lists the security policies that match the Dashboard's
+	// search parameters, `{"Data":[..],"Pages":n}`.
+	SearchPolicies(ctx context.Context, in *SearchPoliciesRequest, opts ...grpc.CallOption) (*SearchPoliciesResponse, error)
 	// UpdatePolicy replaces a security policy, keeping its `_id`.
 	UpdatePolicy(ctx context.Context, in *UpdatePolicyRequest, opts ...grpc.CallOption) (*UpdatePolicyResponse, error)
 	// DeletePolicy removes a security policy.
@@ -441,6 +445,16 @@ func (c *managementServiceClient) GetPolicy(ctx context.Context, in *GetPolicyRe
 	return out, nil
 }
 
+func (c *managementServiceClient) SearchPolicies(ctx context.Context, in *SearchPoliciesRequest, opts ...grpc.CallOption) (*SearchPoliciesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchPoliciesResponse)
+	err := c.cc.Invoke(ctx, ManagementService_SearchPolicies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *managementServiceClient) UpdatePolicy(ctx context.Context, in *UpdatePolicyRequest, opts ...grpc.CallOption) (*UpdatePolicyResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UpdatePolicyResponse)
@@ -729,6 +743,9 @@ type ManagementServiceServer interface {
 	ListPolicies(context.Context, *ListPoliciesRequest) (*ListPoliciesResponse, error)
 	// GetPolicy reads one security policy by `_id` or `id`.
 	GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error)
+	// SearchPolicies lists the security policies that match the Dashboard's
+	// search parameters, `{"Data":[..],"Pages":n}`.
+	SearchPolicies(context.Context, *SearchPoliciesRequest) (*SearchPoliciesResponse, error)
 	// UpdatePolicy replaces a security policy, keeping its `_id`.
 	UpdatePolicy(context.Context, *UpdatePolicyRequest) (*UpdatePolicyResponse, error)
 	// DeletePolicy removes a security policy.
@@ -857,6 +874,9 @@ func (UnimplementedManagementServiceServer) ListPolicies(context.Context, *ListP
 }
 func (UnimplementedManagementServiceServer) GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPolicy not implemented")
+}
+func (UnimplementedManagementServiceServer) SearchPolicies(context.Context, *SearchPoliciesRequest) (*SearchPoliciesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchPolicies not implemented")
 }
 func (UnimplementedManagementServiceServer) UpdatePolicy(context.Context, *UpdatePolicyRequest) (*UpdatePolicyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdatePolicy not implemented")
@@ -1374,6 +1394,24 @@ func _ManagementService_GetPolicy_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ManagementService_SearchPolicies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchPoliciesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).SearchPolicies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_SearchPolicies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).SearchPolicies(ctx, req.(*SearchPoliciesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ManagementService_UpdatePolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(UpdatePolicyRequest)
 	if err := dec(in); err != nil {
@@ -1854,6 +1892,10 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPolicy",
 			Handler:    _ManagementService_GetPolicy_Handler,
+		},
+		{
+			MethodName: "SearchPolicies",
+			Handler:    _ManagementService_SearchPolicies_Handler,
 		},
 		{
 			MethodName: "UpdatePolicy",
