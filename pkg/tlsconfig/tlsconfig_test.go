@@ -241,3 +241,20 @@ func TestBadFiles(t *testing.T) {
 		t.Fatal("Client took a certificate without its key")
 	}
 }
+
+// BenchmarkGetCertificate is what each handshake adds to find out whether
+// the certificate's files changed (two stats) and return the pair.
+func BenchmarkGetCertificate(b *testing.B) {
+	ca := tlsconfigtest.NewCA(b, "gatehouse")
+	p := ca.Issue(b, tlsconfigtest.Options{})
+	cfg, err := tlsconfig.Server(p.CertFile, p.KeyFile, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cfg.GetCertificate(nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
