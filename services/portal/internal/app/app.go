@@ -85,6 +85,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 				return err
 			}
 			go reconcile(ctx, cons, log)
+			go sweepSessions(ctx, cons, log)
 			go pages.RenderStored(ctx) // pages stored before they were rendered when written
 			return nil
 		},

@@ -281,15 +281,6 @@ func (s *Service) reissue(ctx context.Context, d store.Developer, a store.App, c
 	return err
 }
 
-func hasCredentials(apps []store.App) bool {
-	for _, a := range apps {
-		if len(a.Credentials) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // DeleteDeveloper revokes every key of the developer's apps, then removes
 // the developer, their apps, requests and sessions.
 func (s *Service) DeleteDeveloper(ctx context.Context, id uint32) error {
