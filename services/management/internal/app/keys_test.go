@@ -162,6 +162,7 @@ func TestKeysThroughTheGateway(t *testing.T) {
 		t.Fatalf("the update called %v", calls)
 	}
 	expect(t, "delete a used policy", in.admin("DELETE", "/api/portal/policies/gold", nil), 409, mgmtErr("1 issued keys use this policy: delete or update them first, or add ?force=true"))
+	expect(t, "delete an API a key reaches through its policy", in.admin("DELETE", "/api/apis/"+api, nil), 409, mgmtErr("1 issued keys use this API: delete or update them first, or add ?force=true"))
 	keys, _ = keyList(t, in.admin("GET", "/api/apis/"+api+"/keys", nil))
 	if len(keys) != 1 {
 		t.Fatalf("API keys through the policy: %v", keys)

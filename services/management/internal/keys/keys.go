@@ -521,7 +521,7 @@ func recordJSON(k store.IssuedKey) []byte {
 }
 
 // InUse refuses deleting an API (policy false) or a policy (policy true)
-// that issued keys use (CONTRACT §2 "Keys": 409 naming how many, unless
+// that issued keys use (an API: directly or through one of their policies) (CONTRACT §2 "Keys": 409 naming how many, unless
 // ?force=true); an API or policy that does not exist is left to the
 // delete to answer.
 func (s *Service) InUse(ctx context.Context, ref string, policy bool) error {
@@ -540,7 +540,12 @@ func (s *Service) InUse(ctx context.Context, ref string, policy bool) error {
 		if err != nil {
 			return err
 		}
-		n, err = tx.KeysUsingAPI(a.ID)
+		pols, err := policiesGranting(tx, a.ID)
+		if err != nil {
+			return err
+		}
+		hashes, err := tx.KeyHashesByAPI(a.ID, pols) // directly or through a policy
+		n = len(hashes)
 		return err
 	})
 	switch {
