@@ -56,6 +56,7 @@ var rules = map[string]rule{
 	"DeleteOASAPI":        {areaAPIs, true, "/api/apis/oas/{api_id}"},
 	"ListCategories":      {areaAPIs, false, "/api/apis/categories"},
 	"GetAPICategories":    {areaAPIs, false, "/api/apis/oas/{api_id}/categories"},
+	"ListOASAPIVersions":  {areaAPIs, false, "/api/apis/oas/{api_id}/versions"},
 	"UpdateAPICategories": {areaAPIs, true, "/api/apis/oas/{api_id}/categories"},
 	"ExportOASAPI":        {areaAPIs, false, "/api/apis/oas/{api_id}/export"},
 	"Migrate":             {areaAPIs, true, "/api/apis/migrate"},

@@ -2287,6 +2287,116 @@ func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
 }
 
 // GetAPICategoriesRequest names a Tyk OAS API.
+// ListOASAPIVersionsRequest names the base API and the Dashboard's filters.
+type ListOASAPIVersionsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id (24 hex).
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// search_text keeps the versions whose version name holds it (case-insensitive).
+	SearchText string `protobuf:"bytes,2,opt,name=search_text,json=searchText,proto3" json:"search_text,omitempty"`
+	// access_type keeps the `internal` or the `external` versions.
+	AccessType    string `protobuf:"bytes,3,opt,name=access_type,json=accessType,proto3" json:"access_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOASAPIVersionsRequest) Reset() {
+	*x = ListOASAPIVersionsRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOASAPIVersionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOASAPIVersionsRequest) ProtoMessage() {}
+
+func (x *ListOASAPIVersionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOASAPIVersionsRequest.ProtoReflect.Descriptor instead.
+func (*ListOASAPIVersionsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ListOASAPIVersionsRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *ListOASAPIVersionsRequest) GetSearchText() string {
+	if x != nil {
+		return x.SearchText
+	}
+	return ""
+}
+
+func (x *ListOASAPIVersionsRequest) GetAccessType() string {
+	if x != nil {
+		return x.AccessType
+	}
+	return ""
+}
+
+// ListOASAPIVersionsResponse is the Dashboard's VersionMetas as raw JSON.
+type ListOASAPIVersionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON object.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOASAPIVersionsResponse) Reset() {
+	*x = ListOASAPIVersionsResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOASAPIVersionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOASAPIVersionsResponse) ProtoMessage() {}
+
+func (x *ListOASAPIVersionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOASAPIVersionsResponse.ProtoReflect.Descriptor instead.
+func (*ListOASAPIVersionsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *ListOASAPIVersionsResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
 type GetAPICategoriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// api_id is the API's ID or its db id (24 hex).
@@ -2297,7 +2407,7 @@ type GetAPICategoriesRequest struct {
 
 func (x *GetAPICategoriesRequest) Reset() {
 	*x = GetAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2419,7 @@ func (x *GetAPICategoriesRequest) String() string {
 func (*GetAPICategoriesRequest) ProtoMessage() {}
 
 func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2432,7 @@ func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetAPICategoriesRequest) GetApiId() string {
@@ -2343,7 +2453,7 @@ type GetAPICategoriesResponse struct {
 
 func (x *GetAPICategoriesResponse) Reset() {
 	*x = GetAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2465,7 @@ func (x *GetAPICategoriesResponse) String() string {
 func (*GetAPICategoriesResponse) ProtoMessage() {}
 
 func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2478,7 @@ func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetAPICategoriesResponse) GetCategories() []string {
@@ -2391,7 +2501,7 @@ type UpdateAPICategoriesRequest struct {
 
 func (x *UpdateAPICategoriesRequest) Reset() {
 	*x = UpdateAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2403,7 +2513,7 @@ func (x *UpdateAPICategoriesRequest) String() string {
 func (*UpdateAPICategoriesRequest) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2416,7 +2526,7 @@ func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *UpdateAPICategoriesRequest) GetApiId() string {
@@ -2448,7 +2558,7 @@ type UpdateAPICategoriesResponse struct {
 
 func (x *UpdateAPICategoriesResponse) Reset() {
 	*x = UpdateAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2460,7 +2570,7 @@ func (x *UpdateAPICategoriesResponse) String() string {
 func (*UpdateAPICategoriesResponse) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2473,7 +2583,7 @@ func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *UpdateAPICategoriesResponse) GetStatus() string {
@@ -2514,7 +2624,7 @@ type ExportOASAPIRequest struct {
 
 func (x *ExportOASAPIRequest) Reset() {
 	*x = ExportOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2636,7 @@ func (x *ExportOASAPIRequest) String() string {
 func (*ExportOASAPIRequest) ProtoMessage() {}
 
 func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2649,7 @@ func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ExportOASAPIRequest) GetApiId() string {
@@ -2577,7 +2687,7 @@ type ExportOASAPIResponse struct {
 
 func (x *ExportOASAPIResponse) Reset() {
 	*x = ExportOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2699,7 @@ func (x *ExportOASAPIResponse) String() string {
 func (*ExportOASAPIResponse) ProtoMessage() {}
 
 func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2712,7 @@ func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExportOASAPIResponse) GetFile() *httpbody.HttpBody {
@@ -2638,7 +2748,7 @@ type MigrateRequest struct {
 
 func (x *MigrateRequest) Reset() {
 	*x = MigrateRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2650,7 +2760,7 @@ func (x *MigrateRequest) String() string {
 func (*MigrateRequest) ProtoMessage() {}
 
 func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2663,7 +2773,7 @@ func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateRequest.ProtoReflect.Descriptor instead.
 func (*MigrateRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *MigrateRequest) GetMode() string {
@@ -2720,7 +2830,7 @@ type MigrateResponse struct {
 
 func (x *MigrateResponse) Reset() {
 	*x = MigrateResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2732,7 +2842,7 @@ func (x *MigrateResponse) String() string {
 func (*MigrateResponse) ProtoMessage() {}
 
 func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2745,7 +2855,7 @@ func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateResponse.ProtoReflect.Descriptor instead.
 func (*MigrateResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *MigrateResponse) GetReport() *httpbody.HttpBody {
@@ -2772,7 +2882,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2784,7 +2894,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2797,7 +2907,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{46}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ErrorResponse) GetStatus() string {
@@ -2839,7 +2949,7 @@ type MigrateErrorResponse struct {
 
 func (x *MigrateErrorResponse) Reset() {
 	*x = MigrateErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2851,7 +2961,7 @@ func (x *MigrateErrorResponse) String() string {
 func (*MigrateErrorResponse) ProtoMessage() {}
 
 func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2864,7 +2974,7 @@ func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateErrorResponse.ProtoReflect.Descriptor instead.
 func (*MigrateErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{47}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MigrateErrorResponse) GetId() string {
@@ -2907,7 +3017,7 @@ type RawBody struct {
 
 func (x *RawBody) Reset() {
 	*x = RawBody{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3029,7 @@ func (x *RawBody) String() string {
 func (*RawBody) ProtoMessage() {}
 
 func (x *RawBody) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3042,7 @@ func (x *RawBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawBody.ProtoReflect.Descriptor instead.
 func (*RawBody) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{50}
 }
 
 // CreatePolicyRequest carries a policy: one JSON object, stored verbatim.
@@ -2946,7 +3056,7 @@ type CreatePolicyRequest struct {
 
 func (x *CreatePolicyRequest) Reset() {
 	*x = CreatePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +3068,7 @@ func (x *CreatePolicyRequest) String() string {
 func (*CreatePolicyRequest) ProtoMessage() {}
 
 func (x *CreatePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +3081,7 @@ func (x *CreatePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePolicyRequest.ProtoReflect.Descriptor instead.
 func (*CreatePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{49}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreatePolicyRequest) GetBody() *httpbody.HttpBody {
@@ -2996,7 +3106,7 @@ type CreatePolicyResponse struct {
 
 func (x *CreatePolicyResponse) Reset() {
 	*x = CreatePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3118,7 @@ func (x *CreatePolicyResponse) String() string {
 func (*CreatePolicyResponse) ProtoMessage() {}
 
 func (x *CreatePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3131,7 @@ func (x *CreatePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePolicyResponse.ProtoReflect.Descriptor instead.
 func (*CreatePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{50}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CreatePolicyResponse) GetStatus() string {
@@ -3058,7 +3168,7 @@ type ListPoliciesRequest struct {
 
 func (x *ListPoliciesRequest) Reset() {
 	*x = ListPoliciesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3070,7 +3180,7 @@ func (x *ListPoliciesRequest) String() string {
 func (*ListPoliciesRequest) ProtoMessage() {}
 
 func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3083,7 +3193,7 @@ func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ListPoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{51}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListPoliciesRequest) GetP() int64 {
@@ -3126,7 +3236,7 @@ type SearchPoliciesRequest struct {
 
 func (x *SearchPoliciesRequest) Reset() {
 	*x = SearchPoliciesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3248,7 @@ func (x *SearchPoliciesRequest) String() string {
 func (*SearchPoliciesRequest) ProtoMessage() {}
 
 func (x *SearchPoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3261,7 @@ func (x *SearchPoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchPoliciesRequest.ProtoReflect.Descriptor instead.
 func (*SearchPoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SearchPoliciesRequest) GetQ() string {
@@ -3221,7 +3331,7 @@ type SearchPoliciesResponse struct {
 
 func (x *SearchPoliciesResponse) Reset() {
 	*x = SearchPoliciesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3233,7 +3343,7 @@ func (x *SearchPoliciesResponse) String() string {
 func (*SearchPoliciesResponse) ProtoMessage() {}
 
 func (x *SearchPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3246,7 +3356,7 @@ func (x *SearchPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*SearchPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *SearchPoliciesResponse) GetBody() *httpbody.HttpBody {
@@ -3267,7 +3377,7 @@ type ListPoliciesResponse struct {
 
 func (x *ListPoliciesResponse) Reset() {
 	*x = ListPoliciesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3279,7 +3389,7 @@ func (x *ListPoliciesResponse) String() string {
 func (*ListPoliciesResponse) ProtoMessage() {}
 
 func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3292,7 +3402,7 @@ func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ListPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListPoliciesResponse) GetBody() *httpbody.HttpBody {
@@ -3313,7 +3423,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3325,7 +3435,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3338,7 +3448,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetPolicyRequest) GetPolicyId() string {
@@ -3359,7 +3469,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3371,7 +3481,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3384,7 +3494,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetPolicyResponse) GetBody() *httpbody.HttpBody {
@@ -3407,7 +3517,7 @@ type UpdatePolicyRequest struct {
 
 func (x *UpdatePolicyRequest) Reset() {
 	*x = UpdatePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3419,7 +3529,7 @@ func (x *UpdatePolicyRequest) String() string {
 func (*UpdatePolicyRequest) ProtoMessage() {}
 
 func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3432,7 +3542,7 @@ func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *UpdatePolicyRequest) GetPolicyId() string {
@@ -3464,7 +3574,7 @@ type UpdatePolicyResponse struct {
 
 func (x *UpdatePolicyResponse) Reset() {
 	*x = UpdatePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3476,7 +3586,7 @@ func (x *UpdatePolicyResponse) String() string {
 func (*UpdatePolicyResponse) ProtoMessage() {}
 
 func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3489,7 +3599,7 @@ func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *UpdatePolicyResponse) GetStatus() string {
@@ -3526,7 +3636,7 @@ type DeletePolicyRequest struct {
 
 func (x *DeletePolicyRequest) Reset() {
 	*x = DeletePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3538,7 +3648,7 @@ func (x *DeletePolicyRequest) String() string {
 func (*DeletePolicyRequest) ProtoMessage() {}
 
 func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3551,7 +3661,7 @@ func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyRequest.ProtoReflect.Descriptor instead.
 func (*DeletePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *DeletePolicyRequest) GetPolicyId() string {
@@ -3583,7 +3693,7 @@ type DeletePolicyResponse struct {
 
 func (x *DeletePolicyResponse) Reset() {
 	*x = DeletePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3595,7 +3705,7 @@ func (x *DeletePolicyResponse) String() string {
 func (*DeletePolicyResponse) ProtoMessage() {}
 
 func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3608,7 +3718,7 @@ func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyResponse.ProtoReflect.Descriptor instead.
 func (*DeletePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *DeletePolicyResponse) GetStatus() string {
@@ -3643,7 +3753,7 @@ type CreateAssetRequest struct {
 
 func (x *CreateAssetRequest) Reset() {
 	*x = CreateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3655,7 +3765,7 @@ func (x *CreateAssetRequest) String() string {
 func (*CreateAssetRequest) ProtoMessage() {}
 
 func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3668,7 +3778,7 @@ func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetRequest.ProtoReflect.Descriptor instead.
 func (*CreateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CreateAssetRequest) GetBody() *httpbody.HttpBody {
@@ -3693,7 +3803,7 @@ type CreateAssetResponse struct {
 
 func (x *CreateAssetResponse) Reset() {
 	*x = CreateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3705,7 +3815,7 @@ func (x *CreateAssetResponse) String() string {
 func (*CreateAssetResponse) ProtoMessage() {}
 
 func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3718,7 +3828,7 @@ func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetResponse.ProtoReflect.Descriptor instead.
 func (*CreateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CreateAssetResponse) GetStatus() string {
@@ -3754,7 +3864,7 @@ type ListAssetsRequest struct {
 
 func (x *ListAssetsRequest) Reset() {
 	*x = ListAssetsRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3766,7 +3876,7 @@ func (x *ListAssetsRequest) String() string {
 func (*ListAssetsRequest) ProtoMessage() {}
 
 func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3779,7 +3889,7 @@ func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ListAssetsRequest) GetKind() string {
@@ -3800,7 +3910,7 @@ type ListAssetsResponse struct {
 
 func (x *ListAssetsResponse) Reset() {
 	*x = ListAssetsResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3812,7 +3922,7 @@ func (x *ListAssetsResponse) String() string {
 func (*ListAssetsResponse) ProtoMessage() {}
 
 func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3825,7 +3935,7 @@ func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ListAssetsResponse) GetBody() *httpbody.HttpBody {
@@ -3846,7 +3956,7 @@ type GetAssetRequest struct {
 
 func (x *GetAssetRequest) Reset() {
 	*x = GetAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3858,7 +3968,7 @@ func (x *GetAssetRequest) String() string {
 func (*GetAssetRequest) ProtoMessage() {}
 
 func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3871,7 +3981,7 @@ func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetRequest.ProtoReflect.Descriptor instead.
 func (*GetAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *GetAssetRequest) GetAssetId() string {
@@ -3892,7 +4002,7 @@ type GetAssetResponse struct {
 
 func (x *GetAssetResponse) Reset() {
 	*x = GetAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3904,7 +4014,7 @@ func (x *GetAssetResponse) String() string {
 func (*GetAssetResponse) ProtoMessage() {}
 
 func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3917,7 +4027,7 @@ func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetResponse.ProtoReflect.Descriptor instead.
 func (*GetAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *GetAssetResponse) GetBody() *httpbody.HttpBody {
@@ -3940,7 +4050,7 @@ type UpdateAssetRequest struct {
 
 func (x *UpdateAssetRequest) Reset() {
 	*x = UpdateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3952,7 +4062,7 @@ func (x *UpdateAssetRequest) String() string {
 func (*UpdateAssetRequest) ProtoMessage() {}
 
 func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3965,7 +4075,7 @@ func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *UpdateAssetRequest) GetAssetId() string {
@@ -3997,7 +4107,7 @@ type UpdateAssetResponse struct {
 
 func (x *UpdateAssetResponse) Reset() {
 	*x = UpdateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4009,7 +4119,7 @@ func (x *UpdateAssetResponse) String() string {
 func (*UpdateAssetResponse) ProtoMessage() {}
 
 func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4022,7 +4132,7 @@ func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *UpdateAssetResponse) GetStatus() string {
@@ -4057,7 +4167,7 @@ type DeleteAssetRequest struct {
 
 func (x *DeleteAssetRequest) Reset() {
 	*x = DeleteAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4069,7 +4179,7 @@ func (x *DeleteAssetRequest) String() string {
 func (*DeleteAssetRequest) ProtoMessage() {}
 
 func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4082,7 +4192,7 @@ func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *DeleteAssetRequest) GetAssetId() string {
@@ -4107,7 +4217,7 @@ type DeleteAssetResponse struct {
 
 func (x *DeleteAssetResponse) Reset() {
 	*x = DeleteAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4119,7 +4229,7 @@ func (x *DeleteAssetResponse) String() string {
 func (*DeleteAssetResponse) ProtoMessage() {}
 
 func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4132,7 +4242,7 @@ func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *DeleteAssetResponse) GetStatus() string {
@@ -4165,7 +4275,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4177,7 +4287,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4190,7 +4300,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
 }
 
 // Node is a Tyk Gateway registered with the service.
@@ -4210,7 +4320,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4222,7 +4332,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4235,7 +4345,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *Node) GetId() string {
@@ -4277,7 +4387,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4289,7 +4399,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4302,7 +4412,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -4331,7 +4441,7 @@ type KeyData struct {
 
 func (x *KeyData) Reset() {
 	*x = KeyData{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4343,7 +4453,7 @@ func (x *KeyData) String() string {
 func (*KeyData) ProtoMessage() {}
 
 func (x *KeyData) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4356,7 +4466,7 @@ func (x *KeyData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyData.ProtoReflect.Descriptor instead.
 func (*KeyData) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *KeyData) GetApiModel() *structpb.Struct {
@@ -4400,7 +4510,7 @@ type KeysDetailed struct {
 
 func (x *KeysDetailed) Reset() {
 	*x = KeysDetailed{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4412,7 +4522,7 @@ func (x *KeysDetailed) String() string {
 func (*KeysDetailed) ProtoMessage() {}
 
 func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4425,7 +4535,7 @@ func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeysDetailed.ProtoReflect.Descriptor instead.
 func (*KeysDetailed) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *KeysDetailed) GetKeys() []*KeyData {
@@ -4453,7 +4563,7 @@ type KeyList struct {
 
 func (x *KeyList) Reset() {
 	*x = KeyList{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4465,7 +4575,7 @@ func (x *KeyList) String() string {
 func (*KeyList) ProtoMessage() {}
 
 func (x *KeyList) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4478,7 +4588,7 @@ func (x *KeyList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyList.ProtoReflect.Descriptor instead.
 func (*KeyList) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *KeyList) GetKeys() []string {
@@ -4502,7 +4612,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4514,7 +4624,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4527,7 +4637,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *CreateKeyRequest) GetBody() *httpbody.HttpBody {
@@ -4559,7 +4669,7 @@ type CreateKeyResponse struct {
 
 func (x *CreateKeyResponse) Reset() {
 	*x = CreateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4571,7 +4681,7 @@ func (x *CreateKeyResponse) String() string {
 func (*CreateKeyResponse) ProtoMessage() {}
 
 func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4584,7 +4694,7 @@ func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *CreateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4621,7 +4731,7 @@ type CreateCustomKeyRequest struct {
 
 func (x *CreateCustomKeyRequest) Reset() {
 	*x = CreateCustomKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4633,7 +4743,7 @@ func (x *CreateCustomKeyRequest) String() string {
 func (*CreateCustomKeyRequest) ProtoMessage() {}
 
 func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4646,7 +4756,7 @@ func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CreateCustomKeyRequest) GetKeyId() string {
@@ -4678,7 +4788,7 @@ type CreateCustomKeyResponse struct {
 
 func (x *CreateCustomKeyResponse) Reset() {
 	*x = CreateCustomKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4690,7 +4800,7 @@ func (x *CreateCustomKeyResponse) String() string {
 func (*CreateCustomKeyResponse) ProtoMessage() {}
 
 func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4703,7 +4813,7 @@ func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CreateCustomKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4746,7 +4856,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4758,7 +4868,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4771,7 +4881,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetKeyRequest) GetKeyId() string {
@@ -4815,7 +4925,7 @@ type GetKeyResponse struct {
 
 func (x *GetKeyResponse) Reset() {
 	*x = GetKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4827,7 +4937,7 @@ func (x *GetKeyResponse) String() string {
 func (*GetKeyResponse) ProtoMessage() {}
 
 func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4840,7 +4950,7 @@ func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *GetKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4878,7 +4988,7 @@ type UpdateKeyRequest struct {
 
 func (x *UpdateKeyRequest) Reset() {
 	*x = UpdateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4890,7 +5000,7 @@ func (x *UpdateKeyRequest) String() string {
 func (*UpdateKeyRequest) ProtoMessage() {}
 
 func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4903,7 +5013,7 @@ func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *UpdateKeyRequest) GetKeyId() string {
@@ -4961,7 +5071,7 @@ type UpdateKeyResponse struct {
 
 func (x *UpdateKeyResponse) Reset() {
 	*x = UpdateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4973,7 +5083,7 @@ func (x *UpdateKeyResponse) String() string {
 func (*UpdateKeyResponse) ProtoMessage() {}
 
 func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4986,7 +5096,7 @@ func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *UpdateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5020,7 +5130,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5032,7 +5142,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5045,7 +5155,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *DeleteKeyRequest) GetKeyId() string {
@@ -5091,7 +5201,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5103,7 +5213,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5116,7 +5226,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *DeleteKeyResponse) GetStatus() string {
@@ -5153,7 +5263,7 @@ type ListKeysDetailedRequest struct {
 
 func (x *ListKeysDetailedRequest) Reset() {
 	*x = ListKeysDetailedRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5165,7 +5275,7 @@ func (x *ListKeysDetailedRequest) String() string {
 func (*ListKeysDetailedRequest) ProtoMessage() {}
 
 func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5178,7 +5288,7 @@ func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ListKeysDetailedRequest) GetP() int64 {
@@ -5207,7 +5317,7 @@ type ListKeysDetailedResponse struct {
 
 func (x *ListKeysDetailedResponse) Reset() {
 	*x = ListKeysDetailedResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5219,7 +5329,7 @@ func (x *ListKeysDetailedResponse) String() string {
 func (*ListKeysDetailedResponse) ProtoMessage() {}
 
 func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5232,7 +5342,7 @@ func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ListKeysDetailedResponse) GetBody() *httpbody.HttpBody {
@@ -5253,7 +5363,7 @@ type PreviewKeyRequest struct {
 
 func (x *PreviewKeyRequest) Reset() {
 	*x = PreviewKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5265,7 +5375,7 @@ func (x *PreviewKeyRequest) String() string {
 func (*PreviewKeyRequest) ProtoMessage() {}
 
 func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5278,7 +5388,7 @@ func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyRequest.ProtoReflect.Descriptor instead.
 func (*PreviewKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PreviewKeyRequest) GetBody() *httpbody.HttpBody {
@@ -5299,7 +5409,7 @@ type PreviewKeyResponse struct {
 
 func (x *PreviewKeyResponse) Reset() {
 	*x = PreviewKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5311,7 +5421,7 @@ func (x *PreviewKeyResponse) String() string {
 func (*PreviewKeyResponse) ProtoMessage() {}
 
 func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5324,7 +5434,7 @@ func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyResponse.ProtoReflect.Descriptor instead.
 func (*PreviewKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PreviewKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5345,7 +5455,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5357,7 +5467,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5370,7 +5480,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *ListKeysRequest) GetP() int64 {
@@ -5393,7 +5503,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5405,7 +5515,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5418,7 +5528,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ListKeysResponse) GetData() *KeyList {
@@ -5448,7 +5558,7 @@ type ListAPIKeysRequest struct {
 
 func (x *ListAPIKeysRequest) Reset() {
 	*x = ListAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5460,7 +5570,7 @@ func (x *ListAPIKeysRequest) String() string {
 func (*ListAPIKeysRequest) ProtoMessage() {}
 
 func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5473,7 +5583,7 @@ func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListAPIKeysRequest) GetApiId() string {
@@ -5503,7 +5613,7 @@ type ListAPIKeysResponse struct {
 
 func (x *ListAPIKeysResponse) Reset() {
 	*x = ListAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5515,7 +5625,7 @@ func (x *ListAPIKeysResponse) String() string {
 func (*ListAPIKeysResponse) ProtoMessage() {}
 
 func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5528,7 +5638,7 @@ func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ListAPIKeysResponse) GetData() *KeyList {
@@ -5564,7 +5674,7 @@ type GetAPIKeyRequest struct {
 
 func (x *GetAPIKeyRequest) Reset() {
 	*x = GetAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5576,7 +5686,7 @@ func (x *GetAPIKeyRequest) String() string {
 func (*GetAPIKeyRequest) ProtoMessage() {}
 
 func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5589,7 +5699,7 @@ func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *GetAPIKeyRequest) GetApiId() string {
@@ -5640,7 +5750,7 @@ type GetAPIKeyResponse struct {
 
 func (x *GetAPIKeyResponse) Reset() {
 	*x = GetAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5652,7 +5762,7 @@ func (x *GetAPIKeyResponse) String() string {
 func (*GetAPIKeyResponse) ProtoMessage() {}
 
 func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5665,7 +5775,7 @@ func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *GetAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5705,7 +5815,7 @@ type UpdateAPIKeyRequest struct {
 
 func (x *UpdateAPIKeyRequest) Reset() {
 	*x = UpdateAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5717,7 +5827,7 @@ func (x *UpdateAPIKeyRequest) String() string {
 func (*UpdateAPIKeyRequest) ProtoMessage() {}
 
 func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5730,7 +5840,7 @@ func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *UpdateAPIKeyRequest) GetApiId() string {
@@ -5795,7 +5905,7 @@ type UpdateAPIKeyResponse struct {
 
 func (x *UpdateAPIKeyResponse) Reset() {
 	*x = UpdateAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +5917,7 @@ func (x *UpdateAPIKeyResponse) String() string {
 func (*UpdateAPIKeyResponse) ProtoMessage() {}
 
 func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +5930,7 @@ func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *UpdateAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5856,7 +5966,7 @@ type DeleteAPIKeyRequest struct {
 
 func (x *DeleteAPIKeyRequest) Reset() {
 	*x = DeleteAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5868,7 +5978,7 @@ func (x *DeleteAPIKeyRequest) String() string {
 func (*DeleteAPIKeyRequest) ProtoMessage() {}
 
 func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5881,7 +5991,7 @@ func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *DeleteAPIKeyRequest) GetApiId() string {
@@ -5934,7 +6044,7 @@ type DeleteAPIKeyResponse struct {
 
 func (x *DeleteAPIKeyResponse) Reset() {
 	*x = DeleteAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5946,7 +6056,7 @@ func (x *DeleteAPIKeyResponse) String() string {
 func (*DeleteAPIKeyResponse) ProtoMessage() {}
 
 func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5959,7 +6069,7 @@ func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *DeleteAPIKeyResponse) GetStatus() string {
@@ -5999,7 +6109,7 @@ type SearchAPIKeysRequest struct {
 
 func (x *SearchAPIKeysRequest) Reset() {
 	*x = SearchAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6011,7 +6121,7 @@ func (x *SearchAPIKeysRequest) String() string {
 func (*SearchAPIKeysRequest) ProtoMessage() {}
 
 func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6024,7 +6134,7 @@ func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{101}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *SearchAPIKeysRequest) GetApiId() string {
@@ -6061,7 +6171,7 @@ type SearchAPIKeysResponse struct {
 
 func (x *SearchAPIKeysResponse) Reset() {
 	*x = SearchAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6073,7 +6183,7 @@ func (x *SearchAPIKeysResponse) String() string {
 func (*SearchAPIKeysResponse) ProtoMessage() {}
 
 func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6086,7 +6196,7 @@ func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{102}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *SearchAPIKeysResponse) GetData() *KeyList {
@@ -6260,7 +6370,15 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x16ListCategoriesResponse\x12F\n" +
 	"\n" +
 	"categories\x18\x01 \x03(\v2&.gatehouse.management.v1.CategoryCountR\n" +
-	"categories\"1\n" +
+	"categories\"u\n" +
+	"\x19ListOASAPIVersionsRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12\x1f\n" +
+	"\vsearch_text\x18\x02 \x01(\tR\n" +
+	"searchText\x12\x1f\n" +
+	"\vaccess_type\x18\x03 \x01(\tR\n" +
+	"accessType\"F\n" +
+	"\x1aListOASAPIVersionsResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"1\n" +
 	"\x17GetAPICategoriesRequest\x12\x16\n" +
 	"\x06api_id\x18\x01 \x01(\tR\x06api_id\":\n" +
 	"\x18GetAPICategoriesResponse\x12\x1e\n" +
@@ -6508,7 +6626,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x02_p\"c\n" +
 	"\x15SearchAPIKeysResponse\x124\n" +
 	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
-	"\x05pages\x18\x02 \x01(\x05R\x05pages2\xe6\x98\x01\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages2\xed\x9c\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -6645,7 +6763,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x0eListCategories\x12..gatehouse.management.v1.ListCategoriesRequest\x1a/.gatehouse.management.v1.ListCategoriesResponse\"\x9d\x01\x92A~J|\n" +
 	"\x03200\x12u\n" +
 	">Every category in use with its number of APIs, sorted by name.\x123\n" +
-	"1\x1a/.gatehouse.management.v1.ListCategoriesResponse\x82\xd3\xe4\x93\x02\x16\x12\x14/api/apis/categories\x12\xa7\x04\n" +
+	"1\x1a/.gatehouse.management.v1.ListCategoriesResponse\x82\xd3\xe4\x93\x02\x16\x12\x14/api/apis/categories\x12\x84\x04\n" +
+	"\x12ListOASAPIVersions\x122.gatehouse.management.v1.ListOASAPIVersionsRequest\x1a3.gatehouse.management.v1.ListOASAPIVersionsResponse\"\x84\x03\x92A\xd3\x02J\xd3\x01\n" +
+	"\x03200\x12\xcb\x01\n" +
+	"]The base API, then each version its x-tyk-api-gateway.info.versioning lists, in listed order.\x12j\n" +
+	"h2b`{\"apis\":[{\"id\",\"name\",\"versionName\",\"internal\",\"isDefaultVersion\",\"expirationDate\"}],\"pages\":1}`.\x9a\x02\x01\x06J{\n" +
+	"\x03404\x12t\n" +
+	"FNo Tyk OAS API with that ID: Message `Could not retrieve API detail.`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02'b\x04body\x12\x1f/api/apis/oas/{api_id}/versions\x12\xa7\x04\n" +
 	"\x10GetAPICategories\x120.gatehouse.management.v1.GetAPICategoriesRequest\x1a1.gatehouse.management.v1.GetAPICategoriesResponse\"\xad\x03\x92A\x80\x03Ju\n" +
 	"\x03200\x12n\n" +
 	"5The API's categories in stored order, `[]` when none.\x125\n" +
@@ -6913,7 +7038,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -6953,235 +7078,240 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*ListCategoriesRequest)(nil),       // 35: gatehouse.management.v1.ListCategoriesRequest
 	(*CategoryCount)(nil),               // 36: gatehouse.management.v1.CategoryCount
 	(*ListCategoriesResponse)(nil),      // 37: gatehouse.management.v1.ListCategoriesResponse
-	(*GetAPICategoriesRequest)(nil),     // 38: gatehouse.management.v1.GetAPICategoriesRequest
-	(*GetAPICategoriesResponse)(nil),    // 39: gatehouse.management.v1.GetAPICategoriesResponse
-	(*UpdateAPICategoriesRequest)(nil),  // 40: gatehouse.management.v1.UpdateAPICategoriesRequest
-	(*UpdateAPICategoriesResponse)(nil), // 41: gatehouse.management.v1.UpdateAPICategoriesResponse
-	(*ExportOASAPIRequest)(nil),         // 42: gatehouse.management.v1.ExportOASAPIRequest
-	(*ExportOASAPIResponse)(nil),        // 43: gatehouse.management.v1.ExportOASAPIResponse
-	(*MigrateRequest)(nil),              // 44: gatehouse.management.v1.MigrateRequest
-	(*MigrateResponse)(nil),             // 45: gatehouse.management.v1.MigrateResponse
-	(*ErrorResponse)(nil),               // 46: gatehouse.management.v1.ErrorResponse
-	(*MigrateErrorResponse)(nil),        // 47: gatehouse.management.v1.MigrateErrorResponse
-	(*RawBody)(nil),                     // 48: gatehouse.management.v1.RawBody
-	(*CreatePolicyRequest)(nil),         // 49: gatehouse.management.v1.CreatePolicyRequest
-	(*CreatePolicyResponse)(nil),        // 50: gatehouse.management.v1.CreatePolicyResponse
-	(*ListPoliciesRequest)(nil),         // 51: gatehouse.management.v1.ListPoliciesRequest
-	(*SearchPoliciesRequest)(nil),       // 52: gatehouse.management.v1.SearchPoliciesRequest
-	(*SearchPoliciesResponse)(nil),      // 53: gatehouse.management.v1.SearchPoliciesResponse
-	(*ListPoliciesResponse)(nil),        // 54: gatehouse.management.v1.ListPoliciesResponse
-	(*GetPolicyRequest)(nil),            // 55: gatehouse.management.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),           // 56: gatehouse.management.v1.GetPolicyResponse
-	(*UpdatePolicyRequest)(nil),         // 57: gatehouse.management.v1.UpdatePolicyRequest
-	(*UpdatePolicyResponse)(nil),        // 58: gatehouse.management.v1.UpdatePolicyResponse
-	(*DeletePolicyRequest)(nil),         // 59: gatehouse.management.v1.DeletePolicyRequest
-	(*DeletePolicyResponse)(nil),        // 60: gatehouse.management.v1.DeletePolicyResponse
-	(*CreateAssetRequest)(nil),          // 61: gatehouse.management.v1.CreateAssetRequest
-	(*CreateAssetResponse)(nil),         // 62: gatehouse.management.v1.CreateAssetResponse
-	(*ListAssetsRequest)(nil),           // 63: gatehouse.management.v1.ListAssetsRequest
-	(*ListAssetsResponse)(nil),          // 64: gatehouse.management.v1.ListAssetsResponse
-	(*GetAssetRequest)(nil),             // 65: gatehouse.management.v1.GetAssetRequest
-	(*GetAssetResponse)(nil),            // 66: gatehouse.management.v1.GetAssetResponse
-	(*UpdateAssetRequest)(nil),          // 67: gatehouse.management.v1.UpdateAssetRequest
-	(*UpdateAssetResponse)(nil),         // 68: gatehouse.management.v1.UpdateAssetResponse
-	(*DeleteAssetRequest)(nil),          // 69: gatehouse.management.v1.DeleteAssetRequest
-	(*DeleteAssetResponse)(nil),         // 70: gatehouse.management.v1.DeleteAssetResponse
-	(*ListNodesRequest)(nil),            // 71: gatehouse.management.v1.ListNodesRequest
-	(*Node)(nil),                        // 72: gatehouse.management.v1.Node
-	(*ListNodesResponse)(nil),           // 73: gatehouse.management.v1.ListNodesResponse
-	(*KeyData)(nil),                     // 74: gatehouse.management.v1.KeyData
-	(*KeysDetailed)(nil),                // 75: gatehouse.management.v1.KeysDetailed
-	(*KeyList)(nil),                     // 76: gatehouse.management.v1.KeyList
-	(*CreateKeyRequest)(nil),            // 77: gatehouse.management.v1.CreateKeyRequest
-	(*CreateKeyResponse)(nil),           // 78: gatehouse.management.v1.CreateKeyResponse
-	(*CreateCustomKeyRequest)(nil),      // 79: gatehouse.management.v1.CreateCustomKeyRequest
-	(*CreateCustomKeyResponse)(nil),     // 80: gatehouse.management.v1.CreateCustomKeyResponse
-	(*GetKeyRequest)(nil),               // 81: gatehouse.management.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),              // 82: gatehouse.management.v1.GetKeyResponse
-	(*UpdateKeyRequest)(nil),            // 83: gatehouse.management.v1.UpdateKeyRequest
-	(*UpdateKeyResponse)(nil),           // 84: gatehouse.management.v1.UpdateKeyResponse
-	(*DeleteKeyRequest)(nil),            // 85: gatehouse.management.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),           // 86: gatehouse.management.v1.DeleteKeyResponse
-	(*ListKeysDetailedRequest)(nil),     // 87: gatehouse.management.v1.ListKeysDetailedRequest
-	(*ListKeysDetailedResponse)(nil),    // 88: gatehouse.management.v1.ListKeysDetailedResponse
-	(*PreviewKeyRequest)(nil),           // 89: gatehouse.management.v1.PreviewKeyRequest
-	(*PreviewKeyResponse)(nil),          // 90: gatehouse.management.v1.PreviewKeyResponse
-	(*ListKeysRequest)(nil),             // 91: gatehouse.management.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),            // 92: gatehouse.management.v1.ListKeysResponse
-	(*ListAPIKeysRequest)(nil),          // 93: gatehouse.management.v1.ListAPIKeysRequest
-	(*ListAPIKeysResponse)(nil),         // 94: gatehouse.management.v1.ListAPIKeysResponse
-	(*GetAPIKeyRequest)(nil),            // 95: gatehouse.management.v1.GetAPIKeyRequest
-	(*GetAPIKeyResponse)(nil),           // 96: gatehouse.management.v1.GetAPIKeyResponse
-	(*UpdateAPIKeyRequest)(nil),         // 97: gatehouse.management.v1.UpdateAPIKeyRequest
-	(*UpdateAPIKeyResponse)(nil),        // 98: gatehouse.management.v1.UpdateAPIKeyResponse
-	(*DeleteAPIKeyRequest)(nil),         // 99: gatehouse.management.v1.DeleteAPIKeyRequest
-	(*DeleteAPIKeyResponse)(nil),        // 100: gatehouse.management.v1.DeleteAPIKeyResponse
-	(*SearchAPIKeysRequest)(nil),        // 101: gatehouse.management.v1.SearchAPIKeysRequest
-	(*SearchAPIKeysResponse)(nil),       // 102: gatehouse.management.v1.SearchAPIKeysResponse
-	nil,                                 // 103: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 104: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 105: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 106: google.api.HttpBody
+	(*ListOASAPIVersionsRequest)(nil),   // 38: gatehouse.management.v1.ListOASAPIVersionsRequest
+	(*ListOASAPIVersionsResponse)(nil),  // 39: gatehouse.management.v1.ListOASAPIVersionsResponse
+	(*GetAPICategoriesRequest)(nil),     // 40: gatehouse.management.v1.GetAPICategoriesRequest
+	(*GetAPICategoriesResponse)(nil),    // 41: gatehouse.management.v1.GetAPICategoriesResponse
+	(*UpdateAPICategoriesRequest)(nil),  // 42: gatehouse.management.v1.UpdateAPICategoriesRequest
+	(*UpdateAPICategoriesResponse)(nil), // 43: gatehouse.management.v1.UpdateAPICategoriesResponse
+	(*ExportOASAPIRequest)(nil),         // 44: gatehouse.management.v1.ExportOASAPIRequest
+	(*ExportOASAPIResponse)(nil),        // 45: gatehouse.management.v1.ExportOASAPIResponse
+	(*MigrateRequest)(nil),              // 46: gatehouse.management.v1.MigrateRequest
+	(*MigrateResponse)(nil),             // 47: gatehouse.management.v1.MigrateResponse
+	(*ErrorResponse)(nil),               // 48: gatehouse.management.v1.ErrorResponse
+	(*MigrateErrorResponse)(nil),        // 49: gatehouse.management.v1.MigrateErrorResponse
+	(*RawBody)(nil),                     // 50: gatehouse.management.v1.RawBody
+	(*CreatePolicyRequest)(nil),         // 51: gatehouse.management.v1.CreatePolicyRequest
+	(*CreatePolicyResponse)(nil),        // 52: gatehouse.management.v1.CreatePolicyResponse
+	(*ListPoliciesRequest)(nil),         // 53: gatehouse.management.v1.ListPoliciesRequest
+	(*SearchPoliciesRequest)(nil),       // 54: gatehouse.management.v1.SearchPoliciesRequest
+	(*SearchPoliciesResponse)(nil),      // 55: gatehouse.management.v1.SearchPoliciesResponse
+	(*ListPoliciesResponse)(nil),        // 56: gatehouse.management.v1.ListPoliciesResponse
+	(*GetPolicyRequest)(nil),            // 57: gatehouse.management.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),           // 58: gatehouse.management.v1.GetPolicyResponse
+	(*UpdatePolicyRequest)(nil),         // 59: gatehouse.management.v1.UpdatePolicyRequest
+	(*UpdatePolicyResponse)(nil),        // 60: gatehouse.management.v1.UpdatePolicyResponse
+	(*DeletePolicyRequest)(nil),         // 61: gatehouse.management.v1.DeletePolicyRequest
+	(*DeletePolicyResponse)(nil),        // 62: gatehouse.management.v1.DeletePolicyResponse
+	(*CreateAssetRequest)(nil),          // 63: gatehouse.management.v1.CreateAssetRequest
+	(*CreateAssetResponse)(nil),         // 64: gatehouse.management.v1.CreateAssetResponse
+	(*ListAssetsRequest)(nil),           // 65: gatehouse.management.v1.ListAssetsRequest
+	(*ListAssetsResponse)(nil),          // 66: gatehouse.management.v1.ListAssetsResponse
+	(*GetAssetRequest)(nil),             // 67: gatehouse.management.v1.GetAssetRequest
+	(*GetAssetResponse)(nil),            // 68: gatehouse.management.v1.GetAssetResponse
+	(*UpdateAssetRequest)(nil),          // 69: gatehouse.management.v1.UpdateAssetRequest
+	(*UpdateAssetResponse)(nil),         // 70: gatehouse.management.v1.UpdateAssetResponse
+	(*DeleteAssetRequest)(nil),          // 71: gatehouse.management.v1.DeleteAssetRequest
+	(*DeleteAssetResponse)(nil),         // 72: gatehouse.management.v1.DeleteAssetResponse
+	(*ListNodesRequest)(nil),            // 73: gatehouse.management.v1.ListNodesRequest
+	(*Node)(nil),                        // 74: gatehouse.management.v1.Node
+	(*ListNodesResponse)(nil),           // 75: gatehouse.management.v1.ListNodesResponse
+	(*KeyData)(nil),                     // 76: gatehouse.management.v1.KeyData
+	(*KeysDetailed)(nil),                // 77: gatehouse.management.v1.KeysDetailed
+	(*KeyList)(nil),                     // 78: gatehouse.management.v1.KeyList
+	(*CreateKeyRequest)(nil),            // 79: gatehouse.management.v1.CreateKeyRequest
+	(*CreateKeyResponse)(nil),           // 80: gatehouse.management.v1.CreateKeyResponse
+	(*CreateCustomKeyRequest)(nil),      // 81: gatehouse.management.v1.CreateCustomKeyRequest
+	(*CreateCustomKeyResponse)(nil),     // 82: gatehouse.management.v1.CreateCustomKeyResponse
+	(*GetKeyRequest)(nil),               // 83: gatehouse.management.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),              // 84: gatehouse.management.v1.GetKeyResponse
+	(*UpdateKeyRequest)(nil),            // 85: gatehouse.management.v1.UpdateKeyRequest
+	(*UpdateKeyResponse)(nil),           // 86: gatehouse.management.v1.UpdateKeyResponse
+	(*DeleteKeyRequest)(nil),            // 87: gatehouse.management.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),           // 88: gatehouse.management.v1.DeleteKeyResponse
+	(*ListKeysDetailedRequest)(nil),     // 89: gatehouse.management.v1.ListKeysDetailedRequest
+	(*ListKeysDetailedResponse)(nil),    // 90: gatehouse.management.v1.ListKeysDetailedResponse
+	(*PreviewKeyRequest)(nil),           // 91: gatehouse.management.v1.PreviewKeyRequest
+	(*PreviewKeyResponse)(nil),          // 92: gatehouse.management.v1.PreviewKeyResponse
+	(*ListKeysRequest)(nil),             // 93: gatehouse.management.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),            // 94: gatehouse.management.v1.ListKeysResponse
+	(*ListAPIKeysRequest)(nil),          // 95: gatehouse.management.v1.ListAPIKeysRequest
+	(*ListAPIKeysResponse)(nil),         // 96: gatehouse.management.v1.ListAPIKeysResponse
+	(*GetAPIKeyRequest)(nil),            // 97: gatehouse.management.v1.GetAPIKeyRequest
+	(*GetAPIKeyResponse)(nil),           // 98: gatehouse.management.v1.GetAPIKeyResponse
+	(*UpdateAPIKeyRequest)(nil),         // 99: gatehouse.management.v1.UpdateAPIKeyRequest
+	(*UpdateAPIKeyResponse)(nil),        // 100: gatehouse.management.v1.UpdateAPIKeyResponse
+	(*DeleteAPIKeyRequest)(nil),         // 101: gatehouse.management.v1.DeleteAPIKeyRequest
+	(*DeleteAPIKeyResponse)(nil),        // 102: gatehouse.management.v1.DeleteAPIKeyResponse
+	(*SearchAPIKeysRequest)(nil),        // 103: gatehouse.management.v1.SearchAPIKeysRequest
+	(*SearchAPIKeysResponse)(nil),       // 104: gatehouse.management.v1.SearchAPIKeysResponse
+	nil,                                 // 105: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 106: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 107: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 108: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	104, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	103, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	106, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	105, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,   // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,   // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,   // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,   // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	105, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	105, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	105, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	107, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	107, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	107, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
 	15,  // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	106, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	106, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	106, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	106, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	105, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	105, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	106, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	106, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	106, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	105, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	105, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	108, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	108, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	108, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	108, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	107, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	107, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	108, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	108, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	108, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	107, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	107, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
 	36,  // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	105, // 22: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	106, // 23: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	106, // 24: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	105, // 25: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	105, // 26: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	106, // 27: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
-	105, // 28: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
-	106, // 29: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
-	106, // 30: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
-	106, // 31: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
-	106, // 32: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
-	105, // 33: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
-	105, // 34: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
-	106, // 35: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
-	106, // 36: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
-	106, // 37: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
-	106, // 38: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
-	72,  // 39: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
-	104, // 40: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
-	104, // 41: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
-	74,  // 42: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
-	106, // 43: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
-	106, // 44: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
-	106, // 45: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
-	106, // 46: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
-	106, // 47: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
-	106, // 48: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
-	106, // 49: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
-	105, // 50: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
-	106, // 51: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
-	106, // 52: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
-	106, // 53: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
-	76,  // 54: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	76,  // 55: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	106, // 56: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
-	106, // 57: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
-	106, // 58: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
-	105, // 59: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
-	76,  // 60: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	2,   // 61: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,   // 62: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,   // 63: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,   // 64: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10,  // 65: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12,  // 66: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14,  // 67: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17,  // 68: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19,  // 69: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21,  // 70: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23,  // 71: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25,  // 72: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27,  // 73: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	29,  // 74: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31,  // 75: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	33,  // 76: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35,  // 77: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38,  // 78: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	40,  // 79: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	42,  // 80: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	44,  // 81: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	49,  // 82: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
-	51,  // 83: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
-	55,  // 84: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
-	52,  // 85: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
-	57,  // 86: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
-	59,  // 87: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
-	61,  // 88: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
-	63,  // 89: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
-	65,  // 90: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
-	67,  // 91: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
-	69,  // 92: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
-	71,  // 93: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
-	77,  // 94: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
-	79,  // 95: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
-	81,  // 96: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
-	83,  // 97: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
-	85,  // 98: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
-	87,  // 99: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
-	89,  // 100: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
-	91,  // 101: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
-	93,  // 102: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
-	95,  // 103: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
-	97,  // 104: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
-	99,  // 105: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
-	101, // 106: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
-	3,   // 107: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,   // 108: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,   // 109: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,   // 110: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11,  // 111: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13,  // 112: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16,  // 113: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18,  // 114: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20,  // 115: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22,  // 116: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24,  // 117: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26,  // 118: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28,  // 119: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	30,  // 120: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32,  // 121: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	34,  // 122: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37,  // 123: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39,  // 124: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	41,  // 125: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	43,  // 126: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	45,  // 127: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	50,  // 128: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
-	54,  // 129: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
-	56,  // 130: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
-	53,  // 131: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
-	58,  // 132: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
-	60,  // 133: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
-	62,  // 134: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
-	64,  // 135: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
-	66,  // 136: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
-	68,  // 137: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
-	70,  // 138: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
-	73,  // 139: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
-	78,  // 140: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
-	80,  // 141: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
-	82,  // 142: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
-	84,  // 143: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
-	86,  // 144: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
-	88,  // 145: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
-	90,  // 146: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
-	92,  // 147: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
-	94,  // 148: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
-	96,  // 149: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
-	98,  // 150: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
-	100, // 151: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
-	102, // 152: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
-	107, // [107:153] is the sub-list for method output_type
-	61,  // [61:107] is the sub-list for method input_type
-	61,  // [61:61] is the sub-list for extension type_name
-	61,  // [61:61] is the sub-list for extension extendee
-	0,   // [0:61] is the sub-list for field type_name
+	108, // 22: gatehouse.management.v1.ListOASAPIVersionsResponse.body:type_name -> google.api.HttpBody
+	107, // 23: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	108, // 24: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	108, // 25: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	107, // 26: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	107, // 27: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	108, // 28: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	107, // 29: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	108, // 30: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
+	108, // 31: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	108, // 32: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	108, // 33: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	107, // 34: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	107, // 35: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	108, // 36: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	108, // 37: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	108, // 38: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	108, // 39: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	74,  // 40: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
+	106, // 41: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
+	106, // 42: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
+	76,  // 43: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
+	108, // 44: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
+	108, // 45: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
+	108, // 46: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
+	108, // 47: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
+	108, // 48: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
+	108, // 49: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
+	108, // 50: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
+	107, // 51: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
+	108, // 52: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
+	108, // 53: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
+	108, // 54: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
+	78,  // 55: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	78,  // 56: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	108, // 57: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
+	108, // 58: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
+	108, // 59: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
+	107, // 60: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
+	78,  // 61: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	2,   // 62: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,   // 63: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,   // 64: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,   // 65: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10,  // 66: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12,  // 67: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14,  // 68: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17,  // 69: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19,  // 70: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21,  // 71: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23,  // 72: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25,  // 73: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27,  // 74: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	29,  // 75: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31,  // 76: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	33,  // 77: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35,  // 78: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38,  // 79: gatehouse.management.v1.ManagementService.ListOASAPIVersions:input_type -> gatehouse.management.v1.ListOASAPIVersionsRequest
+	40,  // 80: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	42,  // 81: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	44,  // 82: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	46,  // 83: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	51,  // 84: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	53,  // 85: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	57,  // 86: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	54,  // 87: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
+	59,  // 88: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	61,  // 89: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	63,  // 90: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	65,  // 91: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	67,  // 92: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	69,  // 93: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	71,  // 94: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	73,  // 95: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	79,  // 96: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
+	81,  // 97: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
+	83,  // 98: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
+	85,  // 99: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
+	87,  // 100: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
+	89,  // 101: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
+	91,  // 102: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
+	93,  // 103: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
+	95,  // 104: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
+	97,  // 105: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
+	99,  // 106: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
+	101, // 107: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
+	103, // 108: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
+	3,   // 109: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,   // 110: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,   // 111: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,   // 112: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11,  // 113: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13,  // 114: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16,  // 115: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18,  // 116: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20,  // 117: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22,  // 118: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24,  // 119: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26,  // 120: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28,  // 121: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	30,  // 122: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32,  // 123: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	34,  // 124: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37,  // 125: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39,  // 126: gatehouse.management.v1.ManagementService.ListOASAPIVersions:output_type -> gatehouse.management.v1.ListOASAPIVersionsResponse
+	41,  // 127: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	43,  // 128: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	45,  // 129: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	47,  // 130: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	52,  // 131: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	56,  // 132: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	58,  // 133: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	55,  // 134: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
+	60,  // 135: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	62,  // 136: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	64,  // 137: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	66,  // 138: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	68,  // 139: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	70,  // 140: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	72,  // 141: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	75,  // 142: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	80,  // 143: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
+	82,  // 144: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
+	84,  // 145: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
+	86,  // 146: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
+	88,  // 147: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
+	90,  // 148: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
+	92,  // 149: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
+	94,  // 150: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
+	96,  // 151: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
+	98,  // 152: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
+	100, // 153: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
+	102, // 154: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
+	104, // 155: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
+	109, // [109:156] is the sub-list for method output_type
+	62,  // [62:109] is the sub-list for method input_type
+	62,  // [62:62] is the sub-list for extension type_name
+	62,  // [62:62] is the sub-list for extension extendee
+	0,   // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -7193,19 +7323,19 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[4].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[51].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[52].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[87].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[91].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[53].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[54].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[89].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[93].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[101].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[95].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[103].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   104,
+			NumMessages:   106,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -731,6 +731,59 @@ func local_request_ManagementService_ListCategories_0(ctx context.Context, marsh
 	return msg, metadata, err
 }
 
+var filter_ManagementService_ListOASAPIVersions_0 = &utilities.DoubleArray{Encoding: map[string]int{"api_id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
+func request_ManagementService_ListOASAPIVersions_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListOASAPIVersionsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["api_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "api_id")
+	}
+	protoReq.ApiId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "api_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_ListOASAPIVersions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListOASAPIVersions(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ManagementService_ListOASAPIVersions_0(ctx context.Context, marshaler runtime.Marshaler, server ManagementServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListOASAPIVersionsRequest
+		metadata runtime.ServerMetadata
+		err      error
+	)
+	val, ok := pathParams["api_id"]
+	if !ok {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "missing parameter %s", "api_id")
+	}
+	protoReq.ApiId, err = runtime.String(val)
+	if err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "api_id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_ListOASAPIVersions_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListOASAPIVersions(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_ManagementService_GetAPICategories_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq GetAPICategoriesRequest
@@ -2368,6 +2421,26 @@ func RegisterManagementServiceHandlerServer(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_ListCategories_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_ListOASAPIVersions_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/ListOASAPIVersions", runtime.WithHTTPPathPattern("/api/apis/oas/{api_id}/versions"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ManagementService_ListOASAPIVersions_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_ListOASAPIVersions_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_ListOASAPIVersions_0{resp.(*ListOASAPIVersionsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ManagementService_GetAPICategories_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3294,6 +3367,23 @@ func RegisterManagementServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_ListCategories_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_ListOASAPIVersions_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/ListOASAPIVersions", runtime.WithHTTPPathPattern("/api/apis/oas/{api_id}/versions"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ManagementService_ListOASAPIVersions_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_ListOASAPIVersions_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_ListOASAPIVersions_0{resp.(*ListOASAPIVersionsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodGet, pattern_ManagementService_GetAPICategories_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3826,6 +3916,15 @@ func (m response_ManagementService_GetOASAPI_0) XXX_ResponseBody() interface{} {
 	return response.Body
 }
 
+type response_ManagementService_ListOASAPIVersions_0 struct {
+	*ListOASAPIVersionsResponse
+}
+
+func (m response_ManagementService_ListOASAPIVersions_0) XXX_ResponseBody() interface{} {
+	response := m.ListOASAPIVersionsResponse
+	return response.Body
+}
+
 type response_ManagementService_ExportOASAPI_0 struct {
 	*ExportOASAPIResponse
 }
@@ -3980,6 +4079,7 @@ var (
 	pattern_ManagementService_UpdateOASAPI_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "apis", "oas", "api_id"}, ""))
 	pattern_ManagementService_DeleteOASAPI_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3}, []string{"api", "apis", "oas", "api_id"}, ""))
 	pattern_ManagementService_ListCategories_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "apis", "categories"}, ""))
+	pattern_ManagementService_ListOASAPIVersions_0  = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "apis", "oas", "api_id", "versions"}, ""))
 	pattern_ManagementService_GetAPICategories_0    = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "apis", "oas", "api_id", "categories"}, ""))
 	pattern_ManagementService_UpdateAPICategories_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "apis", "oas", "api_id", "categories"}, ""))
 	pattern_ManagementService_ExportOASAPI_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2, 1, 0, 4, 1, 5, 3, 2, 4}, []string{"api", "apis", "oas", "api_id", "export"}, ""))
@@ -4030,6 +4130,7 @@ var (
 	forward_ManagementService_UpdateOASAPI_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_DeleteOASAPI_0        = runtime.ForwardResponseMessage
 	forward_ManagementService_ListCategories_0      = runtime.ForwardResponseMessage
+	forward_ManagementService_ListOASAPIVersions_0  = runtime.ForwardResponseMessage
 	forward_ManagementService_GetAPICategories_0    = runtime.ForwardResponseMessage
 	forward_ManagementService_UpdateAPICategories_0 = runtime.ForwardResponseMessage
 	forward_ManagementService_ExportOASAPI_0        = runtime.ForwardResponseMessage

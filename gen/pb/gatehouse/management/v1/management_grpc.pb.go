@@ -36,6 +36,7 @@ const (
 	ManagementService_UpdateOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/UpdateOASAPI"
 	ManagementService_DeleteOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/DeleteOASAPI"
 	ManagementService_ListCategories_FullMethodName      = "/gatehouse.management.v1.ManagementService/ListCategories"
+	ManagementService_ListOASAPIVersions_FullMethodName  = "/gatehouse.management.v1.ManagementService/ListOASAPIVersions"
 	ManagementService_GetAPICategories_FullMethodName    = "/gatehouse.management.v1.ManagementService/GetAPICategories"
 	ManagementService_UpdateAPICategories_FullMethodName = "/gatehouse.management.v1.ManagementService/UpdateAPICategories"
 	ManagementService_ExportOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/ExportOASAPI"
@@ -127,6 +128,10 @@ type ManagementServiceClient interface {
 	DeleteOASAPI(ctx context.Context, in *DeleteOASAPIRequest, opts ...grpc.CallOption) (*DeleteOASAPIResponse, error)
 	// ListCategories lists every category in use with the number of APIs in it, sorted by name.
 	ListCategories(ctx context.Context, in *ListCategoriesRequest, opts ...grpc.CallOption) (*ListCategoriesResponse, error)
+	// ListOASAPIVersions lists a Tyk OAS API's versions, the base first, as
+	// the Dashboard: `{"apis":[{"id","name","versionName","internal",
+	// "isDefaultVersion","expirationDate"}],"pages":1}`.
+	ListOASAPIVersions(ctx context.Context, in *ListOASAPIVersionsRequest, opts ...grpc.CallOption) (*ListOASAPIVersionsResponse, error)
 	// GetAPICategories reads the categories of a Tyk OAS API, in stored order.
 	GetAPICategories(ctx context.Context, in *GetAPICategoriesRequest, opts ...grpc.CallOption) (*GetAPICategoriesResponse, error)
 	// UpdateAPICategories sets the categories of a Tyk OAS API: labels are
@@ -369,6 +374,16 @@ func (c *managementServiceClient) ListCategories(ctx context.Context, in *ListCa
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListCategoriesResponse)
 	err := c.cc.Invoke(ctx, ManagementService_ListCategories_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) ListOASAPIVersions(ctx context.Context, in *ListOASAPIVersionsRequest, opts ...grpc.CallOption) (*ListOASAPIVersionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListOASAPIVersionsResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ListOASAPIVersions_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -725,6 +740,10 @@ type ManagementServiceServer interface {
 	DeleteOASAPI(context.Context, *DeleteOASAPIRequest) (*DeleteOASAPIResponse, error)
 	// ListCategories lists every category in use with the number of APIs in it, sorted by name.
 	ListCategories(context.Context, *ListCategoriesRequest) (*ListCategoriesResponse, error)
+	// ListOASAPIVersions lists a Tyk OAS API's versions, the base first, as
+	// the Dashboard: `{"apis":[{"id","name","versionName","internal",
+	// "isDefaultVersion","expirationDate"}],"pages":1}`.
+	ListOASAPIVersions(context.Context, *ListOASAPIVersionsRequest) (*ListOASAPIVersionsResponse, error)
 	// GetAPICategories reads the categories of a Tyk OAS API, in stored order.
 	GetAPICategories(context.Context, *GetAPICategoriesRequest) (*GetAPICategoriesResponse, error)
 	// UpdateAPICategories sets the categories of a Tyk OAS API: labels are
@@ -853,6 +872,9 @@ func (UnimplementedManagementServiceServer) DeleteOASAPI(context.Context, *Delet
 }
 func (UnimplementedManagementServiceServer) ListCategories(context.Context, *ListCategoriesRequest) (*ListCategoriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListCategories not implemented")
+}
+func (UnimplementedManagementServiceServer) ListOASAPIVersions(context.Context, *ListOASAPIVersionsRequest) (*ListOASAPIVersionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListOASAPIVersions not implemented")
 }
 func (UnimplementedManagementServiceServer) GetAPICategories(context.Context, *GetAPICategoriesRequest) (*GetAPICategoriesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAPICategories not implemented")
@@ -1264,6 +1286,24 @@ func _ManagementService_ListCategories_Handler(srv interface{}, ctx context.Cont
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ManagementServiceServer).ListCategories(ctx, req.(*ListCategoriesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_ListOASAPIVersions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListOASAPIVersionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ListOASAPIVersions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ListOASAPIVersions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ListOASAPIVersions(ctx, req.(*ListOASAPIVersionsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1864,6 +1904,10 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListCategories",
 			Handler:    _ManagementService_ListCategories_Handler,
+		},
+		{
+			MethodName: "ListOASAPIVersions",
+			Handler:    _ManagementService_ListOASAPIVersions_Handler,
 		},
 		{
 			MethodName: "GetAPICategories",
