@@ -250,6 +250,12 @@ func TestLoginThrottledAndSessions(t *testing.T) {
 	if _, err := w.svc.MyApp(ctx, w.dev, mine.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another developer's app: %v, want not found", err)
 	}
+	if _, err := w.svc.RequestAccess(ctx, w.dev, mine.ID, w.product.ID, w.plan.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("access for another developer's app: %v, want not found", err)
+	}
+	if err := w.svc.Roll(ctx, w.dev, mine.ID, 1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("roll in another developer's app: %v, want not found", err)
+	}
 	if _, err := w.svc.Register(ctx, "CARL@example.com", "B", "long enough password"); !errors.Is(err, consumers.ErrEmailTaken) {
 		t.Errorf("same e-mail in other case: %v", err)
 	}
