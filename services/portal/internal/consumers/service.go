@@ -281,8 +281,8 @@ func (s *Service) reissue(ctx context.Context, d store.Developer, a store.App, c
 	return err
 }
 
-// DeleteDeveloper revokes every key of the developer's apps, then removes
-// the developer, their apps, requests and sessions.
+// DeleteDeveloper revokes every key of the developer's apps and removes
+// each app, then the developer with their remaining requests and sessions.
 func (s *Service) DeleteDeveloper(ctx context.Context, id uint32) error {
 	if _, err := s.store.GetDeveloper(ctx, id); err != nil {
 		return err
@@ -291,8 +291,11 @@ func (s *Service) DeleteDeveloper(ctx context.Context, id uint32) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range apps {
+	for _, a := range apps { // an app per transaction keeps each within etcd's 128 writes
 		if err := s.revokeAll(ctx, a); err != nil {
+			return err
+		}
+		if err := s.store.DeleteApp(ctx, a.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 	}
