@@ -101,6 +101,16 @@ func TestManagementClient(t *testing.T) {
 	if len(pols.Payload.Data) != 1 || pols.Payload.Data[0].DbID != pid {
 		t.Fatalf("ListPolicies: %+v", pols.Payload)
 	}
+	found, err := c.ManagementServiceSearchPolicies(ms.NewManagementServiceSearchPoliciesParams().WithQ(str("gol")).WithAPIID(str(apiID)), a)
+	ok(t, "SearchPolicies", err)
+	if len(found.Payload.Data) != 1 || found.Payload.Data[0].DbID != pid {
+		t.Fatalf("SearchPolicies: %+v", found.Payload)
+	}
+	active, err := c.ManagementServiceListPolicies(ms.NewManagementServiceListPoliciesParams().WithActive(str("true")), a)
+	ok(t, "ListPolicies active", err)
+	if len(active.Payload.Data) != 0 {
+		t.Fatalf("ListPolicies ?active=: %+v (the policy has no active: true)", active.Payload)
+	}
 	gotPol, err := c.ManagementServiceGetPolicy(ms.NewManagementServiceGetPolicyParams().WithPolicyID(pid), a)
 	ok(t, "GetPolicy", err)
 	if gotPol.Payload.ID != pid || gotPol.Payload.Name != "Gold" {
@@ -113,7 +123,7 @@ func TestManagementClient(t *testing.T) {
 	asset, err := c.ManagementServiceCreateAsset(ms.NewManagementServiceCreateAssetParams().WithBody(&mm.V1Asset{
 		ID: "tmpl", Name: "Template", Kind: "oas-template", Data: map[string]any{"openapi": "3.0.3"}}), a)
 	ok(t, "CreateAsset", err)
-	assets, err := c.ManagementServiceListAssets(ms.NewManagementServiceListAssetsParams(), a)
+	assets, err := c.ManagementServiceListAssets(ms.NewManagementServiceListAssetsParams().WithKind(str("oas-template")), a)
 	ok(t, "ListAssets", err)
 	if len(assets.Payload) != 1 || assets.Payload[0].DbID != asset.Payload.Meta {
 		t.Fatalf("ListAssets: %+v", assets.Payload)
