@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/heaptest"
 
 	"google.golang.org/protobuf/proto"
 
@@ -63,37 +62,6 @@ func fillAudit(t testing.TB, db string, mib int) int {
 	return n
 }
 
-// heapPeak runs f and returns the most heap (live and not yet collected
-// objects, sampled every millisecond, after a collection) above what was
-// in use before.
-func heapPeak(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return max(peak.Load(), base) - base
-}
-
 // TestAuditListStreams: GET /api/audit-logs?p=0 answers every entry as the
 // pages do, in one JSON object, written as it is read: over 20 MiB of
 // entries, the heap grows by at most 16 MiB while it is answered (on
@@ -106,7 +74,7 @@ func TestAuditListStreams(t *testing.T) {
 	n := fillAudit(t, db, 20)
 	in := start(t, db)
 	var size int64
-	peak := heapPeak(func() {
+	peak := heaptest.Peak(func() {
 		req, _ := http.NewRequest("GET", in.base+"/api/audit-logs?p=0", nil)
 		req.Header.Set("Authorization", adminToken)
 		res, err := http.DefaultClient.Do(req)
@@ -155,7 +123,7 @@ func BenchmarkListAll(b *testing.B) {
 		var worst uint64
 		var size int64
 		for b.Loop() {
-			worst = max(worst, heapPeak(func() {
+			worst = max(worst, heaptest.Peak(func() {
 				req, _ := http.NewRequest("GET", in.base+"/api/audit-logs?p=0", nil)
 				req.Header.Set("Authorization", adminToken)
 				res, err := http.DefaultClient.Do(req)
@@ -188,7 +156,7 @@ func TestDocumentListsStream(t *testing.T) {
 	}
 	for _, c := range []struct{ path, field string }{{"/api/portal/policies?p=0", "Data"}, {"/api/assets", ""}} {
 		var size int64
-		peak := heapPeak(func() {
+		peak := heaptest.Peak(func() {
 			req, _ := http.NewRequest("GET", in.base+c.path, nil)
 			req.Header.Set("Authorization", adminToken)
 			res, err := http.DefaultClient.Do(req)

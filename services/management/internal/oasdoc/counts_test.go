@@ -3,12 +3,10 @@ package oasdoc
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/heaptest"
 )
 
 // smallPaths is a valid Tyk OAS document of n paths of one operation each
@@ -84,41 +82,6 @@ func TestCounts(t *testing.T) {
 	}
 }
 
-// peakHeap runs f and returns the most heap (live objects, sampled every
-// millisecond, after a collection before f) it reached above what was in
-// use before.
-func peakHeap(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	if v := read(); v > peak.Load() {
-		peak.Store(v)
-	}
-	return max(peak.Load(), base) - base
-}
-
 // BenchmarkIntakePeak measures the intake of a document (Parse and
 // Validate, what POST /api/apis/oas does before storing it) and reports the
 // heap it reached above idle as a multiple of its size (peak-x; the bound
@@ -140,7 +103,7 @@ func BenchmarkIntakePeak(b *testing.B) {
 			b.ReportAllocs()
 			var worst uint64
 			for b.Loop() {
-				peak := peakHeap(func() {
+				peak := heaptest.Peak(func() {
 					if doc, err := Parse(c.doc, false); err == nil {
 						if err := Validate(context.Background(), doc); err != nil {
 							b.Fatal(err)

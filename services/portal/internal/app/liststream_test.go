@@ -3,49 +3,16 @@ package app
 import (
 	"io"
 	"net/http"
-	"runtime"
-	"runtime/metrics"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/heaptest"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
-
-// heapPeak runs f and returns the most heap (live and not yet collected
-// objects, sampled every millisecond, after a collection) above what was
-// in use before.
-func heapPeak(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak atomic.Uint64
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	return max(peak.Load(), base) - base
-}
 
 // TestPageListStreams (issue 32): a product's page list answers every page
 // with its content, written as it is read, one page at a time: 12 pages of
@@ -62,7 +29,7 @@ func TestPageListStreams(t *testing.T) {
 		p.page(prod, `{"Title":"t","Content":"`+strings.Repeat("c", 3<<20)+`"}`)
 	}
 	var size int64
-	peak := heapPeak(func() {
+	peak := heaptest.Peak(func() {
 		req, _ := http.NewRequest("GET", p.base+"/portal-api/products/"+prod+"/docs?per_page=100", nil)
 		req.Header.Set("Authorization", token)
 		res, err := http.DefaultClient.Do(req)

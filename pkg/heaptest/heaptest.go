@@ -1,0 +1,46 @@
+// Package heaptest measures what a piece of work adds to the Go heap of the
+// process that runs it, for tests and benchmarks that hold an answer or a
+// parse to a memory bound.
+package heaptest
+
+import (
+	"runtime"
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// Peak runs f and returns the most heap (live and not yet collected objects,
+// sampled every millisecond and once more at the end) above what was in use
+// before it, after a collection.
+func Peak(f func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := read()
+	var peak atomic.Uint64
+	note := func() {
+		if v := read(); v > peak.Load() {
+			peak.Store(v)
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			note()
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-stopped
+	note()
+	return max(peak.Load(), base) - base
+}
