@@ -79,6 +79,27 @@ func TestManagementClient(t *testing.T) {
 	if len(all.Payload.Categories) != 2 {
 		t.Fatalf("ListCategories: %+v", all.Payload)
 	}
+	plain := &mm.V1OpenAPIDocument{
+		Openapi: str("3.0.3"),
+		Info:    map[string]any{"title": "Imported", "version": "1"},
+		Servers: []any{map[string]any{"url": "http://imported.test/"}},
+		Paths:   map[string]any{},
+	}
+	dry, err := c.ManagementServiceDryRunOASAPI(ms.NewManagementServiceDryRunOASAPIParams().WithListenPath(str("/dry/")).
+		WithBody(&mm.V1DryRunRequest{Oas: plain}), a)
+	ok(t, "DryRunOASAPI", err)
+	if lp, _ := dry.Payload.XTykAPIGateway.(map[string]any)["server"].(map[string]any)["listenPath"].(map[string]any); lp["value"] != "/dry/" {
+		t.Fatalf("DryRunOASAPI: %+v", dry.Payload.XTykAPIGateway)
+	}
+	imported, err := c.ManagementServiceImportOASAPI(ms.NewManagementServiceImportOASAPIParams().WithListenPath(str("/imported/")).
+		WithUpstreamURL(str("http://upstream.test/")).WithCustomDomain(str("imported.test")).WithBody(plain), a)
+	ok(t, "ImportOASAPI", err)
+	if imported.Payload.ID == "" {
+		t.Fatalf("ImportOASAPI: %+v", imported.Payload)
+	}
+	_, err = c.ManagementServicePatchOASAPI(ms.NewManagementServicePatchOASAPIParams().WithAPIID(imported.Payload.ID).
+		WithListenPath(str("/patched/")).WithBody(plain), a)
+	ok(t, "PatchOASAPI", err)
 	var file bytes.Buffer
 	_, err = c.ManagementServiceExportOASAPI(ms.NewManagementServiceExportOASAPIParams().WithAPIID(oasID).WithMode(str("public")), a, &file)
 	ok(t, "ExportOASAPI", err)

@@ -19,24 +19,43 @@ const yamlType = "application/x-yaml"
 // YAML when the body's content type (gRPC) or the request's Content-Type
 // header (REST) says so, JSON otherwise.
 func oasDocument(ctx context.Context, body *httpbody.HttpBody) ([]byte, error) {
+	doc, err := bodyJSON(ctx, body)
+	if err != nil {
+		return nil, err
+	}
+	return checkOAS(ctx, doc)
+}
+
+// bodyJSON reads a request body as a JSON object, converting YAML as
+// oasDocument does.
+func bodyJSON(ctx context.Context, body *httpbody.HttpBody) ([]byte, error) {
 	ct := body.GetContentType()
 	if ct == "" {
 		ct = incoming(ctx, contentTypeKey)
 	}
 	doc, err := oasdoc.Parse(body.GetData(), oasdoc.IsYAML(ct))
-	if err == nil {
-		err = oasdoc.Validate(ctx, doc)
-	}
-	var inv *oasdoc.Invalid
-	switch {
-	case errors.Is(err, oasdoc.ErrNoExtension):
-		return nil, errNoExtension
-	case errors.As(err, &inv):
-		return nil, badRequest(inv.Msg)
-	case err != nil:
-		return nil, badRequest("invalid Tyk OAS document")
+	return doc, oasError(err)
+}
+
+// checkOAS validates a Tyk OAS document.
+func checkOAS(ctx context.Context, doc []byte) ([]byte, error) {
+	if err := oasError(oasdoc.Validate(ctx, doc)); err != nil {
+		return nil, err
 	}
 	return doc, nil
+}
+
+func oasError(err error) error {
+	var inv *oasdoc.Invalid
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, oasdoc.ErrNoExtension):
+		return errNoExtension
+	case errors.As(err, &inv):
+		return badRequest(inv.Msg)
+	}
+	return badRequest("invalid Tyk OAS document")
 }
 
 func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAPIRequest) (*managementv1.CreateOASAPIResponse, error) {
@@ -44,29 +63,35 @@ func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAP
 	if err != nil {
 		return nil, err
 	}
+	a, err := s.newOAS(doc)
+	if err == nil {
+		err = s.store.CreateAPI(ctx, a)
+	}
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
+}
+
+// newOAS is the record of a new Tyk OAS API from a validated document: its
+// ID, or a new one, and the db id it brings (a db id the document brings is
+// kept, as for classic definitions: tyk-sync publishes with the ids it
+// dumped), or a new one.
+func (s *Server) newOAS(doc []byte) (store.API, error) {
 	id, _, err := oasdoc.ID(doc)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return store.API{}, badRequest(err.Error())
 	}
 	if id != "" {
 		if err := checkAPIID("x-tyk-api-gateway.info.id", id); err != nil {
-			return nil, err
+			return store.API{}, err
 		}
 	}
 	givenDBID, err := oasdoc.DBID(doc)
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return store.API{}, badRequest(err.Error())
 	}
-	// a db id the document brings is kept, as for classic definitions:
-	// tyk-sync publishes with the ids it dumped
-	a, err := s.records.OAS(newIDs(id, givenDBID), doc)
-	if err != nil {
-		return nil, s.storeError(err, errInternal)
-	}
-	if err := s.store.CreateAPI(ctx, a); err != nil {
-		return nil, s.storeError(err, errInternal)
-	}
-	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
+	return s.records.OAS(newIDs(id, givenDBID), doc)
 }
 
 // getOAS reads a Tyk OAS API; a classic API is not found.
@@ -121,24 +146,39 @@ func (s *Server) UpdateOASAPI(ctx context.Context, req *managementv1.UpdateOASAP
 	if err != nil {
 		return nil, err
 	}
-	bodyID, _, err := oasdoc.ID(doc)
+	err = s.updateOAS(ctx, req.GetApiId(), func(store.API) ([]byte, error) { return doc, nil })
 	if err != nil {
-		return nil, badRequest(err.Error())
+		return nil, err
 	}
-	bodyDBID, err := oasdoc.DBID(doc)
-	if err != nil {
-		return nil, badRequest(err.Error())
-	}
-	err = s.store.UpdateAPI(ctx, req.GetApiId(), store.OAS, func(old store.API) (store.API, error) {
+	return &managementv1.UpdateOASAPIResponse{Status: "OK", Message: "API updated."}, nil
+}
+
+// updateOAS replaces the document of the Tyk OAS API id with the validated
+// one newDoc makes from the stored record; the document's info.id and
+// info.dbId, when set, must be the API's.
+func (s *Server) updateOAS(ctx context.Context, id string, newDoc func(old store.API) ([]byte, error)) error {
+	err := s.store.UpdateAPI(ctx, id, store.OAS, func(old store.API) (store.API, error) {
+		doc, err := newDoc(old)
+		if err != nil {
+			return old, err
+		}
+		bodyID, _, err := oasdoc.ID(doc)
+		if err != nil {
+			return old, badRequest(err.Error())
+		}
+		bodyDBID, err := oasdoc.DBID(doc)
+		if err != nil {
+			return old, badRequest(err.Error())
+		}
 		if err := namesAPI(old, "x-tyk-api-gateway.info.id", bodyID, "x-tyk-api-gateway.info.dbId", bodyDBID); err != nil {
 			return old, err
 		}
 		return s.records.OAS(old, doc) // categories, db id and links are kept
 	})
 	if err != nil {
-		return nil, s.storeError(err, errAPINotFound)
+		return s.storeError(err, errAPINotFound)
 	}
-	return &managementv1.UpdateOASAPIResponse{Status: "OK", Message: "API updated."}, nil
+	return nil
 }
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {

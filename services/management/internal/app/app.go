@@ -87,7 +87,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Register: func(g grpc.ServiceRegistrar) { managementv1.RegisterManagementServiceServer(g, srv) },
 		Door:     srv.FrontDoor(),
 		// the operations that carry API definitions, OAS documents, migration requests or page content
-		LargeBodies: []string{"CreateAPI", "UpdateAPI", "CreateOASAPI", "UpdateOASAPI", "Migrate"},
+		LargeBodies: []string{"CreateAPI", "UpdateAPI", "CreateOASAPI", "UpdateOASAPI", "ImportOASAPI", "PatchOASAPI", "DryRunOASAPI", "Migrate"},
 		Gateway: restfacade.Options{
 			Register: func(ctx context.Context, mux *runtime.ServeMux, conn grpc.ClientConnInterface) error {
 				return managementv1.RegisterManagementServiceHandlerClient(ctx, mux, managementv1.NewManagementServiceClient(conn))

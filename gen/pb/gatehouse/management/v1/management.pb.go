@@ -6213,6 +6213,586 @@ func (x *SearchAPIKeysResponse) GetPages() int32 {
 	return 0
 }
 
+// ImportOASAPIRequest carries a plain OpenAPI document and the Dashboard's
+// import parameters.
+type ImportOASAPIRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the document, JSON or YAML as in CreateOASAPIRequest.
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// The Dashboard's query parameters. upstream_url, listen_path and
+	// custom_domain are applied; the others are refused with 400 naming them.
+	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
+	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
+	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
+	AllowList          *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
+	ValidateRequest    *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
+	MockResponse       *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
+	Authentication     *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
+	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
+	NewVersionName     string `protobuf:"bytes,12,opt,name=new_version_name,proto3" json:"new_version_name,omitempty"`
+	SetDefault         *bool  `protobuf:"varint,13,opt,name=set_default,proto3,oneof" json:"set_default,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ImportOASAPIRequest) Reset() {
+	*x = ImportOASAPIRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportOASAPIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportOASAPIRequest) ProtoMessage() {}
+
+func (x *ImportOASAPIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportOASAPIRequest.ProtoReflect.Descriptor instead.
+func (*ImportOASAPIRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ImportOASAPIRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *ImportOASAPIRequest) GetUpstreamUrl() string {
+	if x != nil {
+		return x.UpstreamUrl
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetListenPath() string {
+	if x != nil {
+		return x.ListenPath
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetCustomDomain() string {
+	if x != nil {
+		return x.CustomDomain
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetAllowList() bool {
+	if x != nil && x.AllowList != nil {
+		return *x.AllowList
+	}
+	return false
+}
+
+func (x *ImportOASAPIRequest) GetValidateRequest() bool {
+	if x != nil && x.ValidateRequest != nil {
+		return *x.ValidateRequest
+	}
+	return false
+}
+
+func (x *ImportOASAPIRequest) GetMockResponse() bool {
+	if x != nil && x.MockResponse != nil {
+		return *x.MockResponse
+	}
+	return false
+}
+
+func (x *ImportOASAPIRequest) GetAuthentication() bool {
+	if x != nil && x.Authentication != nil {
+		return *x.Authentication
+	}
+	return false
+}
+
+func (x *ImportOASAPIRequest) GetTemplateId() string {
+	if x != nil {
+		return x.TemplateId
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetBaseApiId() string {
+	if x != nil {
+		return x.BaseApiId
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetBaseApiVersionName() string {
+	if x != nil {
+		return x.BaseApiVersionName
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetNewVersionName() string {
+	if x != nil {
+		return x.NewVersionName
+	}
+	return ""
+}
+
+func (x *ImportOASAPIRequest) GetSetDefault() bool {
+	if x != nil && x.SetDefault != nil {
+		return *x.SetDefault
+	}
+	return false
+}
+
+// ImportOASAPIResponse is `{"Status":"OK","Message":"API imported","Meta":db id,"ID":api id}`.
+type ImportOASAPIResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Status        string                 `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	Message       string                 `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	Meta          string                 `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	Id            string                 `protobuf:"bytes,4,opt,name=id,json=ID,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ImportOASAPIResponse) Reset() {
+	*x = ImportOASAPIResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ImportOASAPIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ImportOASAPIResponse) ProtoMessage() {}
+
+func (x *ImportOASAPIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ImportOASAPIResponse.ProtoReflect.Descriptor instead.
+func (*ImportOASAPIResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{106}
+}
+
+func (x *ImportOASAPIResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ImportOASAPIResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ImportOASAPIResponse) GetMeta() string {
+	if x != nil {
+		return x.Meta
+	}
+	return ""
+}
+
+func (x *ImportOASAPIResponse) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// DryRunOASAPIRequest is ImportOASAPIRequest whose body is the Dashboard's
+// DryRunRequest, `{"oas": {...}}` or `{"tyk_oas": {...}}`.
+type DryRunOASAPIRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON DryRunRequest.
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// The Dashboard's query parameters. upstream_url, listen_path and
+	// custom_domain are applied; the others are refused with 400 naming them.
+	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
+	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
+	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
+	AllowList          *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
+	ValidateRequest    *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
+	MockResponse       *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
+	Authentication     *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
+	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
+	NewVersionName     string `protobuf:"bytes,12,opt,name=new_version_name,proto3" json:"new_version_name,omitempty"`
+	SetDefault         *bool  `protobuf:"varint,13,opt,name=set_default,proto3,oneof" json:"set_default,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *DryRunOASAPIRequest) Reset() {
+	*x = DryRunOASAPIRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DryRunOASAPIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DryRunOASAPIRequest) ProtoMessage() {}
+
+func (x *DryRunOASAPIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DryRunOASAPIRequest.ProtoReflect.Descriptor instead.
+func (*DryRunOASAPIRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *DryRunOASAPIRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *DryRunOASAPIRequest) GetUpstreamUrl() string {
+	if x != nil {
+		return x.UpstreamUrl
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetListenPath() string {
+	if x != nil {
+		return x.ListenPath
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetCustomDomain() string {
+	if x != nil {
+		return x.CustomDomain
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetAllowList() bool {
+	if x != nil && x.AllowList != nil {
+		return *x.AllowList
+	}
+	return false
+}
+
+func (x *DryRunOASAPIRequest) GetValidateRequest() bool {
+	if x != nil && x.ValidateRequest != nil {
+		return *x.ValidateRequest
+	}
+	return false
+}
+
+func (x *DryRunOASAPIRequest) GetMockResponse() bool {
+	if x != nil && x.MockResponse != nil {
+		return *x.MockResponse
+	}
+	return false
+}
+
+func (x *DryRunOASAPIRequest) GetAuthentication() bool {
+	if x != nil && x.Authentication != nil {
+		return *x.Authentication
+	}
+	return false
+}
+
+func (x *DryRunOASAPIRequest) GetTemplateId() string {
+	if x != nil {
+		return x.TemplateId
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetBaseApiId() string {
+	if x != nil {
+		return x.BaseApiId
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetBaseApiVersionName() string {
+	if x != nil {
+		return x.BaseApiVersionName
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetNewVersionName() string {
+	if x != nil {
+		return x.NewVersionName
+	}
+	return ""
+}
+
+func (x *DryRunOASAPIRequest) GetSetDefault() bool {
+	if x != nil && x.SetDefault != nil {
+		return *x.SetDefault
+	}
+	return false
+}
+
+// DryRunOASAPIResponse is the Tyk OAS document, JSON.
+type DryRunOASAPIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the document.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DryRunOASAPIResponse) Reset() {
+	*x = DryRunOASAPIResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DryRunOASAPIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DryRunOASAPIResponse) ProtoMessage() {}
+
+func (x *DryRunOASAPIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DryRunOASAPIResponse.ProtoReflect.Descriptor instead.
+func (*DryRunOASAPIResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{108}
+}
+
+func (x *DryRunOASAPIResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+// PatchOASAPIRequest carries the new OpenAPI part of an API.
+type PatchOASAPIRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// api_id is the API's ID or its db id.
+	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
+	// body is the document, JSON or YAML as in CreateOASAPIRequest.
+	Body *httpbody.HttpBody `protobuf:"bytes,9,opt,name=body,proto3" json:"body,omitempty"`
+	// The Dashboard's query parameters. upstream_url, listen_path and
+	// custom_domain are applied; the others are refused with 400 naming them.
+	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
+	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
+	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
+	AllowList       *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
+	ValidateRequest *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
+	MockResponse    *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
+	Authentication  *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PatchOASAPIRequest) Reset() {
+	*x = PatchOASAPIRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchOASAPIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchOASAPIRequest) ProtoMessage() {}
+
+func (x *PatchOASAPIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchOASAPIRequest.ProtoReflect.Descriptor instead.
+func (*PatchOASAPIRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{109}
+}
+
+func (x *PatchOASAPIRequest) GetApiId() string {
+	if x != nil {
+		return x.ApiId
+	}
+	return ""
+}
+
+func (x *PatchOASAPIRequest) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
+func (x *PatchOASAPIRequest) GetUpstreamUrl() string {
+	if x != nil {
+		return x.UpstreamUrl
+	}
+	return ""
+}
+
+func (x *PatchOASAPIRequest) GetListenPath() string {
+	if x != nil {
+		return x.ListenPath
+	}
+	return ""
+}
+
+func (x *PatchOASAPIRequest) GetCustomDomain() string {
+	if x != nil {
+		return x.CustomDomain
+	}
+	return ""
+}
+
+func (x *PatchOASAPIRequest) GetAllowList() bool {
+	if x != nil && x.AllowList != nil {
+		return *x.AllowList
+	}
+	return false
+}
+
+func (x *PatchOASAPIRequest) GetValidateRequest() bool {
+	if x != nil && x.ValidateRequest != nil {
+		return *x.ValidateRequest
+	}
+	return false
+}
+
+func (x *PatchOASAPIRequest) GetMockResponse() bool {
+	if x != nil && x.MockResponse != nil {
+		return *x.MockResponse
+	}
+	return false
+}
+
+func (x *PatchOASAPIRequest) GetAuthentication() bool {
+	if x != nil && x.Authentication != nil {
+		return *x.Authentication
+	}
+	return false
+}
+
+// PatchOASAPIResponse is `{"Status":"OK","Message":"API updated.","Meta":null}`.
+type PatchOASAPIResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  string                 `protobuf:"bytes,1,opt,name=status,json=Status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,json=Message,proto3" json:"message,omitempty"`
+	// meta is null.
+	Meta          *structpb.Value `protobuf:"bytes,3,opt,name=meta,json=Meta,proto3" json:"meta,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PatchOASAPIResponse) Reset() {
+	*x = PatchOASAPIResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PatchOASAPIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PatchOASAPIResponse) ProtoMessage() {}
+
+func (x *PatchOASAPIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PatchOASAPIResponse.ProtoReflect.Descriptor instead.
+func (*PatchOASAPIResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{110}
+}
+
+func (x *PatchOASAPIResponse) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *PatchOASAPIResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *PatchOASAPIResponse) GetMeta() *structpb.Value {
+	if x != nil {
+		return x.Meta
+	}
+	return nil
+}
+
 var File_gatehouse_management_v1_management_proto protoreflect.FileDescriptor
 
 const file_gatehouse_management_v1_management_proto_rawDesc = "" +
@@ -6626,7 +7206,80 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x02_p\"c\n" +
 	"\x15SearchAPIKeysResponse\x124\n" +
 	"\x04data\x18\x01 \x01(\v2 .gatehouse.management.v1.KeyListR\x04data\x12\x14\n" +
-	"\x05pages\x18\x02 \x01(\x05R\x05pages2\xed\x9c\x01\n" +
+	"\x05pages\x18\x02 \x01(\x05R\x05pages\"\xf8\x04\n" +
+	"\x13ImportOASAPIRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12!\n" +
+	"\fupstream_url\x18\x02 \x01(\tR\vupstreamURL\x12\x1f\n" +
+	"\vlisten_path\x18\x03 \x01(\tR\n" +
+	"listenPath\x12#\n" +
+	"\rcustom_domain\x18\x04 \x01(\tR\fcustomDomain\x12\"\n" +
+	"\n" +
+	"allow_list\x18\x05 \x01(\bH\x00R\tallowList\x88\x01\x01\x12.\n" +
+	"\x10validate_request\x18\x06 \x01(\bH\x01R\x0fvalidateRequest\x88\x01\x01\x12(\n" +
+	"\rmock_response\x18\a \x01(\bH\x02R\fmockResponse\x88\x01\x01\x12+\n" +
+	"\x0eauthentication\x18\b \x01(\bH\x03R\x0eauthentication\x88\x01\x01\x12\x1f\n" +
+	"\vtemplate_id\x18\t \x01(\tR\n" +
+	"templateID\x12 \n" +
+	"\vbase_api_id\x18\n" +
+	" \x01(\tR\vbase_api_id\x124\n" +
+	"\x15base_api_version_name\x18\v \x01(\tR\x15base_api_version_name\x12*\n" +
+	"\x10new_version_name\x18\f \x01(\tR\x10new_version_name\x12%\n" +
+	"\vset_default\x18\r \x01(\bH\x04R\vset_default\x88\x01\x01B\r\n" +
+	"\v_allow_listB\x13\n" +
+	"\x11_validate_requestB\x10\n" +
+	"\x0e_mock_responseB\x11\n" +
+	"\x0f_authenticationB\x0e\n" +
+	"\f_set_default\"l\n" +
+	"\x14ImportOASAPIResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
+	"\x04meta\x18\x03 \x01(\tR\x04Meta\x12\x0e\n" +
+	"\x02id\x18\x04 \x01(\tR\x02ID\"\xf8\x04\n" +
+	"\x13DryRunOASAPIRequest\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12!\n" +
+	"\fupstream_url\x18\x02 \x01(\tR\vupstreamURL\x12\x1f\n" +
+	"\vlisten_path\x18\x03 \x01(\tR\n" +
+	"listenPath\x12#\n" +
+	"\rcustom_domain\x18\x04 \x01(\tR\fcustomDomain\x12\"\n" +
+	"\n" +
+	"allow_list\x18\x05 \x01(\bH\x00R\tallowList\x88\x01\x01\x12.\n" +
+	"\x10validate_request\x18\x06 \x01(\bH\x01R\x0fvalidateRequest\x88\x01\x01\x12(\n" +
+	"\rmock_response\x18\a \x01(\bH\x02R\fmockResponse\x88\x01\x01\x12+\n" +
+	"\x0eauthentication\x18\b \x01(\bH\x03R\x0eauthentication\x88\x01\x01\x12\x1f\n" +
+	"\vtemplate_id\x18\t \x01(\tR\n" +
+	"templateID\x12 \n" +
+	"\vbase_api_id\x18\n" +
+	" \x01(\tR\vbase_api_id\x124\n" +
+	"\x15base_api_version_name\x18\v \x01(\tR\x15base_api_version_name\x12*\n" +
+	"\x10new_version_name\x18\f \x01(\tR\x10new_version_name\x12%\n" +
+	"\vset_default\x18\r \x01(\bH\x04R\vset_default\x88\x01\x01B\r\n" +
+	"\v_allow_listB\x13\n" +
+	"\x11_validate_requestB\x10\n" +
+	"\x0e_mock_responseB\x11\n" +
+	"\x0f_authenticationB\x0e\n" +
+	"\f_set_default\"@\n" +
+	"\x14DryRunOASAPIResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"\xb3\x03\n" +
+	"\x12PatchOASAPIRequest\x12\x16\n" +
+	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12(\n" +
+	"\x04body\x18\t \x01(\v2\x14.google.api.HttpBodyR\x04body\x12!\n" +
+	"\fupstream_url\x18\x02 \x01(\tR\vupstreamURL\x12\x1f\n" +
+	"\vlisten_path\x18\x03 \x01(\tR\n" +
+	"listenPath\x12#\n" +
+	"\rcustom_domain\x18\x04 \x01(\tR\fcustomDomain\x12\"\n" +
+	"\n" +
+	"allow_list\x18\x05 \x01(\bH\x00R\tallowList\x88\x01\x01\x12.\n" +
+	"\x10validate_request\x18\x06 \x01(\bH\x01R\x0fvalidateRequest\x88\x01\x01\x12(\n" +
+	"\rmock_response\x18\a \x01(\bH\x02R\fmockResponse\x88\x01\x01\x12+\n" +
+	"\x0eauthentication\x18\b \x01(\bH\x03R\x0eauthentication\x88\x01\x01B\r\n" +
+	"\v_allow_listB\x13\n" +
+	"\x11_validate_requestB\x10\n" +
+	"\x0e_mock_responseB\x11\n" +
+	"\x0f_authentication\"s\n" +
+	"\x13PatchOASAPIResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\xe9\xa6\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -6735,7 +7388,21 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponseJr\n" +
 	"\x03409\x12k\n" +
 	"=An API has the same ID: Message `Found API with the same ID`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\xd2\x03\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\x96\x04\n" +
+	"\fImportOASAPI\x12,.gatehouse.management.v1.ImportOASAPIRequest\x1a-.gatehouse.management.v1.ImportOASAPIResponse\"\xa8\x03\x92A\x82\x032\x10application/json2\x12application/x-yamlJu\n" +
+	"\x03200\x12n\n" +
+	"9Message `API imported`; Meta is the db id, ID the API ID.\x121\n" +
+	"/\x1a-.gatehouse.management.v1.ImportOASAPIResponseJ\x90\x01\n" +
+	"\x03400\x12\x88\x01\n" +
+	"ZNot an OpenAPI 3.0 document, an invalid result, or an unsupported query parameter (named).\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJP\n" +
+	"\x03409\x12I\n" +
+	"\x1bAn API with that ID exists.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1c:\x04body\"\x14/api/apis/oas/import\x12\xc5\x02\n" +
+	"\fDryRunOASAPI\x12,.gatehouse.management.v1.DryRunOASAPIRequest\x1a-.gatehouse.management.v1.DryRunOASAPIResponse\"\xd7\x01\x92A\xaa\x012\x10application/json:\x10application/jsonJ\x83\x01\n" +
+	"\x03200\x12|\n" +
+	"+The Tyk OAS document an import would store.\x12M\n" +
+	"K2EA Tyk OAS document: OpenAPI 3.0 with the x-tyk-api-gateway extension.\x9a\x02\x01\x06\x82\xd3\xe4\x93\x02#:\x04bodyb\x04body\"\x15/api/apis/oas/dry-run\x12\xd2\x03\n" +
 	"\tGetOASAPI\x12).gatehouse.management.v1.GetOASAPIRequest\x1a*.gatehouse.management.v1.GetOASAPIResponse\"\xed\x02\x92A\xc5\x02:\x10application/json:\x12application/x-yamlJ\x98\x01\n" +
 	"\x03200\x12\x90\x01\n" +
 	"?The document as stored; YAML when `Accept: application/x-yaml`.\x12M\n" +
@@ -6752,7 +7419,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponseJ\x81\x01\n" +
 	"\x03404\x12z\n" +
 	"LNo Tyk OAS API with that ID (classic IDs included): Message `API not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x04body\x1a\x16/api/apis/oas/{api_id}\x12\x8d\x03\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x04body\x1a\x16/api/apis/oas/{api_id}\x12\x98\x03\n" +
+	"\vPatchOASAPI\x12+.gatehouse.management.v1.PatchOASAPIRequest\x1a,.gatehouse.management.v1.PatchOASAPIResponse\"\xad\x02\x92A\x85\x022\x10application/json2\x12application/x-yamlJq\n" +
+	"\x03200\x12j\n" +
+	"6Message `API updated.`; categories and db id are kept.\x120\n" +
+	".\x1a,.gatehouse.management.v1.PatchOASAPIResponseJj\n" +
+	"\x03404\x12c\n" +
+	"5No Tyk OAS API with that ID: Message `API not found`.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1e:\x04body2\x16/api/apis/oas/{api_id}\x12\x8d\x03\n" +
 	"\fDeleteOASAPI\x12,.gatehouse.management.v1.DeleteOASAPIRequest\x1a-.gatehouse.management.v1.DeleteOASAPIResponse\"\x9f\x02\x92A\xfd\x01Jw\n" +
 	"\x03200\x12p\n" +
 	";Message `API deleted.`; child versions are deleted with it.\x121\n" +
@@ -7038,7 +7712,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -7145,173 +7819,190 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*DeleteAPIKeyResponse)(nil),        // 102: gatehouse.management.v1.DeleteAPIKeyResponse
 	(*SearchAPIKeysRequest)(nil),        // 103: gatehouse.management.v1.SearchAPIKeysRequest
 	(*SearchAPIKeysResponse)(nil),       // 104: gatehouse.management.v1.SearchAPIKeysResponse
-	nil,                                 // 105: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 106: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 107: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 108: google.api.HttpBody
+	(*ImportOASAPIRequest)(nil),         // 105: gatehouse.management.v1.ImportOASAPIRequest
+	(*ImportOASAPIResponse)(nil),        // 106: gatehouse.management.v1.ImportOASAPIResponse
+	(*DryRunOASAPIRequest)(nil),         // 107: gatehouse.management.v1.DryRunOASAPIRequest
+	(*DryRunOASAPIResponse)(nil),        // 108: gatehouse.management.v1.DryRunOASAPIResponse
+	(*PatchOASAPIRequest)(nil),          // 109: gatehouse.management.v1.PatchOASAPIRequest
+	(*PatchOASAPIResponse)(nil),         // 110: gatehouse.management.v1.PatchOASAPIResponse
+	nil,                                 // 111: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 112: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 113: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 114: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	106, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	105, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	112, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	111, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,   // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,   // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,   // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,   // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	107, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	107, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	107, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	113, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	113, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	113, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
 	15,  // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	108, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	108, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	108, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	108, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	107, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	107, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	108, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	108, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	108, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	107, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	107, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	114, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	114, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	114, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	114, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	113, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	113, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	114, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	114, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	114, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	113, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	113, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
 	36,  // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	108, // 22: gatehouse.management.v1.ListOASAPIVersionsResponse.body:type_name -> google.api.HttpBody
-	107, // 23: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	108, // 24: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	108, // 25: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	107, // 26: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	107, // 27: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	108, // 28: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
-	107, // 29: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
-	108, // 30: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
-	108, // 31: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
-	108, // 32: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
-	108, // 33: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
-	107, // 34: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
-	107, // 35: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
-	108, // 36: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
-	108, // 37: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
-	108, // 38: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
-	108, // 39: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	114, // 22: gatehouse.management.v1.ListOASAPIVersionsResponse.body:type_name -> google.api.HttpBody
+	113, // 23: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	114, // 24: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	114, // 25: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	113, // 26: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	113, // 27: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	114, // 28: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	113, // 29: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	114, // 30: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
+	114, // 31: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	114, // 32: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	114, // 33: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	113, // 34: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	113, // 35: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	114, // 36: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	114, // 37: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	114, // 38: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	114, // 39: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
 	74,  // 40: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
-	106, // 41: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
-	106, // 42: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
+	112, // 41: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
+	112, // 42: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
 	76,  // 43: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
-	108, // 44: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
-	108, // 45: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
-	108, // 46: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
-	108, // 47: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
-	108, // 48: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
-	108, // 49: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
-	108, // 50: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
-	107, // 51: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
-	108, // 52: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
-	108, // 53: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
-	108, // 54: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
+	114, // 44: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
+	114, // 45: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
+	114, // 46: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
+	114, // 47: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
+	114, // 48: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
+	114, // 49: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
+	114, // 50: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
+	113, // 51: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
+	114, // 52: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
+	114, // 53: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
+	114, // 54: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
 	78,  // 55: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
 	78,  // 56: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	108, // 57: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
-	108, // 58: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
-	108, // 59: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
-	107, // 60: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
+	114, // 57: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
+	114, // 58: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
+	114, // 59: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
+	113, // 60: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
 	78,  // 61: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	2,   // 62: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,   // 63: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,   // 64: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,   // 65: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10,  // 66: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12,  // 67: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14,  // 68: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17,  // 69: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19,  // 70: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21,  // 71: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23,  // 72: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25,  // 73: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27,  // 74: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	29,  // 75: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31,  // 76: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	33,  // 77: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35,  // 78: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38,  // 79: gatehouse.management.v1.ManagementService.ListOASAPIVersions:input_type -> gatehouse.management.v1.ListOASAPIVersionsRequest
-	40,  // 80: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	42,  // 81: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	44,  // 82: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	46,  // 83: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	51,  // 84: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
-	53,  // 85: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
-	57,  // 86: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
-	54,  // 87: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
-	59,  // 88: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
-	61,  // 89: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
-	63,  // 90: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
-	65,  // 91: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
-	67,  // 92: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
-	69,  // 93: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
-	71,  // 94: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
-	73,  // 95: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
-	79,  // 96: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
-	81,  // 97: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
-	83,  // 98: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
-	85,  // 99: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
-	87,  // 100: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
-	89,  // 101: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
-	91,  // 102: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
-	93,  // 103: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
-	95,  // 104: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
-	97,  // 105: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
-	99,  // 106: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
-	101, // 107: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
-	103, // 108: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
-	3,   // 109: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,   // 110: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,   // 111: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,   // 112: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11,  // 113: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13,  // 114: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16,  // 115: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18,  // 116: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20,  // 117: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22,  // 118: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24,  // 119: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26,  // 120: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28,  // 121: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	30,  // 122: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32,  // 123: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	34,  // 124: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37,  // 125: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39,  // 126: gatehouse.management.v1.ManagementService.ListOASAPIVersions:output_type -> gatehouse.management.v1.ListOASAPIVersionsResponse
-	41,  // 127: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	43,  // 128: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	45,  // 129: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	47,  // 130: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	52,  // 131: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
-	56,  // 132: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
-	58,  // 133: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
-	55,  // 134: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
-	60,  // 135: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
-	62,  // 136: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
-	64,  // 137: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
-	66,  // 138: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
-	68,  // 139: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
-	70,  // 140: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
-	72,  // 141: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
-	75,  // 142: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
-	80,  // 143: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
-	82,  // 144: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
-	84,  // 145: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
-	86,  // 146: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
-	88,  // 147: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
-	90,  // 148: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
-	92,  // 149: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
-	94,  // 150: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
-	96,  // 151: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
-	98,  // 152: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
-	100, // 153: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
-	102, // 154: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
-	104, // 155: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
-	109, // [109:156] is the sub-list for method output_type
-	62,  // [62:109] is the sub-list for method input_type
-	62,  // [62:62] is the sub-list for extension type_name
-	62,  // [62:62] is the sub-list for extension extendee
-	0,   // [0:62] is the sub-list for field type_name
+	114, // 62: gatehouse.management.v1.ImportOASAPIRequest.body:type_name -> google.api.HttpBody
+	114, // 63: gatehouse.management.v1.DryRunOASAPIRequest.body:type_name -> google.api.HttpBody
+	114, // 64: gatehouse.management.v1.DryRunOASAPIResponse.body:type_name -> google.api.HttpBody
+	114, // 65: gatehouse.management.v1.PatchOASAPIRequest.body:type_name -> google.api.HttpBody
+	113, // 66: gatehouse.management.v1.PatchOASAPIResponse.meta:type_name -> google.protobuf.Value
+	2,   // 67: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,   // 68: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,   // 69: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,   // 70: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10,  // 71: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12,  // 72: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14,  // 73: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17,  // 74: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19,  // 75: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21,  // 76: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23,  // 77: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	25,  // 78: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	27,  // 79: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	105, // 80: gatehouse.management.v1.ManagementService.ImportOASAPI:input_type -> gatehouse.management.v1.ImportOASAPIRequest
+	107, // 81: gatehouse.management.v1.ManagementService.DryRunOASAPI:input_type -> gatehouse.management.v1.DryRunOASAPIRequest
+	29,  // 82: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	31,  // 83: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	109, // 84: gatehouse.management.v1.ManagementService.PatchOASAPI:input_type -> gatehouse.management.v1.PatchOASAPIRequest
+	33,  // 85: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	35,  // 86: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	38,  // 87: gatehouse.management.v1.ManagementService.ListOASAPIVersions:input_type -> gatehouse.management.v1.ListOASAPIVersionsRequest
+	40,  // 88: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	42,  // 89: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	44,  // 90: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	46,  // 91: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	51,  // 92: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	53,  // 93: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	57,  // 94: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	54,  // 95: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
+	59,  // 96: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	61,  // 97: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	63,  // 98: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	65,  // 99: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	67,  // 100: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	69,  // 101: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	71,  // 102: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	73,  // 103: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	79,  // 104: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
+	81,  // 105: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
+	83,  // 106: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
+	85,  // 107: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
+	87,  // 108: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
+	89,  // 109: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
+	91,  // 110: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
+	93,  // 111: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
+	95,  // 112: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
+	97,  // 113: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
+	99,  // 114: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
+	101, // 115: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
+	103, // 116: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
+	3,   // 117: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,   // 118: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,   // 119: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,   // 120: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11,  // 121: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13,  // 122: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16,  // 123: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18,  // 124: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20,  // 125: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22,  // 126: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24,  // 127: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	26,  // 128: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	28,  // 129: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	106, // 130: gatehouse.management.v1.ManagementService.ImportOASAPI:output_type -> gatehouse.management.v1.ImportOASAPIResponse
+	108, // 131: gatehouse.management.v1.ManagementService.DryRunOASAPI:output_type -> gatehouse.management.v1.DryRunOASAPIResponse
+	30,  // 132: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	32,  // 133: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	110, // 134: gatehouse.management.v1.ManagementService.PatchOASAPI:output_type -> gatehouse.management.v1.PatchOASAPIResponse
+	34,  // 135: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	37,  // 136: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	39,  // 137: gatehouse.management.v1.ManagementService.ListOASAPIVersions:output_type -> gatehouse.management.v1.ListOASAPIVersionsResponse
+	41,  // 138: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	43,  // 139: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	45,  // 140: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	47,  // 141: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	52,  // 142: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	56,  // 143: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	58,  // 144: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	55,  // 145: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
+	60,  // 146: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	62,  // 147: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	64,  // 148: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	66,  // 149: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	68,  // 150: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	70,  // 151: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	72,  // 152: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	75,  // 153: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	80,  // 154: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
+	82,  // 155: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
+	84,  // 156: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
+	86,  // 157: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
+	88,  // 158: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
+	90,  // 159: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
+	92,  // 160: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
+	94,  // 161: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
+	96,  // 162: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
+	98,  // 163: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
+	100, // 164: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
+	102, // 165: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
+	104, // 166: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
+	117, // [117:167] is the sub-list for method output_type
+	67,  // [67:117] is the sub-list for method input_type
+	67,  // [67:67] is the sub-list for extension type_name
+	67,  // [67:67] is the sub-list for extension extendee
+	0,   // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -7329,13 +8020,16 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[93].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[95].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[103].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[105].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[107].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[109].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   106,
+			NumMessages:   112,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

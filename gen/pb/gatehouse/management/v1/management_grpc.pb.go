@@ -32,8 +32,11 @@ const (
 	ManagementService_UpdateAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/UpdateAPI"
 	ManagementService_DeleteAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/DeleteAPI"
 	ManagementService_CreateOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/CreateOASAPI"
+	ManagementService_ImportOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/ImportOASAPI"
+	ManagementService_DryRunOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/DryRunOASAPI"
 	ManagementService_GetOASAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/GetOASAPI"
 	ManagementService_UpdateOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/UpdateOASAPI"
+	ManagementService_PatchOASAPI_FullMethodName         = "/gatehouse.management.v1.ManagementService/PatchOASAPI"
 	ManagementService_DeleteOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/DeleteOASAPI"
 	ManagementService_ListCategories_FullMethodName      = "/gatehouse.management.v1.ManagementService/ListCategories"
 	ManagementService_ListOASAPIVersions_FullMethodName  = "/gatehouse.management.v1.ManagementService/ListOASAPIVersions"
@@ -120,10 +123,27 @@ type ManagementServiceClient interface {
 	// CreateOASAPI validates and stores a Tyk OAS document (JSON, or YAML when
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
 	CreateOASAPI(ctx context.Context, in *CreateOASAPIRequest, opts ...grpc.CallOption) (*CreateOASAPIResponse, error)
+	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
+	// (JSON, or YAML when the content type says so): the x-tyk-api-gateway
+	// extension is generated (name from info.title, active, listen path /,
+	// upstream from servers[0]) unless the document brings one; the query
+	// parameters upstreamURL, listenPath and customDomain override it. The
+	// Dashboard's other parameters are refused with 400 naming them. Stored as
+	// by CreateOASAPI.
+	ImportOASAPI(ctx context.Context, in *ImportOASAPIRequest, opts ...grpc.CallOption) (*ImportOASAPIResponse, error)
+	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
+	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
+	// extension), with the same query parameters; nothing is stored.
+	DryRunOASAPI(ctx context.Context, in *DryRunOASAPIRequest, opts ...grpc.CallOption) (*DryRunOASAPIResponse, error)
 	// GetOASAPI reads a Tyk OAS document as stored (YAML when accept asks for it).
 	GetOASAPI(ctx context.Context, in *GetOASAPIRequest, opts ...grpc.CallOption) (*GetOASAPIResponse, error)
 	// UpdateOASAPI validates and replaces a Tyk OAS document; categories and db id are kept.
 	UpdateOASAPI(ctx context.Context, in *UpdateOASAPIRequest, opts ...grpc.CallOption) (*UpdateOASAPIResponse, error)
+	// PatchOASAPI replaces the OpenAPI part of a Tyk OAS API and keeps its
+	// x-tyk-api-gateway extension (one the body brings replaces it); the query
+	// parameters upstreamURL, listenPath and customDomain then apply as for
+	// ImportOASAPI. Stored as by UpdateOASAPI.
+	PatchOASAPI(ctx context.Context, in *PatchOASAPIRequest, opts ...grpc.CallOption) (*PatchOASAPIResponse, error)
 	// DeleteOASAPI removes a Tyk OAS API and its child versions in one transaction.
 	DeleteOASAPI(ctx context.Context, in *DeleteOASAPIRequest, opts ...grpc.CallOption) (*DeleteOASAPIResponse, error)
 	// ListCategories lists every category in use with the number of APIs in it, sorted by name.
@@ -340,6 +360,26 @@ func (c *managementServiceClient) CreateOASAPI(ctx context.Context, in *CreateOA
 	return out, nil
 }
 
+func (c *managementServiceClient) ImportOASAPI(ctx context.Context, in *ImportOASAPIRequest, opts ...grpc.CallOption) (*ImportOASAPIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ImportOASAPIResponse)
+	err := c.cc.Invoke(ctx, ManagementService_ImportOASAPI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) DryRunOASAPI(ctx context.Context, in *DryRunOASAPIRequest, opts ...grpc.CallOption) (*DryRunOASAPIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DryRunOASAPIResponse)
+	err := c.cc.Invoke(ctx, ManagementService_DryRunOASAPI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *managementServiceClient) GetOASAPI(ctx context.Context, in *GetOASAPIRequest, opts ...grpc.CallOption) (*GetOASAPIResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetOASAPIResponse)
@@ -354,6 +394,16 @@ func (c *managementServiceClient) UpdateOASAPI(ctx context.Context, in *UpdateOA
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(UpdateOASAPIResponse)
 	err := c.cc.Invoke(ctx, ManagementService_UpdateOASAPI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) PatchOASAPI(ctx context.Context, in *PatchOASAPIRequest, opts ...grpc.CallOption) (*PatchOASAPIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PatchOASAPIResponse)
+	err := c.cc.Invoke(ctx, ManagementService_PatchOASAPI_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -732,10 +782,27 @@ type ManagementServiceServer interface {
 	// CreateOASAPI validates and stores a Tyk OAS document (JSON, or YAML when
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
 	CreateOASAPI(context.Context, *CreateOASAPIRequest) (*CreateOASAPIResponse, error)
+	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
+	// (JSON, or YAML when the content type says so): the x-tyk-api-gateway
+	// extension is generated (name from info.title, active, listen path /,
+	// upstream from servers[0]) unless the document brings one; the query
+	// parameters upstreamURL, listenPath and customDomain override it. The
+	// Dashboard's other parameters are refused with 400 naming them. Stored as
+	// by CreateOASAPI.
+	ImportOASAPI(context.Context, *ImportOASAPIRequest) (*ImportOASAPIResponse, error)
+	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
+	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
+	// extension), with the same query parameters; nothing is stored.
+	DryRunOASAPI(context.Context, *DryRunOASAPIRequest) (*DryRunOASAPIResponse, error)
 	// GetOASAPI reads a Tyk OAS document as stored (YAML when accept asks for it).
 	GetOASAPI(context.Context, *GetOASAPIRequest) (*GetOASAPIResponse, error)
 	// UpdateOASAPI validates and replaces a Tyk OAS document; categories and db id are kept.
 	UpdateOASAPI(context.Context, *UpdateOASAPIRequest) (*UpdateOASAPIResponse, error)
+	// PatchOASAPI replaces the OpenAPI part of a Tyk OAS API and keeps its
+	// x-tyk-api-gateway extension (one the body brings replaces it); the query
+	// parameters upstreamURL, listenPath and customDomain then apply as for
+	// ImportOASAPI. Stored as by UpdateOASAPI.
+	PatchOASAPI(context.Context, *PatchOASAPIRequest) (*PatchOASAPIResponse, error)
 	// DeleteOASAPI removes a Tyk OAS API and its child versions in one transaction.
 	DeleteOASAPI(context.Context, *DeleteOASAPIRequest) (*DeleteOASAPIResponse, error)
 	// ListCategories lists every category in use with the number of APIs in it, sorted by name.
@@ -861,11 +928,20 @@ func (UnimplementedManagementServiceServer) DeleteAPI(context.Context, *DeleteAP
 func (UnimplementedManagementServiceServer) CreateOASAPI(context.Context, *CreateOASAPIRequest) (*CreateOASAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateOASAPI not implemented")
 }
+func (UnimplementedManagementServiceServer) ImportOASAPI(context.Context, *ImportOASAPIRequest) (*ImportOASAPIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ImportOASAPI not implemented")
+}
+func (UnimplementedManagementServiceServer) DryRunOASAPI(context.Context, *DryRunOASAPIRequest) (*DryRunOASAPIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DryRunOASAPI not implemented")
+}
 func (UnimplementedManagementServiceServer) GetOASAPI(context.Context, *GetOASAPIRequest) (*GetOASAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetOASAPI not implemented")
 }
 func (UnimplementedManagementServiceServer) UpdateOASAPI(context.Context, *UpdateOASAPIRequest) (*UpdateOASAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateOASAPI not implemented")
+}
+func (UnimplementedManagementServiceServer) PatchOASAPI(context.Context, *PatchOASAPIRequest) (*PatchOASAPIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PatchOASAPI not implemented")
 }
 func (UnimplementedManagementServiceServer) DeleteOASAPI(context.Context, *DeleteOASAPIRequest) (*DeleteOASAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteOASAPI not implemented")
@@ -1218,6 +1294,42 @@ func _ManagementService_CreateOASAPI_Handler(srv interface{}, ctx context.Contex
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ManagementService_ImportOASAPI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ImportOASAPIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).ImportOASAPI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_ImportOASAPI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).ImportOASAPI(ctx, req.(*ImportOASAPIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_DryRunOASAPI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DryRunOASAPIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).DryRunOASAPI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_DryRunOASAPI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).DryRunOASAPI(ctx, req.(*DryRunOASAPIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _ManagementService_GetOASAPI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetOASAPIRequest)
 	if err := dec(in); err != nil {
@@ -1250,6 +1362,24 @@ func _ManagementService_UpdateOASAPI_Handler(srv interface{}, ctx context.Contex
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ManagementServiceServer).UpdateOASAPI(ctx, req.(*UpdateOASAPIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_PatchOASAPI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PatchOASAPIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).PatchOASAPI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_PatchOASAPI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).PatchOASAPI(ctx, req.(*PatchOASAPIRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1890,12 +2020,24 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _ManagementService_CreateOASAPI_Handler,
 		},
 		{
+			MethodName: "ImportOASAPI",
+			Handler:    _ManagementService_ImportOASAPI_Handler,
+		},
+		{
+			MethodName: "DryRunOASAPI",
+			Handler:    _ManagementService_DryRunOASAPI_Handler,
+		},
+		{
 			MethodName: "GetOASAPI",
 			Handler:    _ManagementService_GetOASAPI_Handler,
 		},
 		{
 			MethodName: "UpdateOASAPI",
 			Handler:    _ManagementService_UpdateOASAPI_Handler,
+		},
+		{
+			MethodName: "PatchOASAPI",
+			Handler:    _ManagementService_PatchOASAPI_Handler,
 		},
 		{
 			MethodName: "DeleteOASAPI",

@@ -1,0 +1,144 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
+	"github.com/gatehouse/gatehouse/services/management/internal/oasimport"
+	"github.com/gatehouse/gatehouse/services/management/internal/store"
+)
+
+// unsupportedParams are the Dashboard's import parameters Gatehouse does
+// not implement (middleware generation, templates, versioning): a request
+// that sets one is refused, naming it, rather than served without it.
+var unsupportedParams = []protoreflect.Name{
+	"allow_list", "validate_request", "mock_response", "authentication",
+	"template_id", "base_api_id", "base_api_version_name", "new_version_name", "set_default",
+}
+
+// importQuery is what the import, dry-run and patch requests share.
+type importQuery interface {
+	proto.Message
+	GetUpstreamUrl() string
+	GetListenPath() string
+	GetCustomDomain() string
+}
+
+// importParams reads the query parameters of req, refusing the ones not
+// supported.
+func importParams(req importQuery) (oasimport.Params, error) {
+	m := req.ProtoReflect()
+	for _, name := range unsupportedParams {
+		if fd := m.Descriptor().Fields().ByName(name); fd != nil && m.Has(fd) {
+			return oasimport.Params{}, badRequest("query parameter " + fd.JSONName() + " is not supported")
+		}
+	}
+	return oasimport.Params{UpstreamURL: req.GetUpstreamUrl(), ListenPath: req.GetListenPath(), CustomDomain: req.GetCustomDomain()}, nil
+}
+
+// importError is the answer for oasimport's refusals.
+func importError(err error) error {
+	var bad *oasimport.Error
+	if errors.As(err, &bad) {
+		return badRequest(bad.Msg)
+	}
+	return err
+}
+
+// imported is the record ImportOASAPI makes of an OpenAPI document, and
+// what DryRunOASAPI answers.
+func (s *Server) imported(ctx context.Context, p oasimport.Params, openapi []byte) (store.API, error) {
+	doc, err := oasimport.Import(openapi, p)
+	if err != nil {
+		return store.API{}, importError(err)
+	}
+	if doc, err = checkOAS(ctx, doc); err != nil {
+		return store.API{}, err
+	}
+	return s.newOAS(doc)
+}
+
+// ImportOASAPI answers POST /api/apis/oas/import: the API is stored as
+// CreateOASAPI stores it.
+func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAPIRequest) (*managementv1.ImportOASAPIResponse, error) {
+	p, err := importParams(req)
+	if err != nil {
+		return nil, err
+	}
+	openapi, err := bodyJSON(ctx, req.GetBody())
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.imported(ctx, p, openapi)
+	if err == nil {
+		err = s.store.CreateAPI(ctx, a)
+	}
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	return &managementv1.ImportOASAPIResponse{Status: "OK", Message: "API imported", Meta: a.DBID, Id: a.ID}, nil
+}
+
+// DryRunOASAPI answers POST /api/apis/oas/dry-run with the document an
+// import of the body's oas (or tyk_oas) would store; nothing is stored.
+func (s *Server) DryRunOASAPI(ctx context.Context, req *managementv1.DryRunOASAPIRequest) (*managementv1.DryRunOASAPIResponse, error) {
+	p, err := importParams(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := oasdoc.Parse(req.GetBody().GetData(), false)
+	if err != nil {
+		return nil, oasError(err)
+	}
+	var dry struct {
+		OAS    json.RawMessage `json:"oas"`
+		TykOAS json.RawMessage `json:"tyk_oas"`
+	}
+	if err := json.Unmarshal(body, &dry); err != nil {
+		return nil, badRequest("the request body must be {\"oas\": document} or {\"tyk_oas\": document}")
+	}
+	openapi := dry.OAS
+	if len(openapi) == 0 || string(openapi) == "null" {
+		openapi = dry.TykOAS
+	}
+	if len(openapi) == 0 || string(openapi) == "null" {
+		return nil, badRequest("oas: missing; want the OpenAPI document in oas (or a Tyk OAS document in tyk_oas)")
+	}
+	a, err := s.imported(ctx, p, openapi)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	return &managementv1.DryRunOASAPIResponse{Body: &httpbody.HttpBody{ContentType: jsonType, Data: a.Doc}}, nil
+}
+
+// PatchOASAPI answers PATCH /api/apis/oas/{api_id}: the body's OpenAPI
+// document replaces the stored one's, whose x-tyk-api-gateway is kept
+// unless the body brings one; stored as UpdateOASAPI stores it.
+func (s *Server) PatchOASAPI(ctx context.Context, req *managementv1.PatchOASAPIRequest) (*managementv1.PatchOASAPIResponse, error) {
+	p, err := importParams(req)
+	if err != nil {
+		return nil, err
+	}
+	openapi, err := bodyJSON(ctx, req.GetBody())
+	if err != nil {
+		return nil, err
+	}
+	err = s.updateOAS(ctx, req.GetApiId(), func(old store.API) ([]byte, error) {
+		doc, err := oasimport.Patch(old.Doc, openapi, p)
+		if err != nil {
+			return nil, importError(err)
+		}
+		return checkOAS(ctx, doc)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &managementv1.PatchOASAPIResponse{Status: "OK", Message: "API updated."}, nil
+}

@@ -1,0 +1,201 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// plainOAS is an OpenAPI 3.0 document without the Tyk extension, as the
+// dashboard SDK's ImportOASRequest carries it.
+const plainOAS = `{"openapi":"3.0.3","info":{"title":"Pets","version":"1.0.0"},` +
+	`"servers":[{"url":"https://{env}.pets.test/v1","variables":{"env":{"default":"api"}}}],` +
+	`"paths":{"/pets":{"get":{"operationId":"listPets","responses":{"200":{"description":"ok"}}}}}}`
+
+const plainOASYAML = `openapi: 3.0.3
+info:
+  title: Pets YAML
+  version: 1.0.0
+servers:
+  - url: https://yaml.pets.test
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      responses:
+        "200":
+          description: ok
+`
+
+// tykExt reads x-tyk-api-gateway of a stored or answered document.
+func tykExt(t *testing.T, doc []byte) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(doc, &v); err != nil {
+		t.Fatalf("document: %v: %s", err, doc)
+	}
+	x, _ := v["x-tyk-api-gateway"].(map[string]any)
+	if x == nil {
+		t.Fatalf("no x-tyk-api-gateway: %s", doc)
+	}
+	return x
+}
+
+func at(v map[string]any, path ...string) any {
+	var cur any = v
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	return cur
+}
+
+// TestOASImport restates the dashboard SDK's ImportOAS
+// (POST /api/apis/oas/import with upstreamURL, listenPath, customDomain, …;
+// JSON or application/x-yaml body; ApiResponse answer).
+func TestOASImport(t *testing.T) {
+	in := start(t, "")
+	r := in.admin("POST", "/api/apis/oas/import?listenPath=/pets/&customDomain=pets.example.com", plainOAS)
+	expect(t, "import", r, 200, "")
+	res := r.json(t)
+	id, _ := res["ID"].(string)
+	if res["Status"] != "OK" || id == "" || res["Meta"] == "" {
+		t.Fatalf("import answer: %s", r.body)
+	}
+	got := in.admin("GET", "/api/apis/oas/"+id, nil)
+	expect(t, "read the imported API", got, 200, "")
+	x := tykExt(t, got.body)
+	for _, c := range []struct {
+		path []string
+		want any
+	}{
+		{[]string{"info", "name"}, "Pets"},
+		{[]string{"info", "id"}, id},
+		{[]string{"info", "state", "active"}, true},
+		{[]string{"server", "listenPath", "value"}, "/pets/"},
+		{[]string{"server", "listenPath", "strip"}, true},
+		{[]string{"server", "customDomain", "name"}, "pets.example.com"},
+		{[]string{"server", "customDomain", "enabled"}, true},
+		{[]string{"upstream", "url"}, "https://api.pets.test/v1"}, // servers[0] with its variable's default
+	} {
+		if g := at(x, c.path...); g != c.want {
+			t.Errorf("%s: %v, want %v", strings.Join(c.path, "."), g, c.want)
+		}
+	}
+	if !strings.Contains(string(got.body), `"operationId":"listPets"`) {
+		t.Errorf("the OpenAPI part is kept: %s", got.body)
+	}
+
+	// YAML, with upstreamURL overriding servers
+	r = in.admin("POST", "/api/apis/oas/import?upstreamURL=http://upstream.test:8080", plainOASYAML, "Content-Type", "application/x-yaml")
+	expect(t, "import YAML", r, 200, "")
+	y := in.admin("GET", "/api/apis/oas/"+r.json(t)["ID"].(string), nil)
+	if x := tykExt(t, y.body); at(x, "upstream", "url") != "http://upstream.test:8080" || at(x, "info", "name") != "Pets YAML" ||
+		at(x, "server", "listenPath", "value") != "/" {
+		t.Errorf("YAML import: %v", x)
+	}
+
+	// a document with the extension keeps it: its ID, listen path and upstream
+	withExt := oasDoc("1e500000000000000000000000000001", "Brought", "/brought/")
+	r = in.admin("POST", "/api/apis/oas/import", withExt)
+	expect(t, "import with the extension", r, 200, "")
+	if r.json(t)["ID"] != "1e500000000000000000000000000001" {
+		t.Fatalf("the document's ID is kept: %s", r.body)
+	}
+	b := tykExt(t, in.admin("GET", "/api/apis/oas/1e500000000000000000000000000001", nil).body)
+	if at(b, "server", "listenPath", "value") != "/brought/" || at(b, "info", "name") != "Brought" {
+		t.Errorf("the brought extension: %v", b)
+	}
+	expect(t, "the same ID again", in.admin("POST", "/api/apis/oas/import", withExt), 409, "")
+
+	count := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any))
+	for name, c := range map[string]struct {
+		query, body, msg string
+	}{
+		"no document":          {"", "", ""},
+		"not an object":        {"", `[1]`, ""},
+		"no servers, no param": {"", `{"openapi":"3.0.3","info":{"title":"S","version":"1"},"paths":{}}`, ""},
+		"relative upstreamURL": {"?upstreamURL=/x", plainOAS, ""},
+		"bad listen path":      {"?listenPath=nope", plainOAS, ""},
+		"allowList":            {"?allowList=true", plainOAS, "query parameter allowList is not supported"},
+		"validateRequest":      {"?validateRequest=false", plainOAS, "query parameter validateRequest is not supported"},
+		"mockResponse":         {"?mockResponse=true", plainOAS, "query parameter mockResponse is not supported"},
+		"authentication":       {"?authentication=true", plainOAS, "query parameter authentication is not supported"},
+		"templateID":           {"?templateID=abc", plainOAS, "query parameter templateID is not supported"},
+		"base_api_id":          {"?base_api_id=abc", plainOAS, "query parameter base_api_id is not supported"},
+		"set_default":          {"?set_default=true", plainOAS, "query parameter set_default is not supported"},
+	} {
+		want := ""
+		if c.msg != "" {
+			want = mgmtErr(c.msg)
+		}
+		expect(t, name, in.admin("POST", "/api/apis/oas/import"+c.query, c.body), 400, want)
+	}
+	if n := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); n != count {
+		t.Errorf("refused imports stored something: %d APIs, had %d", n, count)
+	}
+	_, key := in.createUser(`{"apis":"read"}`)
+	expect(t, "import needs apis write", in.do("POST", "/api/apis/oas/import", key, plainOAS), 403, "")
+	expect(t, "dry-run needs apis write", in.do("POST", "/api/apis/oas/dry-run", key, `{"oas":`+plainOAS+`}`), 403, "")
+	expect(t, "patch needs apis write", in.do("PATCH", "/api/apis/oas/"+id, key, plainOAS), 403, "")
+}
+
+// TestOASDryRun restates the SDK's DryRunApiOAS (POST /api/apis/oas/dry-run,
+// body DryRunRequest {"oas": …} or {"tyk_oas": …}): the Tyk OAS document an
+// import would make, nothing stored.
+func TestOASDryRun(t *testing.T) {
+	in := start(t, "")
+	before := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any))
+	r := in.admin("POST", "/api/apis/oas/dry-run?listenPath=/dry/", `{"oas":`+plainOAS+`}`)
+	expect(t, "dry-run", r, 200, "")
+	x := tykExt(t, r.body)
+	if at(x, "server", "listenPath", "value") != "/dry/" || at(x, "upstream", "url") != "https://api.pets.test/v1" ||
+		at(x, "info", "name") != "Pets" || at(x, "info", "id") == "" {
+		t.Errorf("dry-run document: %s", r.body)
+	}
+	var doc map[string]any
+	json.Unmarshal(r.body, &doc)
+	if doc["openapi"] != "3.0.3" || doc["paths"] == nil {
+		t.Errorf("the answer is the whole document: %s", r.body)
+	}
+	r = in.admin("POST", "/api/apis/oas/dry-run", `{"tyk_oas":`+oasDoc("2e500000000000000000000000000001", "T", "/t/")+`}`)
+	expect(t, "dry-run of a Tyk OAS document", r, 200, "")
+	if x := tykExt(t, r.body); at(x, "info", "id") != "2e500000000000000000000000000001" {
+		t.Errorf("tyk_oas keeps its extension: %v", x)
+	}
+	expect(t, "no document", in.admin("POST", "/api/apis/oas/dry-run", `{}`), 400, "")
+	expect(t, "unsupported parameter", in.admin("POST", "/api/apis/oas/dry-run?mockResponse=true", `{"oas":`+plainOAS+`}`), 400,
+		mgmtErr("query parameter mockResponse is not supported"))
+	if after := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); after != before {
+		t.Errorf("dry-run stored something: %d APIs, had %d", after, before)
+	}
+	expect(t, "the dry-run ID is not stored", in.admin("GET", "/api/apis/oas/2e500000000000000000000000000001", nil), 404, "")
+}
+
+// TestOASPatch restates the SDK's PatchApiOAS (PATCH /api/apis/oas/{apiId},
+// a plain OpenAPI document): the OpenAPI part is replaced, the stored
+// x-tyk-api-gateway kept.
+func TestOASPatch(t *testing.T) {
+	in := start(t, "")
+	id := "3e500000000000000000000000000001"
+	expect(t, "create", in.admin("POST", "/api/apis/oas", oasDoc(id, "Kept", "/kept/")), 200, "")
+	expect(t, "patch", in.admin("PATCH", "/api/apis/oas/"+id, plainOAS), 200,
+		`{"Status":"OK","Message":"API updated.","Meta":null}`)
+	got := in.admin("GET", "/api/apis/oas/"+id, nil)
+	x := tykExt(t, got.body)
+	if at(x, "info", "id") != id || at(x, "info", "name") != "Kept" || at(x, "server", "listenPath", "value") != "/kept/" {
+		t.Errorf("the extension is kept: %v", x)
+	}
+	if !strings.Contains(string(got.body), `"operationId":"listPets"`) || !strings.Contains(string(got.body), `"title":"Pets"`) {
+		t.Errorf("the OpenAPI part is replaced: %s", got.body)
+	}
+	expect(t, "patch YAML with listenPath", in.admin("PATCH", "/api/apis/oas/"+id+"?listenPath=/moved/", plainOASYAML, "Content-Type", "application/x-yaml"), 200, "")
+	if x := tykExt(t, in.admin("GET", "/api/apis/oas/"+id, nil).body); at(x, "server", "listenPath", "value") != "/moved/" || at(x, "info", "id") != id {
+		t.Errorf("listenPath applied: %v", x)
+	}
+	expect(t, "another API's extension", in.admin("PATCH", "/api/apis/oas/"+id, oasDoc("3e500000000000000000000000000002", "Other", "/o/")), 400, "")
+	expect(t, "no such API", in.admin("PATCH", "/api/apis/oas/3e5000000000000000000000000000ff", plainOAS), 404, "")
+	expect(t, "unsupported parameter", in.admin("PATCH", "/api/apis/oas/"+id+"?allowList=true", plainOAS), 400,
+		mgmtErr("query parameter allowList is not supported"))
+	expect(t, "no document", in.admin("PATCH", "/api/apis/oas/"+id, ""), 400, "")
+}

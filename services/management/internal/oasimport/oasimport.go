@@ -1,0 +1,178 @@
+// Package oasimport makes a Tyk OAS document from a plain OpenAPI 3.0
+// document, as the Tyk Dashboard's import, dry-run and patch routes do: the
+// x-tyk-api-gateway extension is generated, or completed when the document
+// brings one, and the Dashboard's query parameters upstreamURL, listenPath
+// and customDomain are applied. The result is a JSON document for the
+// caller to validate and store through the ordinary create and update
+// paths; nothing here reads or writes the store.
+package oasimport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+const extension = "x-tyk-api-gateway"
+
+// Params are the query parameters applied to the extension; empty ones
+// change nothing.
+type Params struct {
+	UpstreamURL  string
+	ListenPath   string
+	CustomDomain string
+}
+
+// Error is a refusal of the input; its text names what is wrong.
+type Error struct{ Msg string }
+
+func (e *Error) Error() string { return e.Msg }
+
+func refuse(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
+
+// Import returns doc with the extension an import gives it: the one doc
+// brings, or a new one, with info.name from info.title when empty, the
+// API active and external, the listen path stripped (/ when none is set),
+// context variables and traffic logs on unless set, the upstream from the
+// parameter, else the extension, else servers[0].url (its variables
+// replaced by their defaults), and the parameters applied.
+func Import(doc []byte, p Params) ([]byte, error) {
+	return build(doc, nil, p, true)
+}
+
+// Patch returns doc, the new OpenAPI part of an API whose stored document
+// is old, with old's extension unless doc brings its own, and the
+// parameters applied.
+func Patch(old, doc []byte, p Params) ([]byte, error) {
+	var stored map[string]json.RawMessage
+	if err := json.Unmarshal(old, &stored); err != nil {
+		return nil, err
+	}
+	return build(doc, stored[extension], p, false)
+}
+
+func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byte, error) {
+	root, err := decodeObject(doc)
+	if err != nil {
+		return nil, refuse("the document must be a JSON object")
+	}
+	x, ok := root[extension].(map[string]any)
+	if _, present := root[extension]; present && !ok {
+		return nil, refuse("%s: must be an object", extension)
+	}
+	if !ok && len(fallback) > 0 {
+		if x, err = decodeObject(fallback); err != nil {
+			return nil, errors.New("stored extension: " + err.Error())
+		}
+	}
+	if x == nil {
+		x = map[string]any{}
+	}
+	info := child(x, "info")
+	if s, _ := info["name"].(string); s == "" {
+		openapiInfo, _ := root["info"].(map[string]any)
+		title, _ := openapiInfo["title"].(string)
+		info["name"] = title
+	}
+	server := child(x, "server")
+	listen := child(server, "listenPath")
+	if isImport {
+		state := child(info, "state")
+		state["active"], state["internal"] = true, false
+		listen["strip"] = true
+		global := child(child(x, "middleware"), "global")
+		for _, name := range []string{"contextVariables", "trafficLogs"} {
+			if _, set := global[name]; !set {
+				global[name] = map[string]any{"enabled": true}
+			}
+		}
+	}
+	if p.ListenPath != "" {
+		listen["value"] = p.ListenPath
+	} else if s, _ := listen["value"].(string); s == "" {
+		listen["value"] = "/"
+	}
+	if p.CustomDomain != "" {
+		domain, set := server["customDomain"].(map[string]any)
+		if !set {
+			domain = map[string]any{"enabled": true}
+			server["customDomain"] = domain
+		}
+		domain["name"] = p.CustomDomain
+	}
+	upstream := child(x, "upstream")
+	switch have, _ := upstream["url"].(string); {
+	case p.UpstreamURL != "":
+		if !absolute(p.UpstreamURL) {
+			return nil, refuse("upstreamURL: %q is not an absolute URL", p.UpstreamURL)
+		}
+		upstream["url"] = p.UpstreamURL
+	case have == "":
+		u, err := serverURL(root)
+		if err != nil {
+			return nil, err
+		}
+		upstream["url"] = u
+	}
+	root[extension] = x
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(root); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(out.Bytes()), nil
+}
+
+// serverURL is servers[0].url with its variables replaced by their
+// defaults; it must be absolute.
+func serverURL(root map[string]any) (string, error) {
+	servers, _ := root["servers"].([]any)
+	if len(servers) == 0 {
+		return "", refuse("servers: empty; give the upstream with the upstreamURL parameter or a server URL")
+	}
+	first, _ := servers[0].(map[string]any)
+	u, _ := first["url"].(string)
+	vars, _ := first["variables"].(map[string]any)
+	for name, v := range vars {
+		variable, _ := v.(map[string]any)
+		def, _ := variable["default"].(string)
+		u = strings.ReplaceAll(u, "{"+name+"}", def)
+	}
+	if !absolute(u) {
+		return "", refuse("servers[0].url: %q is not an absolute URL; give the upstream with the upstreamURL parameter", u)
+	}
+	return u, nil
+}
+
+func absolute(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs() && u.Host != ""
+}
+
+// child returns the object member name of o, made (and set) when absent
+// or not an object.
+func child(o map[string]any, name string) map[string]any {
+	c, ok := o[name].(map[string]any)
+	if !ok {
+		c = map[string]any{}
+		o[name] = c
+	}
+	return c
+}
+
+func decodeObject(b []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // numbers kept as written
+	var o map[string]any
+	if err := d.Decode(&o); err != nil {
+		return nil, err
+	}
+	if o == nil {
+		return nil, errors.New("not an object")
+	}
+	return o, nil
+}
