@@ -199,3 +199,27 @@ func TestOASPatch(t *testing.T) {
 		mgmtErr("query parameter allowList is not supported"))
 	expect(t, "no document", in.admin("PATCH", "/api/apis/oas/"+id, ""), 400, "")
 }
+
+// TestOASImportAudited: import and patch are audited as the create and
+// update they are, with the API as their object; the dry-run is recorded
+// as the write request it is, without an object.
+func TestOASImportAudited(t *testing.T) {
+	in := start(t, "")
+	r := in.admin("POST", "/api/apis/oas/import", plainOAS)
+	expect(t, "import", r, 200, "")
+	id := r.json(t)["ID"].(string)
+	expect(t, "patch", in.admin("PATCH", "/api/apis/oas/"+id, plainOAS), 200, "")
+	expect(t, "dry-run", in.admin("POST", "/api/apis/oas/dry-run", `{"oas":`+plainOAS+`}`), 200, "")
+	logs, _ := in.auditLogs("?p=1")
+	want := []struct{ action, object string }{
+		{"POST /api/apis/oas/dry-run", ""}, {"PATCH /api/apis/oas/{api_id}", id}, {"POST /api/apis/oas/import", id},
+	}
+	if len(logs) < len(want) {
+		t.Fatalf("%d audit entries: %+v", len(logs), logs)
+	}
+	for i, w := range want {
+		if logs[i].Action != w.action || logs[i].ObjectID != w.object || logs[i].Status != 200 {
+			t.Errorf("entry %d: %+v, want %s on %q", i, logs[i], w.action, w.object)
+		}
+	}
+}
