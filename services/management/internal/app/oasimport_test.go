@@ -134,6 +134,13 @@ func TestOASImport(t *testing.T) {
 	if n := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); n != count {
 		t.Errorf("refused imports stored something: %d APIs, had %d", n, count)
 	}
+	// document-carrying operations take the 16 MiB limit, not the 1 MiB one
+	big := strings.Replace(plainOAS, `"title":"Pets"`, `"title":"Big","description":"`+strings.Repeat("a", 2<<20)+`"`, 1)
+	expect(t, "a 2 MiB document", in.admin("POST", "/api/apis/oas/import?listenPath=/big/", big), 200, "")
+	expect(t, "a 2 MiB dry-run", in.admin("POST", "/api/apis/oas/dry-run", `{"oas":`+big+`}`), 200, "")
+	expect(t, "a 2 MiB patch", in.admin("PATCH", "/api/apis/oas/"+id, big), 200, "")
+	expect(t, "over 16 MiB", in.admin("POST", "/api/apis/oas/import", strings.Repeat(" ", 16<<20+1)), 413, "")
+
 	_, key := in.createUser(`{"apis":"read"}`)
 	expect(t, "import needs apis write", in.do("POST", "/api/apis/oas/import", key, plainOAS), 403, "")
 	expect(t, "dry-run needs apis write", in.do("POST", "/api/apis/oas/dry-run", key, `{"oas":`+plainOAS+`}`), 403, "")
