@@ -131,6 +131,8 @@ func TestOASImport(t *testing.T) {
 		}
 		expect(t, name, in.admin("POST", "/api/apis/oas/import"+c.query, c.body), 400, want)
 	}
+	expect(t, "a multipart upload is not read", in.admin("POST", "/api/apis/oas/import",
+		"--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n"+plainOAS+"\r\n--b--\r\n", "Content-Type", "multipart/form-data; boundary=b"), 400, "")
 	if n := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); n != count {
 		t.Errorf("refused imports stored something: %d APIs, had %d", n, count)
 	}
