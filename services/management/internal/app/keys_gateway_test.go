@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/redistest"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
+	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
 )
 
 // TestKeysRealGateway issues keys through management to a real Tyk Gateway
@@ -61,7 +60,7 @@ func TestKeysRealGateway(t *testing.T) {
 	expect(t, "slow policy", in.admin("POST", "/api/portal/policies", `{"id":"slow","name":"Slow","rate":3,"per":10,"quota_max":-1,"active":true,"access_rights":`+rights+`}`), 200, "")
 	expect(t, "fast policy", in.admin("POST", "/api/portal/policies", `{"id":"fast","name":"Fast","rate":1000,"per":1,"quota_max":-1,"active":true,"access_rights":`+rights+`}`), 200, "")
 
-	startDashboardGateway(t, bin, gwPort, in.base, rd.Addr)
+	tykgwtest.StartDashboard(t, tykgwtest.Dashboard{Bin: bin, Port: gwPort, Management: in.base, Redis: rd.Addr, NodeSecret: nodeSecret, APISecret: gatewaySecret})
 	call := func(key string) int {
 		req, _ := http.NewRequest("GET", gwBase+"/keyed/anything", nil)
 		req.Header.Set("Authorization", key)
@@ -164,59 +163,4 @@ func freeTCPPort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startDashboardGateway runs a Tyk Gateway in dashboard mode against
-// management, with the key API's secret and hashed keys, until the test ends.
-func startDashboardGateway(t *testing.T, bin string, port int, management, redisAddr string) {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{"apps", "policies", "middleware", "templates"} {
-		os.MkdirAll(filepath.Join(dir, d), 0o755)
-	}
-	os.WriteFile(filepath.Join(dir, "templates", "error.json"), []byte(`{"error": "{{.Message}}"}`), 0o644)
-	host, rport, _ := net.SplitHostPort(redisAddr)
-	p, _ := strconv.Atoi(rport)
-	conf := map[string]any{
-		"listen_address": "127.0.0.1", "listen_port": port, "secret": gatewaySecret, "node_secret": nodeSecret,
-		"hash_keys": true, "hash_key_function": "murmur64", "template_path": filepath.Join(dir, "templates"), "app_path": filepath.Join(dir, "apps"),
-		"middleware_path": filepath.Join(dir, "middleware"), "use_db_app_configs": true,
-		"db_app_conf_options":        map[string]any{"connection_string": management},
-		"policies":                   map[string]any{"policy_source": "service", "policy_connection_string": management},
-		"disable_dashboard_zeroconf": true, "slave_options": map[string]any{"use_rpc": false},
-		"storage":          map[string]any{"type": "redis", "host": host, "port": p},
-		"enable_analytics": false, "enable_jsvm": false, "uptime_tests": map[string]any{"disable": true},
-		"health_check":      map[string]any{"enable_health_checks": false},
-		"coprocess_options": map[string]any{"enable_coprocess": false},
-	}
-	raw, _ := json.Marshal(conf)
-	confPath := filepath.Join(dir, "tyk.conf")
-	os.WriteFile(confPath, raw, 0o600)
-	logPath := filepath.Join(dir, "gateway.log")
-	logFile, _ := os.Create(logPath)
-	cmd := exec.Command(bin, "--conf", confPath)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the gateway: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			if len(out) > 6000 {
-				out = out[len(out)-6000:]
-			}
-			t.Logf("gateway output (tail):\n%s", out)
-		}
-	})
-	waitFor(t, 60*time.Second, "the gateway's /hello", func() bool {
-		r, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/hello")
-		if err != nil {
-			return false
-		}
-		r.Body.Close()
-		return r.StatusCode == 200
-	})
 }

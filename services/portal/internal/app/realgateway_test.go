@@ -2,20 +2,18 @@ package app
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/redistest"
+	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
 )
 
 // TestConsumerFlowRealGateway is the consumer flow with a real Tyk Gateway
@@ -53,7 +51,7 @@ func TestConsumerFlowRealGateway(t *testing.T) {
 	}, `"use_keyless":false,"use_standard_auth":true,"auth":{"auth_header_name":"Authorization"},`+
 		`"proxy":{"listen_path":"/pay/","target_url":"`+upstream.URL+`","strip_listen_path":true},`+
 		`"version_data":{"not_versioned":true,"versions":{"Default":{"name":"Default"}}}`)
-	startRealGateway(t, bin, gwPort, "http://"+w.mgmt.HTTPAddr, rd.Addr, nodeSecret)
+	tykgwtest.StartDashboard(t, tykgwtest.Dashboard{Bin: bin, Port: gwPort, Management: "http://" + w.mgmt.HTTPAddr, Redis: rd.Addr, NodeSecret: nodeSecret, APISecret: gwSecret})
 	call := func(key string) int {
 		req, _ := http.NewRequest("GET", gwBase+"/pay/charges", nil)
 		req.Header.Set("Authorization", key)
@@ -116,60 +114,4 @@ func within(t *testing.T, d time.Duration, what string, ok func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// startRealGateway runs a Tyk Gateway in dashboard mode against management
-// (APIs and policies from it), with the key API's secret and hashed keys
-// (murmur64, so that key changes clear the gateway's session cache at once).
-func startRealGateway(t *testing.T, bin string, port int, management, redisAddr, nodeSecret string) {
-	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{"apps", "policies", "middleware", "templates"} {
-		os.MkdirAll(filepath.Join(dir, d), 0o755)
-	}
-	os.WriteFile(filepath.Join(dir, "templates", "error.json"), []byte(`{"error": "{{.Message}}"}`), 0o644)
-	host, rport, _ := net.SplitHostPort(redisAddr)
-	rp, _ := strconv.Atoi(rport)
-	conf := map[string]any{
-		"listen_address": "127.0.0.1", "listen_port": port, "secret": gwSecret, "node_secret": nodeSecret,
-		"hash_keys": true, "hash_key_function": "murmur64", "template_path": filepath.Join(dir, "templates"), "app_path": filepath.Join(dir, "apps"),
-		"middleware_path": filepath.Join(dir, "middleware"), "use_db_app_configs": true,
-		"db_app_conf_options":        map[string]any{"connection_string": management},
-		"policies":                   map[string]any{"policy_source": "service", "policy_connection_string": management},
-		"disable_dashboard_zeroconf": true, "slave_options": map[string]any{"use_rpc": false},
-		"storage":          map[string]any{"type": "redis", "host": host, "port": rp},
-		"enable_analytics": false, "enable_jsvm": false, "uptime_tests": map[string]any{"disable": true},
-		"health_check":      map[string]any{"enable_health_checks": false},
-		"coprocess_options": map[string]any{"enable_coprocess": false},
-	}
-	raw, _ := json.Marshal(conf)
-	confPath := filepath.Join(dir, "tyk.conf")
-	os.WriteFile(confPath, raw, 0o600)
-	logPath := filepath.Join(dir, "gateway.log")
-	logFile, _ := os.Create(logPath)
-	cmd := exec.Command(bin, "--conf", confPath)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start the gateway: %v", err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		logFile.Close()
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			if len(out) > 6000 {
-				out = out[len(out)-6000:]
-			}
-			t.Logf("gateway output (tail):\n%s", out)
-		}
-	})
-	within(t, 60*time.Second, "the gateway's /hello", func() bool {
-		r, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/hello", port))
-		if err != nil {
-			return false
-		}
-		r.Body.Close()
-		return r.StatusCode == 200
-	})
 }
