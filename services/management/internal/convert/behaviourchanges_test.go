@@ -205,6 +205,19 @@ func TestBehaviourChanges(t *testing.T) {
 			"paths./.post.operationId":                                "POST",
 		}, warnings: []string{strings.ReplaceAll(strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "hard_timeouts"), "GET", "POST"),
 			strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "url_rewrites")}},
+		{name: "a regular expression segment is matched as any one segment: warned; {name:regex} and allow are not", mutate: func(d map[string]any) {
+			defaultVersion(d, map[string]any{"extended_paths": map[string]any{
+				"url_rewrites": []any{map[string]any{"path": "/old/[0-9]+", "method": "GET", "match_pattern": "/old/([0-9]+)", "rewrite_to": "/new/$1"}},
+				"track_endpoints": []any{map[string]any{"path": "/users/{id:[0-9]+}", "method": "GET"},
+					map[string]any{"path": "/off/.*", "method": "GET", "disabled": true}},
+				"white_list": []any{map[string]any{"path": "/old/[0-9]+", "method": "GET"}},
+			}})
+		}, want: map[string]any{
+			x + "middleware.operations.old/[0-9]+GET.urlRewrite.pattern": "/old/([0-9]+)",
+			"paths./old/{customRegex1}.get.operationId":                  "old/[0-9]+GET",
+		}, warnings: []string{`version_data.versions["Default"].extended_paths.url_rewrites: GET /old/[0-9]+: the migrated API ` +
+			"matches this path as /old/{customRegex1}, any one segment for each {parameter}, where classic matched the " +
+			"regular expression: the entry applies to other requests than in classic"}},
 		{name: "an empty path in hard_timeouts before another entry of its method still fails", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{"hard_timeouts": []any{
 				map[string]any{"path": "", "method": "GET", "timeout": 5},

@@ -120,3 +120,76 @@ func TestCollidingPathsFailWhenTheyDisagree(t *testing.T) {
 		}
 	}
 }
+
+// TestToClassicRegexPathsAsExtractTo: a classic path holding a regular expression becomes an OpenAPI path with
+// a parameter (/old/[0-9]+ → /old/{customRegex1}, its pattern in the parameter's schema). Tyk's OAS.ExtractTo
+// writes every extended_paths entry of that operation, whatever the middleware kind, with the OpenAPI path,
+// and a gateway matches each {parameter} segment as ([^/]+); the classic definition derived for gateways
+// (ToClassic) must carry the same path, so a gateway loading the document (file mode) and one loading the
+// derived classic (dashboard mode) match the same requests.
+func TestToClassicRegexPathsAsExtractTo(t *testing.T) {
+	for _, c := range []struct {
+		name, classic string
+		want          map[string]string // extended_paths list → the path of its one entry
+	}{
+		{"one regex segment, every kind", `{
+			"white_list":[{"path":"/old/[0-9]+","method":"GET"}],
+			"url_rewrites":[{"path":"/old/[0-9]+","method":"GET","match_pattern":"/old/([0-9]+)","rewrite_to":"/new/$1"}],
+			"track_endpoints":[{"path":"/old/[0-9]+","method":"GET"}],
+			"transform_headers":[{"path":"/old/[0-9]+","method":"GET","add_headers":{"X-A":"1"}}],
+			"hard_timeouts":[{"path":"/old/[0-9]+","method":"GET","timeout":30}],
+			"size_limits":[{"path":"/old/[0-9]+","method":"POST","size_limit":1024}],
+			"method_transforms":[{"path":"/old/[0-9]+","method":"PUT","to_method":"POST"}],
+			"internal":[{"path":"/old/[0-9]+","method":"PATCH"}],
+			"do_not_track_endpoints":[{"path":"/old/[0-9]+","method":"DELETE"}]}`,
+			map[string]string{"white_list": "/old/{customRegex1}",
+				"url_rewrites": "/old/{customRegex1}", "track_endpoints": "/old/{customRegex1}",
+				"transform_headers": "/old/{customRegex1}", "hard_timeouts": "/old/{customRegex1}",
+				"size_limits": "/old/{customRegex1}", "method_transforms": "/old/{customRegex1}",
+				"internal": "/old/{customRegex1}", "do_not_track_endpoints": "/old/{customRegex1}"}},
+		{"two regex segments and a named parameter", `{
+			"url_rewrites":[{"path":"/orgs/{org}/[a-z]+/[0-9]+","method":"GET","match_pattern":"/orgs/(.*)","rewrite_to":"/o/$1"}],
+			"white_list":[{"path":"/orgs/{org}/[a-z]+/[0-9]+","method":"GET"}]}`,
+			map[string]string{"url_rewrites": "/orgs/{org}/{customRegex1}/{customRegex2}",
+				"white_list": "/orgs/{org}/{customRegex1}/{customRegex2}"}},
+		{"a mux parameter with its own expression", `{
+			"track_endpoints":[{"path":"/users/{id:[0-9]+}","method":"GET"}]}`,
+			map[string]string{"track_endpoints": "/users/{id}"}},
+		{"a literal path is unchanged", `{
+			"track_endpoints":[{"path":"/plain","method":"GET"}]}`,
+			map[string]string{"track_endpoints": "/plain"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := convertDef(t, defWithPaths(t, c.classic), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := ToClassic(res.Base.JSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var derived any
+			if err := json.Unmarshal(out, &derived); err != nil {
+				t.Fatal(err)
+			}
+			ep, _ := lookupPath(derived, "version_data", "versions", "", "extended_paths").(map[string]any)
+			for list, want := range c.want {
+				entries, _ := ep[list].([]any)
+				if len(entries) != 1 {
+					t.Errorf("%s: %d entries, want 1: %v", list, len(entries), entries)
+					continue
+				}
+				if got := lookupPath(entries[0], "path"); got != want {
+					t.Errorf("%s path = %v, want %s (Tyk's OAS.ExtractTo)", list, got, want)
+				}
+			}
+			for list, entries := range ep {
+				if _, ok := c.want[list]; !ok {
+					if l, _ := entries.([]any); len(l) > 0 {
+						t.Errorf("%s: unexpected entries %v", list, l)
+					}
+				}
+			}
+		})
+	}
+}

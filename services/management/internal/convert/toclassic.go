@@ -354,7 +354,7 @@ func operationsToClassic(ep *extendedPaths, paths map[string]*pathItem, ops map[
 			if x == nil {
 				continue
 			}
-			e := endpointRef{Path: classicPath(p, method, op.OperationID), Method: method}
+			e := endpointRef{Path: p, Method: method} // the OpenAPI path, as ExtractTo writes it: see paths.go
 			for i := range kinds {
 				if k := &kinds[i]; k.toClassic != nil {
 					k.toClassic(ep, x, e)
@@ -362,22 +362,6 @@ func operationsToClassic(ep *extendedPaths, paths map[string]*pathItem, ops map[
 			}
 		}
 	}
-}
-
-// classicPath is the classic path of an operation: the path the converter made it from when its operationId is
-// the converter's (that path without its leading slash, then the method) and templates to the OpenAPI path,
-// so the gateway matches exactly what the classic API matched; otherwise the OpenAPI path, as Tyk extracts it.
-func classicPath(oasPath, method, operationID string) string {
-	if raw, ok := strings.CutSuffix(operationID, method); ok && raw != "" {
-		raw = "/" + raw
-		if raw == oasPath {
-			return raw
-		}
-		if t, err := templatePath(raw); err == nil && t.path == oasPath {
-			return raw
-		}
-	}
-	return oasPath
 }
 
 // sortedPaths orders OpenAPI paths as Tyk's extraction does: more segments first, then longer (both without

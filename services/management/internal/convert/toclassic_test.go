@@ -123,6 +123,17 @@ func TestToClassicAsExtractTo(t *testing.T) {
 			`version_data.versions..extended_paths.transform_response.0.template_data.enable_session`: true,
 			`version_data.versions..extended_paths.transform_response.0.template_data.template_mode`:  "file",
 		}},
+		{"a path parameter from a classic regular expression: every entry carries the OpenAPI path", strings.Replace(with("",
+			`,"middleware":{"operations":{"old/[0-9]+GET":{"ignoreAuthentication":{"enabled":true},"trackEndpoint":{"enabled":true},`+
+				`"urlRewrite":{"enabled":true,"pattern":"/old/([0-9]+)","rewriteTo":"/new/$1"}}}}`),
+			`"paths":{}`, `"paths":{"/old/{customRegex1}":{"parameters":[{"name":"customRegex1","in":"path","required":true,`+
+				`"schema":{"type":"string","pattern":"[0-9]+"}}],"get":{"operationId":"old/[0-9]+GET","responses":{"200":{"description":"ok"}}}}}`, 1), map[string]any{
+			`version_data.versions..extended_paths.ignored.0.path`:               "/old/{customRegex1}",
+			`version_data.versions..extended_paths.track_endpoints.0.path`:       "/old/{customRegex1}",
+			`version_data.versions..extended_paths.url_rewrites.0.path`:          "/old/{customRegex1}",
+			`version_data.versions..extended_paths.url_rewrites.0.match_pattern`: "/old/([0-9]+)",
+			`version_data.versions..extended_paths.url_rewrites.0.rewrite_to`:    "/new/$1",
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := ToClassic([]byte(c.doc))

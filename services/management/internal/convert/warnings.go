@@ -1,7 +1,10 @@
 package convert
 
 import (
+	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,6 +32,7 @@ func (c *converter) behaviourWarnings(targets []*target) {
 		c.inertPathsWarning(t)
 		c.validateJSONWarnings(t)
 		c.templateSessionWarnings(t)
+		c.regexPathWarnings(t)
 	}
 }
 
@@ -171,4 +175,52 @@ func (c *converter) templateSessionWarnings(t *target) {
 				versionField(t.versionName, "extended_paths."+l.name), e.Method, e.Path)
 		}
 	}
+}
+
+// regexPathWarnings: a classic path segment holding a regular expression becomes an OpenAPI path parameter
+// (/old/[0-9]+ → /old/{customRegex1}), and Tyk's OAS.ExtractTo gives the gateway that OpenAPI path, whose
+// {parameter} segments it matches as any one segment ([^/]+, internal/httputil PreparePathRegexp) whether it
+// loads the document or the classic definition derived from it. The entry then also applies to requests the
+// classic expression did not match. Allow entries are kept narrow by validateRequest and ignore entries fail
+// the API (keepRegexPathsClosed); mock responses stay as Tyk converts them. A {name} or {name:regex} segment
+// is matched as [^/]+ by the classic gateway too, so only other non-literal segments are warned.
+func (c *converter) regexPathWarnings(t *target) {
+	v := t.version
+	if v == nil || !v.UseExtendedPaths {
+		return
+	}
+	ep := reflect.ValueOf(&v.ExtendedPaths).Elem()
+	for i := range ep.NumField() {
+		list, _, _ := strings.Cut(ep.Type().Field(i).Tag.Get("json"), ",")
+		if list == "white_list" || list == "ignored" || list == "mock_response" ||
+			!slices.ContainsFunc(kinds, func(k kind) bool { return k.list == list }) {
+			continue
+		}
+		entries := ep.Field(i)
+		for j := range entries.Len() {
+			e := entries.Index(j)
+			if e.Kind() != reflect.Struct || e.FieldByName("Disabled").Bool() {
+				continue
+			}
+			path, method := e.FieldByName("Path").String(), e.FieldByName("Method").String()
+			tp, err := templatePath(path)
+			if err != nil || !hasRegexSegment(path) {
+				continue
+			}
+			c.warn("%s: %s %s: the migrated API matches this path as %s, any one segment for each {parameter}, where "+
+				"classic matched the regular expression: the entry applies to other requests than in classic",
+				versionField(t.versionName, "extended_paths."+list), method, path, tp.path)
+		}
+	}
+}
+
+// hasRegexSegment reports whether a classic path has a segment that is neither literal text nor a {name} or
+// {name:regex} template.
+func hasRegexSegment(path string) bool {
+	for seg := range strings.SplitSeq(strings.TrimPrefix(path, "/"), "/") {
+		if seg != "" && !literalSegment(seg) && !(strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}")) {
+			return true
+		}
+	}
+	return false
 }
