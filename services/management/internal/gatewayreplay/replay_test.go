@@ -142,6 +142,14 @@ var scenarios = []scenario{
 		{req: request{method: "GET", path: "/one"}}, {req: request{method: "GET", path: "/some/where"}},
 		{req: request{method: "GET", path: "/"}}, {req: request{method: "POST", path: "/some/where"}},
 	}},
+	{name: "regular expression path segment", classic: func(d map[string]any) {
+		extended(d, map[string]any{"transform_headers": []any{
+			map[string]any{"path": "/old/[0-9]+", "method": "GET", "add_headers": map[string]any{"X-Echo": "number"}},
+		}})
+	}, checks: []check{
+		{req: request{method: "GET", path: "/old/123"}},
+		{req: request{method: "GET", path: "/old/abc"}, differs: []string{"body"}, warning: "matches this path as /old/{customRegex1}"},
+	}},
 }
 
 // TestReplayThroughGateway: see the package documentation.
