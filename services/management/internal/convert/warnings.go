@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -190,29 +191,51 @@ func (c *converter) regexPathWarnings(t *target) {
 		return
 	}
 	ep := reflect.ValueOf(&v.ExtendedPaths).Elem()
-	for i := range ep.NumField() {
-		list, _, _ := strings.Cut(ep.Type().Field(i).Tag.Get("json"), ",")
-		if list == "white_list" || list == "ignored" || list == "mock_response" ||
-			!slices.ContainsFunc(kinds, func(k kind) bool { return k.list == list }) {
-			continue
-		}
-		entries := ep.Field(i)
+	for _, l := range regexWarnedLists() {
+		entries := ep.Field(l.field)
 		for j := range entries.Len() {
 			e := entries.Index(j)
-			if e.Kind() != reflect.Struct || e.FieldByName("Disabled").Bool() {
+			if e.Kind() != reflect.Struct {
 				continue
 			}
-			path, method := e.FieldByName("Path").String(), e.FieldByName("Method").String()
+			path := e.FieldByName("Path").String()
+			if !hasRegexSegment(path) || e.FieldByName("Disabled").Bool() {
+				continue
+			}
 			tp, err := templatePath(path)
-			if err != nil || !hasRegexSegment(path) {
+			if err != nil {
 				continue
 			}
 			c.warn("%s: %s %s: the migrated API matches this path as %s, any one segment for each {parameter}, where "+
 				"classic matched the regular expression: the entry applies to other requests than in classic",
-				versionField(t.versionName, "extended_paths."+list), method, path, tp.path)
+				versionField(t.versionName, "extended_paths."+l.name), e.FieldByName("Method").String(), path, tp.path)
 		}
 	}
 }
+
+// regexWarnedList is an extended_paths list regexPathWarnings reads: the
+// field's index in extendedPaths and its JSON name.
+type regexWarnedList struct {
+	field int
+	name  string
+}
+
+// regexWarnedLists are the extended_paths lists of the kinds but white_list,
+// ignored and mock_response, in field order; found once (reading struct tags
+// per API cost an eighth of a conversion).
+var regexWarnedLists = sync.OnceValue(func() []regexWarnedList {
+	var out []regexWarnedList
+	ep := reflect.TypeFor[extendedPaths]()
+	for i := range ep.NumField() {
+		list, _, _ := strings.Cut(ep.Field(i).Tag.Get("json"), ",")
+		if list == "white_list" || list == "ignored" || list == "mock_response" ||
+			!slices.ContainsFunc(kinds, func(k kind) bool { return k.list == list }) {
+			continue
+		}
+		out = append(out, regexWarnedList{field: i, name: list})
+	}
+	return out
+})
 
 // hasRegexSegment reports whether a classic path has a segment that is neither literal text nor a {name} or
 // {name:regex} template.
