@@ -79,6 +79,24 @@ type ReadTx interface {
 	Count(prefix []byte) (int, error)
 }
 
+// Revisioned is a ReadTx that can name the state of the key space it reads:
+// two read-only transactions of one engine that report the same revision
+// read the same keys and values (bbolt's transaction id, the etcd watch
+// cache's revision). A domain store memoises an answer computed from a whole
+// range (the category counts) by it. ok is false when the transaction cannot
+// tell (a read-write transaction, an etcd read outside the cache).
+type Revisioned interface {
+	Revision() (rev int64, ok bool)
+}
+
+// RevisionOf is r's revision when r is Revisioned and knows it.
+func RevisionOf(r ReadTx) (int64, bool) {
+	if rv, ok := r.(Revisioned); ok {
+		return rv.Revision()
+	}
+	return 0, false
+}
+
 // WriteTx reads and writes inside a read-write transaction. A transaction
 // reads its own writes.
 type WriteTx interface {

@@ -167,7 +167,7 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	}
 	return e.queue.WhileOpen(func() error {
 		return e.db.View(func(tx *bolt.Tx) error {
-			r := &readTx{data: tx.Bucket(dataBucket)}
+			r := &readTx{data: tx.Bucket(dataBucket), rev: int64(tx.ID())}
 			defer func() { r.done = true }()
 			return fn(r)
 		})
@@ -241,6 +241,14 @@ type readTx struct {
 	data   *bolt.Bucket
 	writes *int // the write transaction's write count; nil in View
 	done   bool
+	rev    int64 // in View, the id of the last transaction committed before it
+}
+
+// Revision is kv.Revisioned: bbolt numbers every committed write
+// transaction, and a read transaction sees the last one's state. A
+// read-write transaction does not know its own.
+func (r *readTx) Revision() (int64, bool) {
+	return r.rev, r.writes == nil && !r.done
 }
 
 func (r *readTx) Get(key []byte) ([]byte, error) {

@@ -236,6 +236,10 @@ func (c *watchCache) askProgress() {
 // snapTx is a View over a snapshot.
 type snapTx struct{ s *snapshot }
 
+// Revision is kv.Revisioned: the snapshot holds every event up to its
+// revision and nothing after.
+func (t snapTx) Revision() (int64, bool) { return t.s.rev, true }
+
 func (t snapTx) Get(key []byte) ([]byte, error) {
 	if it, ok := t.s.tree.Get(cached{key: string(key)}); ok {
 		return it.value, nil

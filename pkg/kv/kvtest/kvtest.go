@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) kv.Engine) {
 		{"DeleteInScannedRangeConflicts", testDeleteInScannedRange},
 		{"ResultsFromTheCommittedAttempt", testResultsFromCommittedAttempt},
 		{"Ready", testReady},
+		{"RevisionNamesTheState", testRevision},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -543,5 +544,64 @@ func testResultsFromCommittedAttempt(t *testing.T, e kv.Engine) {
 func testReady(t *testing.T, e kv.Engine) {
 	if err := e.Ready(ctx); err != nil {
 		t.Fatalf("Ready on an open engine: %v", err)
+	}
+}
+
+// testRevision: an engine's read-only transactions name the state they read
+// (kv.Revisioned) — the same revision while nothing is written, another one
+// after a write commits, and a View keeps its own while a writer commits —
+// and a read-write transaction does not claim one.
+func testRevision(t *testing.T, e kv.Engine) {
+	put(t, e, "r/1", "a")
+	rev := func() int64 {
+		t.Helper()
+		var rev int64
+		var ok bool
+		if err := e.View(ctx, func(tx kv.ReadTx) error { rev, ok = kv.RevisionOf(tx); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			t.Fatal("a View names no revision")
+		}
+		return rev
+	}
+	first := rev()
+	if again := rev(); again != first {
+		t.Fatalf("revision %d, then %d with no write between", first, again)
+	}
+	put(t, e, "r/2", "b")
+	second := rev()
+	if second <= first {
+		t.Fatalf("revision %d after a write, %d before", second, first)
+	}
+	err := e.View(ctx, func(tx kv.ReadTx) error {
+		before, _ := kv.RevisionOf(tx)
+		done := make(chan error, 1)
+		go func() {
+			done <- e.Update(ctx, func(w kv.WriteTx) error { return w.Put([]byte("r/3"), []byte("c")) })
+		}()
+		if err := <-done; err != nil {
+			return err
+		}
+		if after, _ := kv.RevisionOf(tx); after != before || before != second {
+			return fmt.Errorf("a View's revision moved from %d to %d (%d when it began) while a writer committed", before, after, second)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third := rev(); third <= second {
+		t.Fatalf("revision %d after a concurrent write, %d before", third, second)
+	}
+	var inUpdate bool
+	if err := e.Update(ctx, func(w kv.WriteTx) error {
+		_, inUpdate = kv.RevisionOf(w)
+		return w.Put([]byte("r/4"), []byte("d"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inUpdate {
+		t.Fatal("a read-write transaction names a revision")
 	}
 }

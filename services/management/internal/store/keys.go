@@ -30,8 +30,9 @@ import (
 //	keyapi/<u16 len><api_id><key hash>      → empty: issued keys by API of their access_rights
 //	keypolicy/<u16 len><policy><key hash>   → empty: issued keys by policy they apply
 //
-// Category counts are not stored: GET /api/apis/categories scans apicat/,
-// so no single key is written by every API change.
+// Category counts are not stored: GET /api/apis/categories scans apicat/
+// (once per revision of the key space, Store.CategoryCounts), so no single
+// key is written by every API change.
 var (
 	apiPrefix       = []byte("api/")
 	dbIDPrefix      = []byte("apidb/")

@@ -3,6 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
 
 	"github.com/gatehouse/gatehouse/pkg/audit/auditctx"
 )
@@ -106,11 +110,57 @@ func (s *Store) ListAPIs(ctx context.Context, categories []string, offset, limit
 }
 
 // CategoryCounts lists every category in use with its number of APIs.
+// The counts of the last scan are answered again while the engine's
+// revision has not moved (kv.Revisioned): a scan of the whole category
+// index per request only when something was written since.
 func (s *Store) CategoryCounts(ctx context.Context) ([]CategoryCount, error) {
 	var cats []CategoryCount
 	err := s.View(ctx, func(tx *Tx) (err error) {
-		cats, err = tx.Categories()
-		return err
+		rev, ok := kv.RevisionOf(tx.r)
+		if ok {
+			if c, hit := s.categories.get(rev); hit {
+				cats = c
+				return nil
+			}
+		}
+		c, err := tx.Categories()
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.categories.set(rev, c)
+		}
+		cats = slices.Clone(c)
+		return nil
 	})
 	return cats, err
+}
+
+// countsMemo holds the category counts of one revision.
+type countsMemo struct {
+	mu     sync.Mutex
+	rev    int64
+	counts []CategoryCount // nil: none held
+}
+
+// get returns a copy of the counts held for rev.
+func (m *countsMemo) get(rev int64) ([]CategoryCount, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counts == nil || m.rev != rev {
+		return nil, false
+	}
+	return slices.Clone(m.counts), true
+}
+
+// set holds counts as rev's, unless a later revision's are held already.
+func (m *countsMemo) set(rev int64, counts []CategoryCount) {
+	if counts == nil {
+		counts = []CategoryCount{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counts == nil || rev >= m.rev {
+		m.rev, m.counts = rev, counts
+	}
 }

@@ -61,9 +61,10 @@ var (
 
 // Store is the management service's domain store over a kv engine.
 type Store struct {
-	e        kv.Engine
-	orgID    string
-	onCommit func(Change)
+	e          kv.Engine
+	orgID      string
+	onCommit   func(Change)
+	categories countsMemo // CategoryCounts' last answer, by revision
 }
 
 // Change says what a committed transaction changed that gateways load.
