@@ -1,45 +1,69 @@
 // Package gwfields knows the JSON type a Tyk Gateway decodes each field of
 // a security policy and of a classic API definition with (issue 32): the
 // gateway unmarshals /system/policies and /system/apis into its own Go
-// structs (user.Policy, apidef.APIDefinition), so one record whose "rate"
-// is "fast" or whose "active" is "yes" fails its whole list. Management
-// stores both documents verbatim; Check refuses, at intake, a document with
-// a field of the wrong type (naming it), and the lists skip a record stored
-// before the check that fails it. The tables (policy.go, classic.go)
-// restate the gateway's field types as JSON kinds; fields they do not name
-// are not checked (free-form to the gateway, or not yet listed).
+// structs (user.Policy, apidef.APIDefinition) with encoding/json, so one
+// record whose "rate" is "fast", whose "active" is "yes" or whose
+// version_data.versions.Default.extended_paths.url_rewrites[0].method is
+// 5 fails its whole list. Management stores both documents verbatim;
+// Check refuses, at intake, a document with a field of the wrong type
+// (naming its full path), and the lists skip a record stored before the
+// check that fails it.
+//
+// The tables (policy_table.go, classic_table.go) restate the gateway's
+// structs to their leaves, nested structs, maps and slices included; a
+// field they do not name is free-form to the gateway (interface{},
+// json.RawMessage) or not one of its fields. Member names match as
+// encoding/json matches them: exactly, else case-insensitively.
 package gwfields
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
+	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
-// Kind is the JSON a Go field type accepts (null is accepted by every one:
-// the gateway leaves the field at its zero value).
+// Kind is the JSON a Go field type accepts. Null is accepted by every kind
+// but DurationText (encoding/json leaves the field at its zero value).
 type Kind int
 
 const (
 	String Kind = iota + 1
 	Bool
-	Number   // float64
-	Int      // a signed integer (int, int64): no fraction, no exponent
-	Unsigned // uint, uint16, uint64: a non-negative integer
+	Number   // float64: any number a float64 holds
+	Int      // int, int64: no fraction, no exponent
+	Unsigned // uint, uint64: a non-negative integer
+	Uint16   // uint16: 0 to 65535
 	Object   // a struct or a map
 	Array    // a slice
+	// ObjectID is a Mongo object id (model.ObjectID, decoded by mgo's
+	// bson.ObjectId): "" or exactly 24 hexadecimal digits, unescaped. (The
+	// gateway also takes {"$oid":…}; intake does not.)
+	ObjectID
+	// Timestamp is a time.Time: an RFC 3339 string, unescaped.
+	Timestamp
+	// DurationText is Tyk's ReadableDuration: any Go-quoted string ("1m";
+	// an unparsable one reads as zero); a number or null fails its decode.
+	DurationText
 )
 
 var kindNames = map[Kind]string{String: "a string", Bool: "a boolean", Number: "a number", Int: "an integer",
-	Unsigned: "a non-negative integer", Object: "an object", Array: "an array"}
+	Unsigned: "a non-negative integer", Uint16: "an integer from 0 to 65535", Object: "an object", Array: "an array",
+	ObjectID: `an object id ("" or 24 hexadecimal digits)`, Timestamp: "an RFC 3339 time (a string)",
+	DurationText: `a duration string (e.g. "1m")`}
 
-// Table maps field paths to kinds: dot-separated member names, "*" for any
-// member of a map, "[]" for the elements of an array ("access_rights.*.versions[]").
+// Table maps field paths to kinds: member names joined by ".", "*" for any
+// member of a map, "[]" for the elements of an array
+// ("access_rights.*.allowed_urls[].methods[]").
 type Table map[string]Kind
 
-// Error names the first field of a document of the wrong type.
+// Error names the first field of a document of the wrong type by its path
+// in the document ("version_data.versions.Default.name").
 type Error struct {
 	Path string
 	Want Kind
@@ -56,20 +80,48 @@ var (
 
 // Checker is a compiled Table.
 type Checker struct {
-	kinds    Table
-	prefixes map[string]bool // every path that has a listed path under it
+	kinds Table
+	// members maps a table path to its struct members' table paths, by
+	// exact name and by folded name (encoding/json's case-insensitive
+	// match); a map's path has the single member "*".
+	members map[string]*members
+}
+
+type members struct {
+	exact, folded map[string]string
 }
 
 func compile(t Table) *Checker {
-	c := &Checker{kinds: t, prefixes: map[string]bool{}}
+	c := &Checker{kinds: t, members: map[string]*members{}}
 	for p := range t {
-		for i := range p {
-			if p[i] == '.' || p[i] == '[' {
-				c.prefixes[p[:i]] = true
-			}
+		parent, name := split(p)
+		if name == "" {
+			continue
 		}
+		m := c.members[parent]
+		if m == nil {
+			m = &members{exact: map[string]string{}, folded: map[string]string{}}
+			c.members[parent] = m
+		}
+		m.exact[name] = p
+		m.folded[fold(name)] = p
 	}
 	return c
+}
+
+// split cuts a table path into its parent and its last member name ("" for
+// an array element: the parent of "a[]" is "a" itself, looked up by
+// element).
+func split(p string) (parent, name string) {
+	if len(p) >= 2 && p[len(p)-2:] == "[]" {
+		return p, ""
+	}
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '.' {
+			return p[:i], p[i+1:]
+		}
+	}
+	return "", p
 }
 
 // Check walks doc (one JSON object, already known valid) and returns an
@@ -77,7 +129,8 @@ func compile(t Table) *Checker {
 func (c *Checker) Check(doc []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
-	err := c.value(dec, "", "")
+	w := walker{c: c, dec: dec, doc: doc}
+	err := w.value("", "", true)
 	var fe *Error
 	if errors.As(err, &fe) {
 		return fe
@@ -85,119 +138,128 @@ func (c *Checker) Check(doc []byte) error {
 	return nil // malformed JSON is the caller's check
 }
 
-// listed reports whether path is checked or has checked paths under it.
-func (c *Checker) listed(path string) bool {
-	_, ok := c.kinds[path]
-	return ok || c.prefixes[path]
-}
-
-// child is the table path of member name under parent.
-func (c *Checker) child(parent, name string) (string, bool) {
-	join := func(n string) string {
-		if parent == "" {
-			return n
-		}
-		return parent + "." + n
+// member is the table path of member name under the table path parent.
+func (c *Checker) member(parent, name string) (string, bool) {
+	m := c.members[parent]
+	if m == nil {
+		return "", false
 	}
-	if p := join(name); c.listed(p) {
+	if p, ok := m.exact[name]; ok {
 		return p, true
 	}
-	if p := join("*"); c.listed(p) {
+	if p, ok := m.exact["*"]; ok {
 		return p, true
 	}
-	return "", false
+	p, ok := m.folded[fold(name)]
+	return p, ok
 }
 
-// value reads one value at table path path, actual being the member
-// names and indexes that lead to it (for the error).
-func (c *Checker) value(dec *json.Decoder, path, actual string) error {
-	tok, err := dec.Token()
+// walker reads one document token by token.
+type walker struct {
+	c   *Checker
+	dec *json.Decoder
+	doc []byte
+}
+
+// value reads one value at table path path (listed tells whether the
+// table knows it), actual being the member names and indexes that lead to
+// it (for the error).
+func (w *walker) value(path, actual string, listed bool) error {
+	start := w.dec.InputOffset()
+	tok, err := w.dec.Token()
 	if err != nil {
 		return err
 	}
-	want, checked := c.kinds[path]
-	if checked && path != "" && tok != nil && !kindOf(tok, want) {
-		return &Error{Path: actual, Want: want}
+	if !listed {
+		return w.skip(tok)
+	}
+	if want, ok := w.c.kinds[path]; ok && path != "" {
+		raw := bytes.TrimLeft(w.doc[start:w.dec.InputOffset()], " \t\r\n,:")
+		if !kindOf(tok, raw, want) {
+			return &Error{Path: actual, Want: want}
+		}
 	}
 	switch tok {
 	case json.Delim('{'):
-		for dec.More() {
-			name, err := dec.Token()
+		for w.dec.More() {
+			name, err := w.dec.Token()
 			if err != nil {
 				return err
 			}
-			p, ok := c.child(path, name.(string))
-			if !ok {
-				if err := skip(dec); err != nil {
-					return err
-				}
-				continue
-			}
+			p, ok := w.c.member(path, name.(string))
 			next := name.(string)
 			if actual != "" {
 				next = actual + "." + next
 			}
-			if err := c.value(dec, p, next); err != nil {
+			if err := w.value(p, next, ok); err != nil {
 				return err
 			}
 		}
-		_, err = dec.Token()
+		_, err = w.dec.Token()
 		return err
 	case json.Delim('['):
 		elem := path + "[]"
-		for i := 0; dec.More(); i++ {
-			if !c.listed(elem) {
-				if err := skip(dec); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := c.value(dec, elem, actual+"["+strconv.Itoa(i)+"]"); err != nil {
+		_, listed := w.c.kinds[elem]
+		for i := 0; w.dec.More(); i++ {
+			if err := w.value(elem, actual+"["+strconv.Itoa(i)+"]", listed); err != nil {
 				return err
 			}
 		}
-		_, err = dec.Token()
+		_, err = w.dec.Token()
 		return err
 	}
 	return nil
 }
 
-// kindOf reports whether the token opening a value is of kind k.
-func kindOf(tok json.Token, k Kind) bool {
+// kindOf reports whether the token opening a value (raw, as the document
+// spells it) is of kind k.
+func kindOf(tok json.Token, raw []byte, k Kind) bool {
+	if tok == nil {
+		return k != DurationText
+	}
 	switch v := tok.(type) {
 	case string:
-		return k == String
-	case bool:
-		return k == Bool
-	case json.Number:
 		switch k {
-		case Number:
+		case String:
 			return true
-		case Int:
-			_, err := strconv.ParseInt(string(v), 10, 64)
-			return err == nil
-		case Unsigned:
-			_, err := strconv.ParseUint(string(v), 10, 64)
+		case ObjectID:
+			_, err := hex.DecodeString(string(raw[1 : len(raw)-1]))
+			return len(raw) == 2 || (len(raw) == 26 && err == nil)
+		case Timestamp:
+			var t time.Time
+			return t.UnmarshalJSON(raw) == nil
+		case DurationText:
+			_, err := strconv.Unquote(string(raw))
 			return err == nil
 		}
 		return false
+	case bool:
+		return k == Bool
+	case json.Number:
+		var err error
+		switch k {
+		case Number:
+			_, err = strconv.ParseFloat(string(v), 64)
+		case Int:
+			_, err = strconv.ParseInt(string(v), 10, 64)
+		case Unsigned:
+			_, err = strconv.ParseUint(string(v), 10, 64)
+		case Uint16:
+			_, err = strconv.ParseUint(string(v), 10, 16)
+		default:
+			return false
+		}
+		return err == nil
 	case json.Delim:
 		return (v == '{' && k == Object) || (v == '[' && k == Array)
 	}
 	return false
 }
 
-// skip reads past one value.
-func skip(dec *json.Decoder) error {
+// skip reads past the rest of a value whose first token is tok.
+func (w *walker) skip(tok json.Token) error {
 	depth := 0
 	for {
-		tok, err := dec.Token()
-		if err != nil {
-			if err == io.EOF {
-				return io.ErrUnexpectedEOF
-			}
-			return err
-		}
 		if d, ok := tok.(json.Delim); ok {
 			if d == '{' || d == '[' {
 				depth++
@@ -208,5 +270,38 @@ func skip(dec *json.Decoder) error {
 		if depth == 0 {
 			return nil
 		}
+		var err error
+		if tok, err = w.dec.Token(); err != nil {
+			if err == io.EOF {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
 	}
+}
+
+// fold is encoding/json's case-insensitive form of a member name: two names
+// match when their folds are equal (bytes.EqualFold), ASCII letters upper
+// cased and every other rune the smallest of its Unicode fold orbit.
+func fold(name string) string {
+	var b []byte
+	for _, r := range name {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b = append(b, byte(r))
+			continue
+		}
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
 }
