@@ -91,8 +91,9 @@ func TestManagementClient(t *testing.T) {
 	if lp, _ := dry.Payload.XTykAPIGateway.(map[string]any)["server"].(map[string]any)["listenPath"].(map[string]any); lp["value"] != "/dry/" {
 		t.Fatalf("DryRunOASAPI: %+v", dry.Payload.XTykAPIGateway)
 	}
+	yes := true
 	imported, err := c.ManagementServiceImportOASAPI(ms.NewManagementServiceImportOASAPIParams().WithListenPath(str("/imported/")).
-		WithUpstreamURL(str("http://upstream.test/")).WithCustomDomain(str("imported.test")).WithBody(plain), a)
+		WithUpstreamURL(str("http://upstream.test/")).WithCustomDomain(str("imported.test")).WithAllowList(&yes).WithBody(plain), a)
 	ok(t, "ImportOASAPI", err)
 	if imported.Payload.ID == "" {
 		t.Fatalf("ImportOASAPI: %+v", imported.Payload)

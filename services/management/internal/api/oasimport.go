@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
 
 	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/protobuf/proto"
@@ -16,10 +20,9 @@ import (
 )
 
 // unsupportedParams are the Dashboard's import parameters Gatehouse does
-// not implement (middleware generation, templates, versioning): a request
-// that sets one is refused, naming it, rather than served without it.
+// not implement (templates, versioning): a request that sets one is
+// refused, naming it, rather than served without it.
 var unsupportedParams = []protoreflect.Name{
-	"allow_list", "validate_request", "mock_response", "authentication",
 	"template_id", "base_api_id", "base_api_version_name", "new_version_name", "set_default",
 }
 
@@ -40,7 +43,56 @@ func importParams(req importQuery) (oasimport.Params, error) {
 			return oasimport.Params{}, badRequest("query parameter " + fd.JSONName() + " is not supported")
 		}
 	}
-	return oasimport.Params{UpstreamURL: req.GetUpstreamUrl(), ListenPath: req.GetListenPath(), CustomDomain: req.GetCustomDomain()}, nil
+	return oasimport.Params{
+		UpstreamURL: req.GetUpstreamUrl(), ListenPath: req.GetListenPath(), CustomDomain: req.GetCustomDomain(),
+		AllowList: optBool(m, "allow_list"), ValidateRequest: optBool(m, "validate_request"),
+		MockResponse: optBool(m, "mock_response"), Authentication: optBool(m, "authentication"),
+	}, nil
+}
+
+// optBool is the optional bool field name of m, nil when unset.
+func optBool(m protoreflect.Message, name protoreflect.Name) *bool {
+	fd := m.Descriptor().Fields().ByName(name)
+	if fd == nil || !m.Has(fd) {
+		return nil
+	}
+	b := m.Get(fd).Bool()
+	return &b
+}
+
+// importBody reads the OpenAPI document of an import or patch: the body
+// itself (JSON, or YAML as bodyJSON reads it), or, in a multipart/form-data
+// upload (the dashboard SDK's FormDataFile), its file field, YAML when the
+// part's content type says so or it does not start with {.
+func importBody(ctx context.Context, body *httpbody.HttpBody) ([]byte, error) {
+	ct := body.GetContentType()
+	if ct == "" {
+		ct = incoming(ctx, contentTypeKey)
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "multipart/form-data" {
+		return bodyJSON(ctx, body)
+	}
+	r := multipart.NewReader(bytes.NewReader(body.GetData()), params["boundary"])
+	for {
+		part, err := r.NextPart()
+		if err == io.EOF {
+			return nil, badRequest("multipart upload: no file field; send the OpenAPI document in the form field file")
+		}
+		if err != nil {
+			return nil, badRequest("multipart upload: " + err.Error())
+		}
+		if part.FormName() != "file" {
+			continue
+		}
+		data, err := io.ReadAll(part)
+		if err != nil {
+			return nil, badRequest("multipart upload: " + err.Error())
+		}
+		yaml := oasdoc.IsYAML(part.Header.Get("Content-Type")) || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
+		doc, err := oasdoc.Parse(data, yaml)
+		return doc, oasError(err)
+	}
 }
 
 // importError is the answer for oasimport's refusals.
@@ -72,7 +124,7 @@ func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAP
 	if err != nil {
 		return nil, err
 	}
-	openapi, err := bodyJSON(ctx, req.GetBody())
+	openapi, err := importBody(ctx, req.GetBody())
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +178,7 @@ func (s *Server) PatchOASAPI(ctx context.Context, req *managementv1.PatchOASAPIR
 	if err != nil {
 		return nil, err
 	}
-	openapi, err := bodyJSON(ctx, req.GetBody())
+	openapi, err := importBody(ctx, req.GetBody())
 	if err != nil {
 		return nil, err
 	}

@@ -117,10 +117,9 @@ func TestOASImport(t *testing.T) {
 		"no servers, no param": {"", `{"openapi":"3.0.3","info":{"title":"S","version":"1"},"paths":{}}`, ""},
 		"relative upstreamURL": {"?upstreamURL=/x", plainOAS, ""},
 		"bad listen path":      {"?listenPath=nope", plainOAS, ""},
-		"allowList":            {"?allowList=true", plainOAS, "query parameter allowList is not supported"},
-		"validateRequest":      {"?validateRequest=false", plainOAS, "query parameter validateRequest is not supported"},
-		"mockResponse":         {"?mockResponse=true", plainOAS, "query parameter mockResponse is not supported"},
-		"authentication":       {"?authentication=true", plainOAS, "query parameter authentication is not supported"},
+		"import by URL":        {"", `{"url":"https://pets.test/openapi.json"}`, ""},
+		"not a bool":           {"?allowList=yes-please", plainOAS, ""},
+		"no security":          {"?authentication=true", plainOAS, ""},
 		"templateID":           {"?templateID=abc", plainOAS, "query parameter templateID is not supported"},
 		"base_api_id":          {"?base_api_id=abc", plainOAS, "query parameter base_api_id is not supported"},
 		"set_default":          {"?set_default=true", plainOAS, "query parameter set_default is not supported"},
@@ -131,8 +130,11 @@ func TestOASImport(t *testing.T) {
 		}
 		expect(t, name, in.admin("POST", "/api/apis/oas/import"+c.query, c.body), 400, want)
 	}
-	expect(t, "a multipart upload is not read", in.admin("POST", "/api/apis/oas/import",
-		"--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n"+plainOAS+"\r\n--b--\r\n", "Content-Type", "multipart/form-data; boundary=b"), 400, "")
+	expect(t, "a multipart upload without the file field", in.admin("POST", "/api/apis/oas/import",
+		"--b\r\nContent-Disposition: form-data; name=\"doc\"\r\n\r\n"+plainOAS+"\r\n--b--\r\n", "Content-Type", "multipart/form-data; boundary=b"), 400,
+		mgmtErr("multipart upload: no file field; send the OpenAPI document in the form field file"))
+	expect(t, "a multipart upload of no OpenAPI document", in.admin("POST", "/api/apis/oas/import",
+		"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.json\"\r\n\r\n[1]\r\n--b--\r\n", "Content-Type", "multipart/form-data; boundary=b"), 400, "")
 	if n := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); n != count {
 		t.Errorf("refused imports stored something: %d APIs, had %d", n, count)
 	}
@@ -173,8 +175,8 @@ func TestOASDryRun(t *testing.T) {
 		t.Errorf("tyk_oas keeps its extension: %v", x)
 	}
 	expect(t, "no document", in.admin("POST", "/api/apis/oas/dry-run", `{}`), 400, "")
-	expect(t, "unsupported parameter", in.admin("POST", "/api/apis/oas/dry-run?mockResponse=true", `{"oas":`+plainOAS+`}`), 400,
-		mgmtErr("query parameter mockResponse is not supported"))
+	expect(t, "unsupported parameter", in.admin("POST", "/api/apis/oas/dry-run?set_default=true", `{"oas":`+plainOAS+`}`), 400,
+		mgmtErr("query parameter set_default is not supported"))
 	if after := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); after != before {
 		t.Errorf("dry-run stored something: %d APIs, had %d", after, before)
 	}
@@ -204,8 +206,10 @@ func TestOASPatch(t *testing.T) {
 	}
 	expect(t, "another API's extension", in.admin("PATCH", "/api/apis/oas/"+id, oasDoc("3e500000000000000000000000000002", "Other", "/o/")), 400, "")
 	expect(t, "no such API", in.admin("PATCH", "/api/apis/oas/3e5000000000000000000000000000ff", plainOAS), 404, "")
-	expect(t, "unsupported parameter", in.admin("PATCH", "/api/apis/oas/"+id+"?allowList=true", plainOAS), 400,
-		mgmtErr("query parameter allowList is not supported"))
+	expect(t, "patch with allowList", in.admin("PATCH", "/api/apis/oas/"+id+"?allowList=true", plainOAS), 200, "")
+	if op := at(tykExt(t, in.admin("GET", "/api/apis/oas/"+id, nil).body), "middleware", "operations", "listPets", "allow", "enabled"); op != true {
+		t.Errorf("allowList on patch: listPets allow %v", op)
+	}
 	expect(t, "no document", in.admin("PATCH", "/api/apis/oas/"+id, ""), 400, "")
 }
 
@@ -230,5 +234,68 @@ func TestOASImportAudited(t *testing.T) {
 		if logs[i].Action != w.action || logs[i].ObjectID != w.object || logs[i].Status != 200 {
 			t.Errorf("entry %d: %+v, want %s on %q", i, logs[i], w.action, w.object)
 		}
+	}
+}
+
+// securedOAS has a token and a JWT scheme, a JSON request body and a
+// response example.
+const securedOAS = `{"openapi":"3.0.3","info":{"title":"Secured","version":"1"},"servers":[{"url":"https://s.test"}],` +
+	`"security":[{"key":[]},{"jwt":[]}],"components":{"securitySchemes":{"key":{"type":"apiKey","in":"header","name":"X-Key"},` +
+	`"jwt":{"type":"http","scheme":"bearer","bearerFormat":"JWT"}}},"paths":{"/orders":{` +
+	`"post":{"operationId":"addOrder","requestBody":{"content":{"application/json":{"schema":{"type":"object"}}}},"responses":{"201":{"description":"ok"}}},` +
+	`"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"example":[]}}}}}}}}`
+
+// TestOASImportMiddleware restates the SDK's ImportOAS with allowList,
+// validateRequest, mockResponse and authentication (the gateway's
+// BuildDefaultTykExtension), as a JSON body and as a multipart upload
+// (FormDataFile: the document in the form field file), and the dry-run
+// with the same parameters.
+func TestOASImportMiddleware(t *testing.T) {
+	in := start(t, "")
+	const query = "?allowList=true&validateRequest=true&mockResponse=true&authentication=true&listenPath=/orders/"
+	multipartBody := "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"orders.json\"\r\nContent-Type: application/json\r\n\r\n" +
+		securedOAS + "\r\n--XyZ--\r\n"
+	yamlPart := "--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"pets.yaml\"\r\n\r\n" + plainOASYAML + "\r\n--XyZ--\r\n"
+	for _, c := range []struct {
+		name, body string
+		headers    []string
+	}{
+		{"JSON body", securedOAS, nil},
+		{"multipart upload", multipartBody, []string{"Content-Type", "multipart/form-data; boundary=XyZ"}},
+	} {
+		r := in.admin("POST", "/api/apis/oas/import"+query, c.body, c.headers...)
+		expect(t, c.name, r, 200, "")
+		x := tykExt(t, in.admin("GET", "/api/apis/oas/"+r.json(t)["ID"].(string), nil).body)
+		for path, want := range map[string]any{
+			"server.listenPath.value":                                              "/orders/",
+			"server.authentication.enabled":                                        true,
+			"server.authentication.baseIdentityProvider":                           "auth_token",
+			"server.authentication.securitySchemes.key.enabled":                    true,
+			"server.authentication.securitySchemes.jwt.enabled":                    true,
+			"server.authentication.securitySchemes.jwt.header.name":                "Authorization",
+			"middleware.operations.addOrder.allow.enabled":                         true,
+			"middleware.operations.addOrder.validateRequest.enabled":               true,
+			"middleware.operations.addOrder.validateRequest.errorResponseCode":     float64(422),
+			"middleware.operations.ordersGET.allow.enabled":                        true,
+			"middleware.operations.ordersGET.mockResponse.enabled":                 true,
+			"middleware.operations.ordersGET.mockResponse.fromOASExamples.enabled": true,
+		} {
+			if got := at(x, strings.Split(path, ".")...); got != want {
+				t.Errorf("%s: %s = %v, want %v", c.name, path, got, want)
+			}
+		}
+		if at(x, "middleware", "operations", "addOrder", "mockResponse") != nil || at(x, "middleware", "operations", "ordersGET", "validateRequest") != nil {
+			t.Errorf("%s: mock only where a response documents an example, validation only with parameters or a JSON body: %v", c.name, at(x, "middleware", "operations"))
+		}
+	}
+	r := in.admin("POST", "/api/apis/oas/import", yamlPart, "Content-Type", "multipart/form-data; boundary=XyZ")
+	expect(t, "multipart upload of YAML", r, 200, "")
+	if x := tykExt(t, in.admin("GET", "/api/apis/oas/"+r.json(t)["ID"].(string), nil).body); at(x, "info", "name") != "Pets YAML" {
+		t.Errorf("YAML upload: %v", x)
+	}
+	r = in.admin("POST", "/api/apis/oas/dry-run?allowList=false", `{"oas":`+securedOAS+`}`)
+	expect(t, "dry-run with allowList=false", r, 200, "")
+	if x := tykExt(t, r.body); at(x, "middleware", "operations", "addOrder", "allow", "enabled") != false {
+		t.Errorf("dry-run allowList=false: %v", at(x, "middleware"))
 	}
 }

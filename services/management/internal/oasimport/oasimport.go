@@ -1,8 +1,10 @@
 // Package oasimport makes a Tyk OAS document from a plain OpenAPI 3.0
 // document, as the Tyk Dashboard's import, dry-run and patch routes do: the
 // x-tyk-api-gateway extension is generated, or completed when the document
-// brings one, and the Dashboard's query parameters upstreamURL, listenPath
-// and customDomain are applied. The result is a JSON document for the
+// brings one, and the Dashboard's query parameters (upstreamURL,
+// listenPath, customDomain, allowList, validateRequest, mockResponse,
+// authentication) are applied as Tyk's BuildDefaultTykExtension applies
+// them. The result is a JSON document for the
 // caller to validate and store through the ordinary create and update
 // paths; nothing here reads or writes the store.
 package oasimport
@@ -18,12 +20,17 @@ import (
 
 const extension = "x-tyk-api-gateway"
 
-// Params are the query parameters applied to the extension; empty ones
-// change nothing.
+// Params are the query parameters applied to the extension; empty (nil)
+// ones change nothing.
 type Params struct {
 	UpstreamURL  string
 	ListenPath   string
 	CustomDomain string
+	// AllowList, ValidateRequest and MockResponse enable (or disable) that
+	// middleware on the operations it applies to; Authentication enables
+	// (or disables) authentication with the schemes the document's
+	// security names.
+	AllowList, ValidateRequest, MockResponse, Authentication *bool
 }
 
 // Error is a refusal of the input; its text names what is wrong.
@@ -117,6 +124,12 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 		}
 		upstream["url"] = u
 	}
+	if p.Authentication != nil {
+		if err := importAuthentication(root, x, *p.Authentication); err != nil {
+			return nil, err
+		}
+	}
+	importMiddleware(root, x, p)
 	root[extension] = x
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)

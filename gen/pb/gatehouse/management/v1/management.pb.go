@@ -6219,8 +6219,9 @@ type ImportOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// body is the document, JSON or YAML as in CreateOASAPIRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path and
-	// custom_domain are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters. upstream_url, listen_path,
+	// custom_domain, allow_list, validate_request, mock_response and
+	// authentication are applied; the others are refused with 400 naming them.
 	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
@@ -6433,8 +6434,9 @@ type DryRunOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// body is the JSON DryRunRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path and
-	// custom_domain are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters. upstream_url, listen_path,
+	// custom_domain, allow_list, validate_request, mock_response and
+	// authentication are applied; the others are refused with 400 naming them.
 	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
@@ -6625,8 +6627,9 @@ type PatchOASAPIRequest struct {
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// body is the document, JSON or YAML as in CreateOASAPIRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,9,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path and
-	// custom_domain are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters. upstream_url, listen_path,
+	// custom_domain, allow_list, validate_request, mock_response and
+	// authentication are applied; the others are refused with 400 naming them.
 	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`

@@ -124,12 +124,16 @@ type ManagementServiceClient interface {
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
 	CreateOASAPI(ctx context.Context, in *CreateOASAPIRequest, opts ...grpc.CallOption) (*CreateOASAPIResponse, error)
 	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
-	// (JSON, or YAML when the content type says so): the x-tyk-api-gateway
-	// extension is generated (name from info.title, active, listen path /,
-	// upstream from servers[0]) unless the document brings one; the query
-	// parameters upstreamURL, listenPath and customDomain override it. The
-	// Dashboard's other parameters are refused with 400 naming them. Stored as
-	// by CreateOASAPI.
+	// (JSON, or YAML when the content type says so, or the form field file of
+	// a multipart/form-data upload, which OpenAPI 2.0 cannot list beside a
+	// body): the x-tyk-api-gateway extension is
+	// generated (name from info.title, active, listen path /, upstream from
+	// servers[0]) unless the document brings one; the query parameters
+	// upstreamURL, listenPath and customDomain override it, allowList,
+	// validateRequest and mockResponse set that middleware on the operations
+	// it applies to, authentication the document's security schemes, as
+	// Tyk's import does. The Dashboard's other parameters are refused with 400
+	// naming them. Stored as by CreateOASAPI.
 	ImportOASAPI(ctx context.Context, in *ImportOASAPIRequest, opts ...grpc.CallOption) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
@@ -141,8 +145,10 @@ type ManagementServiceClient interface {
 	UpdateOASAPI(ctx context.Context, in *UpdateOASAPIRequest, opts ...grpc.CallOption) (*UpdateOASAPIResponse, error)
 	// PatchOASAPI replaces the OpenAPI part of a Tyk OAS API and keeps its
 	// x-tyk-api-gateway extension (one the body brings replaces it); the query
-	// parameters upstreamURL, listenPath and customDomain then apply as for
-	// ImportOASAPI. Stored as by UpdateOASAPI.
+	// parameters then apply as for ImportOASAPI, and operations that no longer
+	// exist are dropped from the extension. The body may be a
+	// multipart/form-data upload as for ImportOASAPI. Stored as by
+	// UpdateOASAPI.
 	PatchOASAPI(ctx context.Context, in *PatchOASAPIRequest, opts ...grpc.CallOption) (*PatchOASAPIResponse, error)
 	// DeleteOASAPI removes a Tyk OAS API and its child versions in one transaction.
 	DeleteOASAPI(ctx context.Context, in *DeleteOASAPIRequest, opts ...grpc.CallOption) (*DeleteOASAPIResponse, error)
@@ -783,12 +789,16 @@ type ManagementServiceServer interface {
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
 	CreateOASAPI(context.Context, *CreateOASAPIRequest) (*CreateOASAPIResponse, error)
 	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
-	// (JSON, or YAML when the content type says so): the x-tyk-api-gateway
-	// extension is generated (name from info.title, active, listen path /,
-	// upstream from servers[0]) unless the document brings one; the query
-	// parameters upstreamURL, listenPath and customDomain override it. The
-	// Dashboard's other parameters are refused with 400 naming them. Stored as
-	// by CreateOASAPI.
+	// (JSON, or YAML when the content type says so, or the form field file of
+	// a multipart/form-data upload, which OpenAPI 2.0 cannot list beside a
+	// body): the x-tyk-api-gateway extension is
+	// generated (name from info.title, active, listen path /, upstream from
+	// servers[0]) unless the document brings one; the query parameters
+	// upstreamURL, listenPath and customDomain override it, allowList,
+	// validateRequest and mockResponse set that middleware on the operations
+	// it applies to, authentication the document's security schemes, as
+	// Tyk's import does. The Dashboard's other parameters are refused with 400
+	// naming them. Stored as by CreateOASAPI.
 	ImportOASAPI(context.Context, *ImportOASAPIRequest) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
@@ -800,8 +810,10 @@ type ManagementServiceServer interface {
 	UpdateOASAPI(context.Context, *UpdateOASAPIRequest) (*UpdateOASAPIResponse, error)
 	// PatchOASAPI replaces the OpenAPI part of a Tyk OAS API and keeps its
 	// x-tyk-api-gateway extension (one the body brings replaces it); the query
-	// parameters upstreamURL, listenPath and customDomain then apply as for
-	// ImportOASAPI. Stored as by UpdateOASAPI.
+	// parameters then apply as for ImportOASAPI, and operations that no longer
+	// exist are dropped from the extension. The body may be a
+	// multipart/form-data upload as for ImportOASAPI. Stored as by
+	// UpdateOASAPI.
 	PatchOASAPI(context.Context, *PatchOASAPIRequest) (*PatchOASAPIResponse, error)
 	// DeleteOASAPI removes a Tyk OAS API and its child versions in one transaction.
 	DeleteOASAPI(context.Context, *DeleteOASAPIRequest) (*DeleteOASAPIResponse, error)
