@@ -99,19 +99,21 @@ if [ -n "$gateway" ]; then
 EOC
   )
 fi
-for s in studio management portal; do
-  tok=data/$s.token
+# start runs service $1 with its defaults, the store and log under data/,
+# and the extra arguments given.
+start() {
+  local s=$1 tok=data/$1.token
+  shift
   [ -s "$tok" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' > "$tok")
-  extra=()
-  [ "$s" = portal ] && extra=(--site-addr "$site")
-  [ "$s" = management ] && extra=("${gateway_args[@]}")
   # The key goes by file, never on the command line (ps shows every argument).
-  ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" "${extra[@]}" --db "data/$s.db" --bootstrap-token-file "$tok" \
+  ./bin/$s --http-addr "${http[$s]}" --grpc-addr "${grpc[$s]}" "$@" --db "data/$s.db" --bootstrap-token-file "$tok" \
     > "data/$s.log" 2>&1 &
   pids+=($!)
   pid_of[$s]=$!
-done
-for s in studio management portal; do
+}
+# healthy waits up to 10 s for service $1's /healthz.
+healthy() {
+  local s=$1
   for _ in $(seq 100); do
     kill -0 "${pid_of[$s]}" 2>/dev/null || break
     curl -fsS "http://${http[$s]}/healthz" >/dev/null 2>&1 && break
@@ -119,14 +121,25 @@ for s in studio management portal; do
   done
   if ! kill -0 "${pid_of[$s]}" 2>/dev/null; then failed "$s" "exited at start"; exit 1; fi
   curl -fsS "http://${http[$s]}/healthz" >/dev/null 2>&1 || { failed "$s" "did not answer /healthz within 10 s"; exit 1; }
-done
+}
+# The portal calls management over gRPC to issue developers' keys (CONTRACT §3),
+# with a key of its own (data/portal-management.key, made once): management
+# keeps a user holding it allowed keys: write and policy: read, nothing else.
+secret data/portal-management.key
+start studio
+start management "${gateway_args[@]}" --portal-key-file data/portal-management.key
+healthy management
+start portal --site-addr "$site" --management-grpc-addr "${grpc[management]}" --management-key-file data/portal-management.key
+for s in studio portal; do healthy "$s"; done
 st=$(cat data/studio.token) mg=$(cat data/management.token) pt=$(cat data/portal.token)
 cat <<EOT
 Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
   studio      http://${http[studio]}/api/v1      grpc ${grpc[studio]}      admin key: $st
   management  http://${http[management]}/api        grpc ${grpc[management]}      admin key: $mg
   portal      http://${http[portal]}/portal-api grpc ${grpc[portal]}      admin key: $pt
-  portal site http://${site}/          (public: published tutorial pages, no key)
+  portal site http://${site}/          (public: tutorial pages; developers sign up, ask for access, get keys)
+  the portal issues developers' keys through management's gRPC, as a user allowed keys: write and policy: read
+  (its key in data/portal-management.key)
 API descriptions: http://<addr>/openapi.json on each service.
 
 Try it (paste into a shell; each block creates what it uses, so it works on any store):

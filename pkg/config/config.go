@@ -68,6 +68,11 @@ type Config struct {
 	Gateways Gateways
 	// Consumers: the portal's consumer side (portal only, Defaults.Consumers).
 	Consumers Consumers
+	// PortalKey is the key the portal calls management with (management
+	// only, Defaults.Gateways; --portal-key-file, PORTAL_KEY or
+	// PORTAL_KEY_FILE): management makes sure a user of its own holds it,
+	// allowed keys: write and policy: read. Empty: none is made.
+	PortalKey string
 	// TLS, when its files are set, serves every listener over TLS.
 	TLS TLS
 }
@@ -245,6 +250,10 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	version := fs.Bool("version", false, "print the version, source revision and Go release, and exit")
 	gateways := addGateways(fs, getenv, d.Gateways)
 	consumers := addConsumers(fs, getenv, d.Consumers)
+	var portalKey *Secret
+	if d.Gateways {
+		portalKey = AddSecret(fs, getenv, "portal-key", "PORTAL_KEY", "key the portal calls management with; management keeps a user holding it, allowed keys: write and policy: read")
+	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -269,6 +278,14 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	}
 	if c.Consumers, err = consumers(); err != nil {
 		return Config{}, err
+	}
+	if portalKey != nil {
+		if c.PortalKey, err = portalKey.Value(); err != nil {
+			return Config{}, err
+		}
+		if c.PortalKey != "" && len(c.PortalKey) < MinNodeSecret {
+			return Config{}, fmt.Errorf("the portal key is %d bytes, under %d: give a longer one", len(c.PortalKey), MinNodeSecret)
+		}
 	}
 	if err := checkListeners(&c, fs, getenv); err != nil {
 		return Config{}, err

@@ -79,7 +79,10 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 		Limits:        cfg.Limits,
 		ShutdownDelay: cfg.ShutdownDelay,
 		Init: func(ctx context.Context, log *slog.Logger) error {
-			return credential.Bootstrap(ctx, st, cfg.BootstrapToken, log, auditLog.BootstrapRetired)
+			if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log, auditLog.BootstrapRetired); err != nil {
+				return err
+			}
+			return ensurePortalUser(ctx, st, cfg.PortalKey, log, auditLog)
 		},
 		Auth:     srv.Authenticate,
 		Audit:    auditLog.Interceptor(),

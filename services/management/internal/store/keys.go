@@ -21,6 +21,7 @@ import (
 //	useremail/<lower-cased email>           → user id
 //	settings/org_id                         the installation's organisation id (24 hex)
 //	settings/bootstrap                      SHA-256 of the last --bootstrap-token (RetireBootstrap)
+//	settings/service/<name>                 SHA-256 of the last key of service user <name> (EnsureServiceUser)
 //	policy/<_id>                            security policy (encodeDoc: its id, exact bytes)
 //	policyid/<id>                           → _id
 //	asset/<_id>                             asset (encodeDoc)
@@ -44,6 +45,7 @@ var (
 	userEmailPrefix = []byte("useremail/")
 	orgIDKey        = []byte("settings/org_id")
 	bootstrapKey    = []byte("settings/bootstrap")
+	serviceKey      = []byte("settings/service/")
 	policyPrefix    = []byte("policy/")
 	policyIDPrefix  = []byte("policyid/")
 	assetPrefix     = []byte("asset/")

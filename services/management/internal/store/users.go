@@ -7,7 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -341,7 +343,7 @@ func (s *Store) EnsureAdmin(ctx context.Context, hash []byte, onlyFirst bool) (c
 				return err
 			}
 		}
-		email, err := tx.freeBootstrapEmail()
+		email, err := tx.freeEmail("bootstrap-admin")
 		if err != nil {
 			return err
 		}
@@ -392,6 +394,76 @@ func (s *Store) RetireBootstrap(ctx context.Context, hash []byte) (retired strin
 	return retired, err
 }
 
+// ErrAdminKey: a service user's key is an admin's key.
+var ErrAdminKey = errors.New("the key is an admin's: a service needs a key of its own")
+
+// EnsureServiceUser makes the credential with this key hash the user of
+// service name (the portal, calling management over gRPC): active, with
+// exactly perms, e-mail <name>-service@gatehouse.invalid (or one with a
+// random tag when that is taken) on creation; and it retires the user
+// holding the key remembered for name before, when it was another (a new
+// key retires the old one, as a new --bootstrap-token does). A key an admin
+// holds is refused (ErrAdminKey): it is never demoted. One transaction. It
+// returns the retired user's id, or "".
+func (s *Store) EnsureServiceUser(ctx context.Context, name string, hash []byte, perms map[string]string) (retired string, err error) {
+	err = s.Update(ctx, func(tx *Tx) error {
+		retired = ""
+		remembered := key(serviceKey, name)
+		prev, err := tx.r.Get(remembered)
+		if err != nil {
+			return err
+		}
+		if prev != nil && !bytes.Equal(prev, hash) {
+			id, err := tx.r.Get(key(userKeyPrefix, string(prev)))
+			if err != nil {
+				return err
+			}
+			if id != nil {
+				u, err := tx.user(string(id))
+				if err != nil {
+					return err
+				}
+				for _, k := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email), key(userPrefix, u.ID)} {
+					if err := tx.del(k); err != nil {
+						return err
+					}
+				}
+				retired = u.ID
+			}
+		}
+		id, err := tx.r.Get(key(userKeyPrefix, string(hash)))
+		if err != nil {
+			return err
+		}
+		if id != nil {
+			u, err := tx.user(string(id))
+			if err != nil {
+				return err
+			}
+			if IsAdmin(u.Permissions) {
+				return ErrAdminKey
+			}
+			if u.Inactive || !maps.Equal(u.Permissions, perms) {
+				u.Inactive, u.Permissions = false, maps.Clone(perms)
+				if err := tx.putUser(u); err != nil {
+					return err
+				}
+			}
+		} else {
+			email, err := tx.freeEmail(name + "-service")
+			if err != nil {
+				return err
+			}
+			if err := tx.putNewUser(&User{FirstName: name, LastName: "service", Email: email,
+				Permissions: maps.Clone(perms), KeyHash: hash}); err != nil {
+				return err
+			}
+		}
+		return tx.put(remembered, bytes.Clone(hash))
+	})
+	return retired, err
+}
+
 // restoreAdmin makes user id an active admin, keeping its other fields.
 func (t *Tx) restoreAdmin(id string) error {
 	u, err := t.user(id)
@@ -403,10 +475,10 @@ func (t *Tx) restoreAdmin(id string) error {
 	return t.putUser(u)
 }
 
-// freeBootstrapEmail is the first unused of bootstrap-admin@gatehouse.invalid
-// and bootstrap-admin+<random>@gatehouse.invalid.
-func (t *Tx) freeBootstrapEmail() (string, error) {
-	email := "bootstrap-admin@gatehouse.invalid"
+// freeEmail is the first unused of <local>@gatehouse.invalid and
+// <local>+<random>@gatehouse.invalid.
+func (t *Tx) freeEmail(local string) (string, error) {
+	email := local + "@gatehouse.invalid"
 	for {
 		v, err := t.r.Get(emailKey(email))
 		if err != nil || v == nil {
@@ -414,7 +486,7 @@ func (t *Tx) freeBootstrapEmail() (string, error) {
 		}
 		tag := make([]byte, 4)
 		rand.Read(tag)
-		email = "bootstrap-admin+" + hex.EncodeToString(tag) + "@gatehouse.invalid"
+		email = local + "+" + hex.EncodeToString(tag) + "@gatehouse.invalid"
 	}
 }
 
