@@ -191,8 +191,8 @@ func randomToken(t *testing.T) string { return binproc.RandomToken(t) }
 
 // podEnvironment turns the container env of the service's rendered
 // StatefulSet into a local one: listen addresses on 127.0.0.1:0, the volume
-// mount moved into a temporary folder, the Secret reference replaced by a
-// random token, resource references resolved from the container's resources.
+// mount moved into a temporary folder, the Secret references replaced by
+// random tokens (one per Secret key), resource references resolved from the container's resources.
 // When the test runs as root, the process also runs as the pod's user and
 // group, in a folder it cannot write, with only the "volume" writable by it.
 func podEnvironment(t *testing.T, svc string) (env []string, cred *syscall.Credential, workDir string) {
@@ -253,7 +253,7 @@ func podEnvironment(t *testing.T, svc string) (env []string, cred *syscall.Crede
 	}
 
 	env = distrolessEnv()
-	token := randomToken(t)
+	tokens := map[string]string{}
 	for _, e := range c.Env {
 		var v string
 		switch {
@@ -269,7 +269,12 @@ func podEnvironment(t *testing.T, svc string) (env []string, cred *syscall.Crede
 		case e.ValueFrom == nil:
 			v = e.Value
 		case e.ValueFrom.SecretKeyRef != nil:
-			v = token
+			// one random value per Secret key, as the operator makes them
+			ref := e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+			if tokens[ref] == "" {
+				tokens[ref] = randomToken(t)
+			}
+			v = tokens[ref]
 		case e.ValueFrom.ResourceFieldRef != nil:
 			v = resolveResource(t, c, e.ValueFrom.ResourceFieldRef)
 		default:

@@ -127,7 +127,7 @@ healthy() {
 # keeps a user holding it allowed keys: write and policy: read, nothing else.
 secret data/portal-management.key
 start studio
-start management "${gateway_args[@]}" --portal-key-file data/portal-management.key
+start management "${gateway_args[@]}" --portal-user-key-file data/portal-management.key
 healthy management
 start portal --site-addr "$site" --management-grpc-addr "${grpc[management]}" --management-key-file data/portal-management.key
 for s in studio portal; do healthy "$s"; done

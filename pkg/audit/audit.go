@@ -169,7 +169,7 @@ func (l *Log) BootstrapRetired(ctx context.Context, id string) {
 }
 
 // ServiceUserRetired records that a new key of service user name (the
-// portal's, --portal-key-file) retired the user holding the previous one.
+// portal's, --portal-user-key-file) retired the user holding the previous one.
 func (l *Log) ServiceUserRetired(ctx context.Context, name, id string) {
 	now := time.Now().UTC()
 	l.store(ctx, Entry{ID: newID(now), Time: now, UserID: "service", Action: "RETIRE " + name + " service credential", ObjectID: id, Status: 200})

@@ -68,11 +68,11 @@ type Config struct {
 	Gateways Gateways
 	// Consumers: the portal's consumer side (portal only, Defaults.Consumers).
 	Consumers Consumers
-	// PortalKey is the key the portal calls management with (management
-	// only, Defaults.Gateways; --portal-key-file, PORTAL_KEY or
-	// PORTAL_KEY_FILE): management makes sure a user of its own holds it,
+	// PortalUserKey is the key the portal calls management with (management
+	// only, Defaults.Gateways; --portal-user-key-file, PORTAL_USER_KEY or
+	// PORTAL_USER_KEY_FILE): management makes sure a user of its own holds it,
 	// allowed keys: write and policy: read. Empty: none is made.
-	PortalKey string
+	PortalUserKey string
 	// TLS, when its files are set, serves every listener over TLS.
 	TLS TLS
 }
@@ -252,7 +252,7 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 	consumers := addConsumers(fs, getenv, d.Consumers)
 	var portalKey *Secret
 	if d.Gateways {
-		portalKey = AddSecret(fs, getenv, "portal-key", "PORTAL_KEY", "key the portal calls management with; management keeps a user holding it, allowed keys: write and policy: read")
+		portalKey = AddSecret(fs, getenv, "portal-user-key", "PORTAL_USER_KEY", "key the portal calls management with; management keeps a user holding it, allowed keys: write and policy: read")
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -280,11 +280,11 @@ func Parse(name string, args []string, getenv func(string) string, d Defaults, o
 		return Config{}, err
 	}
 	if portalKey != nil {
-		if c.PortalKey, err = portalKey.Value(); err != nil {
+		if c.PortalUserKey, err = portalKey.Value(); err != nil {
 			return Config{}, err
 		}
-		if c.PortalKey != "" && len(c.PortalKey) < MinNodeSecret {
-			return Config{}, fmt.Errorf("the portal key is %d bytes, under %d: give a longer one", len(c.PortalKey), MinNodeSecret)
+		if c.PortalUserKey != "" && len(c.PortalUserKey) < MinNodeSecret {
+			return Config{}, fmt.Errorf("the portal user key is %d bytes, under %d: give a longer one", len(c.PortalUserKey), MinNodeSecret)
 		}
 	}
 	if err := checkListeners(&c, fs, getenv); err != nil {

@@ -82,7 +82,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			if err := credential.Bootstrap(ctx, st, cfg.BootstrapToken, log, auditLog.BootstrapRetired); err != nil {
 				return err
 			}
-			return ensurePortalUser(ctx, st, cfg.PortalKey, log, auditLog)
+			return ensurePortalUser(ctx, st, cfg.PortalUserKey, log, auditLog)
 		},
 		Auth:     srv.Authenticate,
 		Audit:    auditLog.Interceptor(),

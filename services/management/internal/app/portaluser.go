@@ -14,7 +14,7 @@ import (
 // (create, read, delete) and policies (read, to check a plan's policy).
 var portalPermissions = map[string]string{"keys": "write", "policy": "read"}
 
-// ensurePortalUser makes sure, when key is set (--portal-key-file), that a
+// ensurePortalUser makes sure, when key is set (--portal-user-key-file), that a
 // management user of the portal's own holds it with portalPermissions, so
 // that a deployment hands both services one Secret and the portal never
 // needs an admin's key; a changed key retires the previous one (audited as
@@ -25,7 +25,7 @@ func ensurePortalUser(ctx context.Context, st *store.Store, key string, log *slo
 	}
 	retired, err := st.EnsureServiceUser(ctx, "portal", credential.Hash(key), portalPermissions)
 	if errors.Is(err, store.ErrAdminKey) {
-		return errors.New("--portal-key is an admin's key: give the portal a key of its own")
+		return errors.New("--portal-user-key is an admin's key: give the portal a key of its own")
 	}
 	if err != nil || retired == "" {
 		return err

@@ -13,14 +13,14 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
-// TestPortalUser: --portal-key gives the portal a management user of its
+// TestPortalUser: --portal-user-key gives the portal a management user of its
 // own, allowed keys: write and policy: read and nothing else; restarts keep
 // it (restored when an admin changed its rights); a new key retires the old
 // one (audited); an admin's key is refused at start.
 func TestPortalUser(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "management.db")
 	const first, second = "portal-key-0123456789abcdef-first", "portal-key-0123456789abcdef-second"
-	withKey := func(key string) func(*config.Config) { return func(c *config.Config) { c.PortalKey = key } }
+	withKey := func(key string) func(*config.Config) { return func(c *config.Config) { c.PortalUserKey = key } }
 	start := func(key string) (*servertest.Instance, *instance) {
 		s := servertest.Start(t, Serve, db, adminToken, withKey(key))
 		return s, &instance{t: t, base: s.Base}
@@ -64,7 +64,7 @@ func TestPortalUser(t *testing.T) {
 func TestPortalKeyAdminRefused(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "management.db")
 	servertest.Start(t, Serve, db, adminToken).Stop()
-	cfg := config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", DBPath: db, BootstrapToken: adminToken, PortalKey: adminToken}
+	cfg := config.Config{HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", DBPath: db, BootstrapToken: adminToken, PortalUserKey: adminToken}
 	l, err := server.Listen(cfg)
 	if err != nil {
 		t.Fatal(err)
