@@ -8,23 +8,31 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
+	"strconv"
 
 	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasimport"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
 // unsupportedParams are the Dashboard's import parameters Gatehouse does
-// not implement (templates, versioning): a request that sets one is
-// refused, naming it, rather than served without it.
+// not implement (versioning): a request that sets one is refused, naming
+// it, rather than served without it.
 var unsupportedParams = []protoreflect.Name{
-	"template_id", "base_api_id", "base_api_version_name", "new_version_name", "set_default",
+	"base_api_id", "base_api_version_name", "new_version_name", "set_default",
 }
+
+// errTemplateRights is the Dashboard's answer for a templateID from a
+// caller who may not read assets.
+var errTemplateRights = rest.Error(codes.PermissionDenied, http.StatusForbidden, "The user does not have the rights to apply templates.")
 
 // importQuery is what the import, dry-run and patch requests share.
 type importQuery interface {
@@ -35,19 +43,54 @@ type importQuery interface {
 }
 
 // importParams reads the query parameters of req, refusing the ones not
-// supported.
-func importParams(req importQuery) (oasimport.Params, error) {
+// supported, with the template templateID names.
+func (s *Server) importParams(ctx context.Context, req importQuery) (oasimport.Params, error) {
 	m := req.ProtoReflect()
 	for _, name := range unsupportedParams {
 		if fd := m.Descriptor().Fields().ByName(name); fd != nil && m.Has(fd) {
 			return oasimport.Params{}, badRequest("query parameter " + fd.JSONName() + " is not supported")
 		}
 	}
-	return oasimport.Params{
+	p := oasimport.Params{
 		UpstreamURL: req.GetUpstreamUrl(), ListenPath: req.GetListenPath(), CustomDomain: req.GetCustomDomain(),
 		AllowList: optBool(m, "allow_list"), ValidateRequest: optBool(m, "validate_request"),
 		MockResponse: optBool(m, "mock_response"), Authentication: optBool(m, "authentication"),
-	}, nil
+	}
+	if fd := m.Descriptor().Fields().ByName("template_id"); fd != nil && m.Get(fd).String() != "" {
+		t, err := s.template(ctx, m.Get(fd).String())
+		if err != nil {
+			return oasimport.Params{}, err
+		}
+		p.Template = t
+	}
+	return p, nil
+}
+
+// template is the data of the API template (asset of kind oas-template)
+// id names, for a caller who may read assets.
+func (s *Server) template(ctx context.Context, id string) ([]byte, error) {
+	if c, ok := Caller(ctx); !ok || !allowed(c.Permissions, areaAssets, false) {
+		return nil, errTemplateRights
+	}
+	noTemplate := badRequest("templateID: no API template " + strconv.Quote(id))
+	d, err := s.store.GetDoc(ctx, store.Assets, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, noTemplate
+	}
+	if err != nil {
+		return nil, s.storeError(err, noTemplate)
+	}
+	var a struct {
+		Kind *string         `json:"kind"`
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(d.Doc, &a) != nil || (a.Kind != nil && *a.Kind != assetKindTemplate) {
+		return nil, noTemplate
+	}
+	if len(a.Data) == 0 || string(a.Data) == "null" {
+		return nil, badRequest("templateID: the template " + strconv.Quote(id) + " has no data")
+	}
+	return a.Data, nil
 }
 
 // optBool is the optional bool field name of m, nil when unset.
@@ -120,7 +163,7 @@ func (s *Server) imported(ctx context.Context, p oasimport.Params, openapi []byt
 // ImportOASAPI answers POST /api/apis/oas/import: the API is stored as
 // CreateOASAPI stores it.
 func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAPIRequest) (*managementv1.ImportOASAPIResponse, error) {
-	p, err := importParams(req)
+	p, err := s.importParams(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +184,7 @@ func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAP
 // DryRunOASAPI answers POST /api/apis/oas/dry-run with the document an
 // import of the body's oas (or tyk_oas) would store; nothing is stored.
 func (s *Server) DryRunOASAPI(ctx context.Context, req *managementv1.DryRunOASAPIRequest) (*managementv1.DryRunOASAPIResponse, error) {
-	p, err := importParams(req)
+	p, err := s.importParams(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +217,7 @@ func (s *Server) DryRunOASAPI(ctx context.Context, req *managementv1.DryRunOASAP
 // document replaces the stored one's, whose x-tyk-api-gateway is kept
 // unless the body brings one; stored as UpdateOASAPI stores it.
 func (s *Server) PatchOASAPI(ctx context.Context, req *managementv1.PatchOASAPIRequest) (*managementv1.PatchOASAPIResponse, error) {
-	p, err := importParams(req)
+	p, err := s.importParams(ctx, req)
 	if err != nil {
 		return nil, err
 	}

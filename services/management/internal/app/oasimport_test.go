@@ -120,7 +120,7 @@ func TestOASImport(t *testing.T) {
 		"import by URL":        {"", `{"url":"https://pets.test/openapi.json"}`, ""},
 		"not a bool":           {"?allowList=yes-please", plainOAS, ""},
 		"no security":          {"?authentication=true", plainOAS, ""},
-		"templateID":           {"?templateID=abc", plainOAS, "query parameter templateID is not supported"},
+		"no such template":     {"?templateID=abc", plainOAS, `templateID: no API template "abc"`},
 		"base_api_id":          {"?base_api_id=abc", plainOAS, "query parameter base_api_id is not supported"},
 		"set_default":          {"?set_default=true", plainOAS, "query parameter set_default is not supported"},
 	} {
@@ -298,4 +298,45 @@ func TestOASImportMiddleware(t *testing.T) {
 	if x := tykExt(t, r.body); at(x, "middleware", "operations", "addOrder", "allow", "enabled") != false {
 		t.Errorf("dry-run allowList=false: %v", at(x, "middleware"))
 	}
+}
+
+// TestOASImportTemplate restates the SDK's ImportOAS and DryRunApiOAS with
+// templateID: the asset of kind oas-template (the SDK's AddAsset sample)
+// is the starting point, the imported document laid over it.
+func TestOASImportTemplate(t *testing.T) {
+	in := start(t, "")
+	asset := `{"kind":"oas-template","name":"my-template","description":"My first template","id":"my-unique-template-id",` +
+		`"data":{"info":{"title":"","version":""},"openapi":"3.0.3",` +
+		`"paths":{"/anything":{"post":{"operationId":"anythingpost","responses":{"200":{"description":"Post created"}}}}},` +
+		`"x-tyk-api-gateway":{"middleware":{"global":{"cache":{"cacheAllSafeRequests":true,"enabled":true,"timeout":5}},` +
+		`"operations":{"anythingpost":{"requestSizeLimit":{"enabled":true,"value":100}}}}}}}`
+	expect(t, "add the template", in.admin("POST", "/api/assets", asset), 201, "")
+	r := in.admin("POST", "/api/apis/oas/import?templateID=my-unique-template-id&listenPath=/tpl/", plainOAS)
+	expect(t, "import with the template", r, 200, "")
+	got := in.admin("GET", "/api/apis/oas/"+r.json(t)["ID"].(string), nil)
+	x := tykExt(t, got.body)
+	for path, want := range map[string]any{
+		"middleware.global.cache.enabled": true, "middleware.global.cache.timeout": float64(5),
+		"middleware.operations.anythingpost.requestSizeLimit.value": float64(100),
+		"server.listenPath.value":                                   "/tpl/", "info.name": "Pets", "upstream.url": "https://api.pets.test/v1",
+	} {
+		if g := at(x, strings.Split(path, ".")...); g != want {
+			t.Errorf("%s = %v, want %v", path, g, want)
+		}
+	}
+	if !strings.Contains(string(got.body), `"operationId":"listPets"`) || !strings.Contains(string(got.body), `"/anything"`) {
+		t.Errorf("the document's paths over the template's: %s", got.body)
+	}
+	r = in.admin("POST", "/api/apis/oas/dry-run?templateID=my-unique-template-id", `{"oas":`+plainOAS+`}`)
+	expect(t, "dry-run with the template", r, 200, "")
+	if at(tykExt(t, r.body), "middleware", "global", "cache", "enabled") != true {
+		t.Errorf("dry-run with the template: %s", r.body)
+	}
+
+	_, key := in.createUser(`{"apis":"write"}`)
+	expect(t, "a template needs assets read", in.do("POST", "/api/apis/oas/import?templateID=my-unique-template-id", key, plainOAS), 403,
+		mgmtErr("The user does not have the rights to apply templates."))
+	expect(t, "without a template it is enough", in.do("POST", "/api/apis/oas/import", key, plainOAS), 200, "")
+	_, reader := in.createUser(`{"apis":"write","assets":"read"}`)
+	expect(t, "with assets read", in.do("POST", "/api/apis/oas/import?templateID=my-unique-template-id", reader, plainOAS), 200, "")
 }

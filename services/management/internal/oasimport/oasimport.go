@@ -31,6 +31,9 @@ type Params struct {
 	// (or disables) authentication with the schemes the document's
 	// security names.
 	AllowList, ValidateRequest, MockResponse, Authentication *bool
+	// Template is the data of an API template (an asset of kind
+	// oas-template): the document is laid over it before anything else.
+	Template []byte
 }
 
 // Error is a refusal of the input; its text names what is wrong.
@@ -65,6 +68,11 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 	root, err := decodeObject(doc)
 	if err != nil {
 		return nil, refuse("the document must be a JSON object")
+	}
+	if len(p.Template) > 0 {
+		if root, err = applyTemplate(root, p.Template); err != nil {
+			return nil, err
+		}
 	}
 	x, ok := root[extension].(map[string]any)
 	if _, present := root[extension]; present && !ok {

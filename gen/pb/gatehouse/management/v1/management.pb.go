@@ -6222,13 +6222,15 @@ type ImportOASAPIRequest struct {
 	// The Dashboard's query parameters. upstream_url, listen_path,
 	// custom_domain, allow_list, validate_request, mock_response and
 	// authentication are applied; the others are refused with 400 naming them.
-	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
-	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
-	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
-	AllowList          *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
-	ValidateRequest    *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
-	MockResponse       *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
-	Authentication     *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
+	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
+	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
+	AllowList       *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
+	ValidateRequest *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
+	MockResponse    *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
+	Authentication  *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	// template_id names an asset of kind oas-template whose data the document
+	// is laid over (the caller needs assets read: 403 otherwise).
 	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
 	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
 	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
@@ -6437,13 +6439,15 @@ type DryRunOASAPIRequest struct {
 	// The Dashboard's query parameters. upstream_url, listen_path,
 	// custom_domain, allow_list, validate_request, mock_response and
 	// authentication are applied; the others are refused with 400 naming them.
-	UpstreamUrl        string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
-	ListenPath         string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
-	CustomDomain       string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
-	AllowList          *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
-	ValidateRequest    *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
-	MockResponse       *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
-	Authentication     *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
+	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
+	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
+	AllowList       *bool  `protobuf:"varint,5,opt,name=allow_list,json=allowList,proto3,oneof" json:"allow_list,omitempty"`
+	ValidateRequest *bool  `protobuf:"varint,6,opt,name=validate_request,json=validateRequest,proto3,oneof" json:"validate_request,omitempty"`
+	MockResponse    *bool  `protobuf:"varint,7,opt,name=mock_response,json=mockResponse,proto3,oneof" json:"mock_response,omitempty"`
+	Authentication  *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
+	// template_id names an asset of kind oas-template whose data the document
+	// is laid over (the caller needs assets read: 403 otherwise).
 	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
 	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
 	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`

@@ -132,8 +132,9 @@ type ManagementServiceClient interface {
 	// upstreamURL, listenPath and customDomain override it, allowList,
 	// validateRequest and mockResponse set that middleware on the operations
 	// it applies to, authentication the document's security schemes, as
-	// Tyk's import does. The Dashboard's other parameters are refused with 400
-	// naming them. Stored as by CreateOASAPI.
+	// Tyk's import does; templateID lays the document over an API template's
+	// data. The Dashboard's other parameters are refused with 400 naming them.
+	// Stored as by CreateOASAPI.
 	ImportOASAPI(ctx context.Context, in *ImportOASAPIRequest, opts ...grpc.CallOption) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
@@ -797,8 +798,9 @@ type ManagementServiceServer interface {
 	// upstreamURL, listenPath and customDomain override it, allowList,
 	// validateRequest and mockResponse set that middleware on the operations
 	// it applies to, authentication the document's security schemes, as
-	// Tyk's import does. The Dashboard's other parameters are refused with 400
-	// naming them. Stored as by CreateOASAPI.
+	// Tyk's import does; templateID lays the document over an API template's
+	// data. The Dashboard's other parameters are refused with 400 naming them.
+	// Stored as by CreateOASAPI.
 	ImportOASAPI(context.Context, *ImportOASAPIRequest) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the

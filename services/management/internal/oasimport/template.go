@@ -1,0 +1,38 @@
+package oasimport
+
+// An API template (the Dashboard's asset of kind oas-template) is a
+// partial Tyk OAS document, the starting point of the API an import makes:
+// the imported document is laid over it.
+
+// overlay lays doc over base: an object member of both is overlaid in
+// turn, any other member of doc replaces base's (arrays whole), and a
+// member only base has is kept.
+func overlay(base, doc map[string]any) map[string]any {
+	for k, v := range doc {
+		b, bok := base[k].(map[string]any)
+		d, dok := v.(map[string]any)
+		if bok && dok {
+			base[k] = overlay(b, d)
+		} else {
+			base[k] = v
+		}
+	}
+	return base
+}
+
+// applyTemplate returns root laid over the template's data; the template's
+// own API identity (x-tyk-api-gateway.info id and dbId) is left out, so
+// the new API is given its own.
+func applyTemplate(root map[string]any, template []byte) (map[string]any, error) {
+	base, err := decodeObject(template)
+	if err != nil {
+		return nil, refuse("templateID: the template's data is not a JSON object")
+	}
+	if x, ok := base[extension].(map[string]any); ok {
+		if info, ok := x["info"].(map[string]any); ok {
+			delete(info, "id")
+			delete(info, "dbId")
+		}
+	}
+	return overlay(base, root), nil
+}
