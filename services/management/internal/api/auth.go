@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -125,10 +126,27 @@ func (s *Server) AuthenticateREST(r *http.Request) error {
 	if !routed {
 		return nil // no RPC serves it: the facade answers 404 or 405
 	}
-	if rule, known := rules[method]; known && allowed(u.Permissions, rule.area, rule.write) {
+	rule, known := rules[method]
+	if known && allowed(u.Permissions, rule.area, rule.write) {
 		return nil
 	}
-	return forbidden(r.URL.EscapedPath())
+	return forbidden(concealKey(r.URL.EscapedPath(), rule.path))
+}
+
+// concealKey shows the key of a key route's concrete path (template ends in
+// {key_id}: the key is its last segment) as its hash, the same key's other
+// name and what the audit log records: no key is ever written in an error
+// body (CONTRACT §0).
+func concealKey(path, template string) string {
+	i := strings.LastIndexByte(path, '/')
+	if !strings.HasSuffix(template, "/{key_id}") || i < 0 || i == len(path)-1 {
+		return path
+	}
+	key, err := url.PathUnescape(path[i+1:])
+	if err != nil {
+		key = path[i+1:]
+	}
+	return path[:i+1] + keys.ObjectID(key)
 }
 
 // AuthenticateAdminREST admits an active admin only (the store backup):
@@ -223,7 +241,10 @@ func allowed(perms map[string]string, area string, write bool) bool {
 // or, for a gRPC caller, the rule's path filled from the request.
 func requestPath(ctx context.Context, template string, req any) string {
 	if p := incoming(ctx, PathMetadataKey); p != "" {
-		return p
+		return concealKey(p, template)
+	}
+	if r, ok := req.(interface{ GetKeyId() string }); ok {
+		template = strings.ReplaceAll(template, "{key_id}", keys.ObjectID(r.GetKeyId()))
 	}
 	if r, ok := req.(interface{ GetApiId() string }); ok {
 		template = strings.ReplaceAll(template, "{api_id}", url.PathEscape(r.GetApiId()))

@@ -9,6 +9,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 )
 
 const gatewaySecret = "gateway-api-secret-0123456789"
@@ -244,4 +245,35 @@ func TestKeysForceDelete(t *testing.T) {
 	expect(t, "delete used OAS API", in.admin("DELETE", "/api/apis/oas/"+api, nil), 409, "")
 	expect(t, "force", in.admin("DELETE", "/api/apis/oas/"+api+"?force=true", nil), 200, "")
 	expect(t, "API keys of a deleted API", in.admin("GET", "/api/apis/"+api+"/keys", nil), 404, mgmtErr("API not found"))
+}
+
+// TestKeysNeverInA403: a caller lacking the keys permission is refused
+// with the path the contract's 403 names, the key in it replaced by its
+// hash (the name the audit log records): the key is never in the body.
+func TestKeysNeverInA403(t *testing.T) {
+	gw := startKeyDouble(t)
+	in := startKeys(t, gw.URL)
+	api := "4b1e0000000000000000000000000003"
+	expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc(api, "Hidden", "/hidden/")), 200, "")
+	k := readKey(t, in.admin("POST", "/api/keys", fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q}}}`, api, api)))
+	_, reader := in.createUser(`{"apis":"read"}`)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/api/keys/" + k.KeyID},
+		{"PUT", "/api/keys/" + k.KeyID},
+		{"DELETE", "/api/keys/" + k.KeyID},
+		{"POST", "/api/keys/custom-key-0123456789"},
+		{"GET", "/api/apis/" + api + "/keys/" + k.KeyID},
+		{"DELETE", "/api/apis/" + api + "/keys/" + k.KeyID},
+	} {
+		r := in.do(c.method, c.path, reader, []byte(`{}`))
+		name, hash := k.KeyID, k.KeyHash // the hash create answered
+		if strings.Contains(c.path, "custom-key") {
+			name, hash = "custom-key-0123456789", keys.ObjectID("custom-key-0123456789")
+		}
+		hashed := strings.TrimSuffix(c.path, name) + hash
+		expect(t, c.method+" "+c.path+" without the keys permission", r, 403, mgmtErr("access denied: You do not have permission to access "+hashed))
+		if strings.Contains(string(r.body), name) {
+			t.Errorf("%s %s: the 403 body holds the key: %s", c.method, c.path, r.body)
+		}
+	}
 }

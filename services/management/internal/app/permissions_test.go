@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 )
 
 // areaOfPath restates CONTRACT §2's table of permission areas by REST path
@@ -104,6 +105,9 @@ func servedRoutes(t *testing.T, in *instance) []route {
 
 var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 
+// anyID stands for every path parameter in TestPermissionMatrix.
+const anyID = "ffffffffffffffffffffffff"
+
 // TestPermissionMatrix: every role shape × every route the service
 // describes, on REST and on gRPC. A caller without the route's permission gets 403 naming the
 // path, before any lookup and before its body is decoded (the write cells
@@ -124,13 +128,18 @@ func TestPermissionMatrix(t *testing.T) {
 				t.Errorf("%s %s: no permission area in the contract's table", rt.method, rt.pattern)
 				continue
 			}
-			path := pathParam.ReplaceAllString(rt.pattern, "ffffffffffffffffffffffff")
+			path := pathParam.ReplaceAllString(rt.pattern, anyID)
 			var body any
 			if rt.method != "GET" && rt.method != "HEAD" && rt.method != "DELETE" {
 				body = `{"malformed":`
 			}
 			r := in.do(rt.method, path, key, body)
-			denial := "access denied: You do not have permission to access " + path
+			// a key in the path is named by its hash (no key in an error body)
+			shown := path
+			if strings.HasSuffix(rt.pattern, "/{key_id}") {
+				shown = strings.TrimSuffix(path, anyID) + keys.ObjectID(anyID)
+			}
+			denial := "access denied: You do not have permission to access " + shown
 			what := string(raw) + " " + rt.method + " " + rt.pattern
 			if !contractAllows(perms, area, rt.method) {
 				if r.status != 403 || (rt.method != "HEAD" && message(r) != denial) {
