@@ -14,6 +14,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/services/management/internal/gwfields"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -277,12 +278,11 @@ func (s *Server) UpdateAPI(ctx context.Context, req *managementv1.UpdateAPIReque
 }
 
 func (s *Server) DeleteAPI(ctx context.Context, req *managementv1.DeleteAPIRequest) (*managementv1.DeleteAPIResponse, error) {
+	var check func(*store.Tx, store.API) error
 	if !req.GetForce() {
-		if err := s.keys.InUse(ctx, req.GetApiId(), false); err != nil {
-			return nil, s.storeError(err, errAPINotFound)
-		}
+		check = keys.APIInUse
 	}
-	err := s.store.DeleteAPI(ctx, req.GetApiId(), 0)
+	err := s.store.DeleteAPI(ctx, req.GetApiId(), 0, check)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/gwfields"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -304,12 +305,11 @@ func (s *Server) UpdatePolicy(ctx context.Context, req *managementv1.UpdatePolic
 }
 
 func (s *Server) DeletePolicy(ctx context.Context, req *managementv1.DeletePolicyRequest) (*managementv1.DeletePolicyResponse, error) {
+	var check func(*store.Tx, store.Document) error
 	if !req.GetForce() {
-		if err := s.keys.InUse(ctx, req.GetPolicyId(), true); err != nil {
-			return nil, s.docError(policyKind, err)
-		}
+		check = keys.PolicyInUse
 	}
-	if err := s.store.DeleteDocument(ctx, store.Policies, req.GetPolicyId()); err != nil {
+	if err := s.store.DeleteDocument(ctx, store.Policies, req.GetPolicyId(), check); err != nil {
 		return nil, s.docError(policyKind, err)
 	}
 	return &managementv1.DeletePolicyResponse{Status: "OK", Message: "Data deleted"}, nil
@@ -371,7 +371,7 @@ func (s *Server) UpdateAsset(ctx context.Context, req *managementv1.UpdateAssetR
 func (s *Server) DeleteAsset(ctx context.Context, req *managementv1.DeleteAssetRequest) (*managementv1.DeleteAssetResponse, error) {
 	d, err := s.store.GetDoc(ctx, store.Assets, req.GetAssetId())
 	if err == nil {
-		err = s.store.DeleteDocument(ctx, store.Assets, d.DBID)
+		err = s.store.DeleteDocument(ctx, store.Assets, d.DBID, nil)
 	}
 	if err != nil {
 		return nil, s.docError(assetKind, err)

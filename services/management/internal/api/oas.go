@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genproto/googleapis/api/httpbody"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -182,12 +183,11 @@ func (s *Server) updateOAS(ctx context.Context, id string, newDoc func(old store
 }
 
 func (s *Server) DeleteOASAPI(ctx context.Context, req *managementv1.DeleteOASAPIRequest) (*managementv1.DeleteOASAPIResponse, error) {
+	var check func(*store.Tx, store.API) error
 	if !req.GetForce() {
-		if err := s.keys.InUse(ctx, req.GetApiId(), false); err != nil {
-			return nil, s.storeError(err, errAPINotFound)
-		}
+		check = keys.APIInUse
 	}
-	err := s.store.DeleteAPI(ctx, req.GetApiId(), store.OAS)
+	err := s.store.DeleteAPI(ctx, req.GetApiId(), store.OAS, check)
 	if err != nil {
 		return nil, s.storeError(err, errAPINotFound)
 	}

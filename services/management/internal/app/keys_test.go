@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gatehouse/gatehouse/pkg/config"
@@ -274,6 +275,39 @@ func TestKeysNeverInA403(t *testing.T) {
 		expect(t, c.method+" "+c.path+" without the keys permission", r, 403, mgmtErr("access denied: You do not have permission to access "+hashed))
 		if strings.Contains(string(r.body), name) {
 			t.Errorf("%s %s: the 403 body holds the key: %s", c.method, c.path, r.body)
+		}
+	}
+}
+
+// TestKeyAndAPIDeleteRace: a key issued while its API is deleted (without
+// force) never ends with both answered 200: the delete checks for keys in
+// its own transaction, and the key's record is written only if its API
+// still exists (the key is then deleted from the gateway again).
+func TestKeyAndAPIDeleteRace(t *testing.T) {
+	gw := startKeyDouble(t)
+	in := startKeys(t, gw.URL)
+	for i := range 40 {
+		api := fmt.Sprintf("4b1e00000000000000000000000001%02d", i)
+		expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc(api, "Race", fmt.Sprintf("/race-%d/", i))), 200, "")
+		var key, del resp
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			key = in.admin("POST", "/api/keys", fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q}}}`, api, api))
+		})
+		wg.Go(func() { del = in.admin("DELETE", "/api/apis/oas/"+api, nil) })
+		wg.Wait()
+		switch {
+		case key.status == 200 && del.status == 200:
+			t.Fatalf("round %d: the key was issued and its API deleted without force: %s / %s", i, key.body, del.body)
+		case key.status == 200 && del.status != 409, key.status != 200 && key.status != 400:
+			t.Fatalf("round %d: key %d %s, delete %d %s", i, key.status, key.body, del.status, del.body)
+		case key.status == 400 && gw.Len() != 0:
+			t.Fatalf("round %d: a refused key is left on the gateway (%d sessions)", i, gw.Len())
+		}
+		if key.status == 200 {
+			expect(t, "force", in.admin("DELETE", "/api/apis/oas/"+api+"?force=true", nil), 200, "")
+			k := readKey(t, key)
+			expect(t, "delete the key", in.admin("DELETE", "/api/keys/"+k.KeyHash+"?hashed=true", nil), 200, "")
 		}
 	}
 }

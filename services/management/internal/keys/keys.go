@@ -136,23 +136,7 @@ func (s *Service) Validate(ctx context.Context, body []byte) ([]byte, store.Issu
 	if len(rec.APIs) == 0 && len(rec.Policies) == 0 {
 		return nil, store.IssuedKey{}, errNoAccess
 	}
-	err = s.store.View(ctx, func(tx *store.Tx) error {
-		for _, id := range rec.APIs {
-			if _, err := tx.API(id); errors.Is(err, store.ErrNotFound) {
-				return badRequest("access_rights: API " + strconv.Quote(id) + " does not exist")
-			} else if err != nil {
-				return err
-			}
-		}
-		for _, p := range rec.Policies {
-			if _, err := tx.Doc(store.Policies, p); errors.Is(err, store.ErrNotFound) {
-				return badRequest("apply_policies: policy " + strconv.Quote(p) + " does not exist")
-			} else if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err = s.store.View(ctx, func(tx *store.Tx) error { return refsExist(tx, rec) })
 	if err != nil {
 		return nil, store.IssuedKey{}, err
 	}
@@ -161,6 +145,26 @@ func (s *Service) Validate(ctx context.Context, body []byte) ([]byte, store.Issu
 		return nil, store.IssuedKey{}, badRequest("the request body is not a session")
 	}
 	return doc, rec, nil
+}
+
+// refsExist checks that every API and policy rec names exists: 400 naming
+// the first that does not.
+func refsExist(tx *store.Tx, rec store.IssuedKey) error {
+	for _, id := range rec.APIs {
+		if _, err := tx.API(id); errors.Is(err, store.ErrNotFound) {
+			return badRequest("access_rights: API " + strconv.Quote(id) + " does not exist")
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, p := range rec.Policies {
+		if _, err := tx.Doc(store.Policies, p); errors.Is(err, store.ErrNotFound) {
+			return badRequest("apply_policies: policy " + strconv.Quote(p) + " does not exist")
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Create issues a key for the session in body: the gateway generates it,
@@ -206,7 +210,15 @@ func (s *Service) Create(ctx context.Context, body []byte, custom string) (Key, 
 	auditctx.SetObject(ctx, created.Hash)
 	now := s.now().UTC()
 	rec.Hash, rec.Created, rec.Updated = created.Hash, now, now
-	if err := s.store.Update(ctx, func(tx *store.Tx) error { return tx.PutIssuedKey(rec) }); err != nil {
+	// checked again where the record is written: an API or policy deleted
+	// since Validate (whose delete saw no key using it) refuses the key
+	err = s.store.Update(ctx, func(tx *store.Tx) error {
+		if err := refsExist(tx, rec); err != nil {
+			return err
+		}
+		return tx.PutIssuedKey(rec)
+	})
+	if err != nil {
 		s.undo(created.Hash)
 		return Key{}, err
 	}
@@ -520,45 +532,35 @@ func recordJSON(k store.IssuedKey) []byte {
 	return b
 }
 
-// InUse refuses deleting an API (policy false) or a policy (policy true)
-// that issued keys use (an API: directly or through one of their policies) (CONTRACT §2 "Keys": 409 naming how many, unless
-// ?force=true); an API or policy that does not exist is left to the
-// delete to answer.
-func (s *Service) InUse(ctx context.Context, ref string, policy bool) error {
-	n := 0
-	err := s.store.View(ctx, func(tx *store.Tx) error {
-		var err error
-		if policy {
-			d, err := tx.Doc(store.Policies, ref)
-			if err != nil {
-				return err
-			}
-			n, err = tx.KeysUsingPolicy(d.ID, d.DBID)
-			return err
-		}
-		a, err := tx.Resolve(ref)
-		if err != nil {
-			return err
-		}
-		pols, err := policiesGranting(tx, a.ID)
-		if err != nil {
-			return err
-		}
-		hashes, err := tx.KeyHashesByAPI(a.ID, pols) // directly or through a policy
-		n = len(hashes)
+// APIInUse refuses deleting API a while issued keys use it, directly or
+// through one of their policies (CONTRACT §2 "Keys": 409 naming how many,
+// unless ?force=true): the check of the delete's own transaction
+// (store.DeleteAPI), so a key recorded meanwhile is seen.
+func APIInUse(tx *store.Tx, a store.API) error {
+	pols, err := policiesGranting(tx, a.ID)
+	if err != nil {
 		return err
-	})
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	case n == 0:
-		return nil
 	}
-	what := "API"
-	if policy {
-		what = "policy"
+	hashes, err := tx.KeyHashesByAPI(a.ID, pols)
+	if err != nil {
+		return err
+	}
+	return inUse(len(hashes), "API")
+}
+
+// PolicyInUse refuses deleting policy d while issued keys apply it (by id
+// or db id), in the delete's transaction (store.DeleteDocument).
+func PolicyInUse(tx *store.Tx, d store.Document) error {
+	n, err := tx.KeysUsingPolicy(d.ID, d.DBID)
+	if err != nil {
+		return err
+	}
+	return inUse(n, "policy")
+}
+
+func inUse(n int, what string) error {
+	if n == 0 {
+		return nil
 	}
 	return rest.Error(codes.FailedPrecondition, http.StatusConflict, strconv.Itoa(n)+" issued keys use this "+what+
 		": delete or update them first, or add ?force=true")

@@ -253,12 +253,18 @@ func (s *Store) UpdateDoc(ctx context.Context, c Collection, ref string, edit fu
 	})
 }
 
-// DeleteDocument removes the document ref names.
-func (s *Store) DeleteDocument(ctx context.Context, c Collection, ref string) error {
+// DeleteDocument removes the document ref names. check, when set, runs
+// first in the same transaction, and its error refuses the delete.
+func (s *Store) DeleteDocument(ctx context.Context, c Collection, ref string, check func(*Tx, Document) error) error {
 	return s.Update(ctx, func(tx *Tx) error {
 		d, err := tx.Doc(c, ref)
 		if err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(tx, d); err != nil {
+				return err
+			}
 		}
 		return tx.DeleteDoc(c, d.DBID)
 	})

@@ -82,8 +82,9 @@ func (s *Store) UpdateAPI(ctx context.Context, ref string, kind Kind, edit func(
 }
 
 // DeleteAPI removes the API ref names and, recursively, its child versions;
-// kind 0 accepts either kind.
-func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind) error {
+// kind 0 accepts either kind. check, when set, runs first in the same
+// transaction, and its error refuses the delete (what still uses the API).
+func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind, check func(*Tx, API) error) error {
 	return s.Update(ctx, func(tx *Tx) error {
 		a, err := tx.Resolve(ref)
 		if err != nil {
@@ -91,6 +92,11 @@ func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind) error {
 		}
 		if kind != 0 && a.Kind != kind {
 			return kindError(kind)
+		}
+		if check != nil {
+			if err := check(tx, a); err != nil {
+				return err
+			}
 		}
 		_, err = tx.DeleteAPIWithVersions(a.ID)
 		return err

@@ -697,7 +697,7 @@ func TestOperations(t *testing.T) {
 		if err := s.UpdateAPI(bg, tc.ref, tc.kind, func(a API) (API, error) { return a, nil }); !errors.Is(err, tc.want) {
 			t.Errorf("update %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
 		}
-		if err := s.DeleteAPI(bg, tc.ref, tc.kind); !errors.Is(err, tc.want) {
+		if err := s.DeleteAPI(bg, tc.ref, tc.kind, nil); !errors.Is(err, tc.want) {
 			t.Errorf("delete %s as kind %d: %v, want %v", tc.ref, tc.kind, err, tc.want)
 		}
 	}
@@ -721,7 +721,7 @@ func TestOperations(t *testing.T) {
 	if cats, err := s.CategoryCounts(bg); err != nil || len(cats) != 3 {
 		t.Fatalf("category counts: %v %v", cats, err)
 	}
-	if err := s.DeleteAPI(bg, c.DBID, 0); err != nil {
+	if err := s.DeleteAPI(bg, c.DBID, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if apis, total, err := s.ListAPIs(bg, nil, 0, -1); err != nil || total != 2 || apis[1].ID != "o" {
