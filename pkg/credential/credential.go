@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"log/slog"
 )
 
@@ -89,4 +90,13 @@ func Bootstrap(ctx context.Context, s AdminStore, token string, log *slog.Logger
 	}
 	log.Warn("created the bootstrap admin credential; it is shown only now", "admin_secret", secret)
 	return nil
+}
+
+// Found turns a lookup's error into whether the key was found: notFound
+// (matched with errors.Is) is false without an error.
+func Found(err, notFound error) (bool, error) {
+	if errors.Is(err, notFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -96,11 +96,10 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, gua
 			return next(ctx, req)
 		}
 	}
-	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), checkIDs, audit, markErrors(log), recoverPanics(log), authenticate(auth, guards.Door))
+	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), checkIDs, audit, markErrors(log), recoverPanics(log), authenticate(auth))
 	codec := newLimitCodec()
 	own := []grpc.ServerOption{grpc.ForceServerCodecV2(codec)}
 	if guards.Door != nil {
-		guards.Door.init()
 		own = append(own, grpc.InTapHandle(guards.Door.tap))
 	}
 	opts = append([]grpc.ServerOption{
@@ -183,18 +182,14 @@ func recoverStreamPanics(log *slog.Logger) grpc.StreamServerInterceptor {
 	}
 }
 
-// authenticate runs the service's AuthFunc; a key it refuses as
-// unauthenticated is dropped from the front door's set.
-func authenticate(auth AuthFunc, door *FrontDoor) grpc.UnaryServerInterceptor {
+// authenticate runs the service's AuthFunc.
+func authenticate(auth AuthFunc) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 		if auth == nil || openMethod(info.FullMethod) {
 			return next(ctx, req)
 		}
 		authCtx, err := auth(ctx, info.FullMethod, req)
 		if err != nil {
-			if door != nil && status.Code(err) == codes.Unauthenticated {
-				door.forget(ctx)
-			}
 			return nil, err
 		}
 		ctx = authCtx

@@ -55,6 +55,13 @@ type watchCache struct {
 	snap atomic.Pointer[snapshot] // nil until the first load
 	// applies counts the snapshots published (tests read it).
 	applies atomic.Int64
+	// fresh is when (UnixNano) the latest quorum revision read started
+	// that a published snapshot is known to have reached: every snapshot
+	// from then on holds every write acknowledged before that time
+	// (kv.Recent Views read them without a quorum read).
+	fresh atomic.Int64
+	// revisionReads counts the quorum reads of etcd's revision (tests).
+	revisionReads atomic.Int64
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at each publish
@@ -182,7 +189,7 @@ func (c *watchCache) publish(tree *btree.BTreeG[cached], rev int64) {
 // applied it. It returns nil, nil when the cache did not get there within
 // cacheWait; the caller then reads etcd itself.
 func (c *watchCache) at(ctx context.Context) (*snapshot, error) {
-	want, err := c.revision(ctx)
+	want, started, err := c.revision(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +200,7 @@ func (c *watchCache) at(ctx context.Context) (*snapshot, error) {
 		changed := c.changed
 		c.mu.Unlock()
 		if s := c.snap.Load(); s != nil && s.rev >= want {
+			c.confirm(started)
 			return s, nil
 		}
 		c.askProgress()
@@ -214,6 +222,29 @@ func (c *watchCache) at(ctx context.Context) (*snapshot, error) {
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// confirm records that a snapshot reached the revision of a quorum read
+// that started at started.
+func (c *watchCache) confirm(started time.Time) {
+	at := started.UnixNano()
+	for {
+		old := c.fresh.Load()
+		if old >= at || c.fresh.CompareAndSwap(old, at) {
+			return
+		}
+	}
+}
+
+// recent returns the latest snapshot when it holds every write
+// acknowledged more than within ago (a View under kv.Recent): a quorum
+// read that started less than within ago was reached. Otherwise nil: the
+// caller reads as a View does (at), which confirms again.
+func (c *watchCache) recent(within time.Duration) *snapshot {
+	if time.Since(time.Unix(0, c.fresh.Load())) >= within {
+		return nil
+	}
+	return c.snap.Load()
 }
 
 // askProgress asks etcd for a progress notification on the cache's watch,
@@ -280,16 +311,17 @@ func (t snapTx) walk(from, end string, fn func(key string, value []byte) error) 
 // revisionRead is one quorum read of etcd's revision, shared by the Views
 // that asked for it before it started.
 type revisionRead struct {
-	done chan struct{}
-	rev  int64
-	err  error
+	done    chan struct{}
+	started time.Time // when the read left, before etcd answered
+	rev     int64
+	err     error
 }
 
 // revision returns etcd's current revision as of a read that started after
 // the call: concurrent Views share one quorum read (a View arriving while a
 // read is on its way waits for the next one, which leaves after it), so 32
 // clients cost about one request per round trip instead of 32.
-func (c *watchCache) revision(ctx context.Context) (int64, error) {
+func (c *watchCache) revision(ctx context.Context) (int64, time.Time, error) {
 	c.mu.Lock()
 	if c.pending == nil {
 		c.pending = &revisionRead{done: make(chan struct{})}
@@ -302,9 +334,9 @@ func (c *watchCache) revision(ctx context.Context) (int64, error) {
 	c.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.rev, r.err
+		return r.rev, r.started, r.err
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, time.Time{}, ctx.Err()
 	}
 }
 
@@ -323,6 +355,8 @@ func (c *watchCache) readRevisions() {
 		c.mu.Unlock()
 		bg := context.Background()
 		ctx, cancel := c.e.callCtx(bg)
+		r.started = time.Now()
+		c.revisionReads.Add(1)
 		resp, err := c.e.cli.Get(ctx, c.e.data, clientv3.WithCountOnly())
 		cancel()
 		if err != nil {

@@ -243,3 +243,61 @@ func TestWatchCacheLinearizable(t *testing.T) {
 		t.Fatalf("history of %d operations over two replicas: %v (not linearizable)", len(history), res)
 	}
 }
+
+// TestWatchCacheRecent: a View under kv.Recent(ctx, d) sees every write
+// acknowledged more than d before it, on another replica, and once a
+// linearizable View of that replica saw a write every Recent View there
+// does too; it reads etcd's revision about once per d, not per View.
+func TestWatchCacheRecent(t *testing.T) {
+	t.Parallel()
+	c := etcdtest.Start(t, 1)
+	a := open(t, c)
+	b := replica(t, c, a)
+	const within = 200 * time.Millisecond
+	recent := func() string {
+		var v string
+		err := b.View(kv.Recent(context.Background(), within), func(tx kv.ReadTx) error {
+			got, err := tx.Get([]byte("k"))
+			v = string(got)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := etcdkv.RevisionReads(b)
+	start := time.Now()
+	views := 0
+	for i := range 10 {
+		want := strconv.Itoa(i)
+		put(t, a, "k", want)
+		acked := time.Now()
+		for time.Since(acked) < 2*within {
+			began := time.Since(acked)
+			got := recent()
+			views++
+			if got != want && began > within {
+				t.Fatalf("write %s acknowledged %v before a Recent View: it read %q", want, began, got)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	reads, elapsed := etcdkv.RevisionReads(b)-before, time.Since(start)
+	if limit := int64(elapsed/within) + 5; reads > limit {
+		t.Errorf("%d Recent Views over %v read etcd's revision %d times, want at most %d", views, elapsed.Round(time.Millisecond), reads, limit)
+	}
+	t.Logf("%d Recent Views over %v: %d revision reads", views, elapsed.Round(time.Millisecond), reads)
+
+	// A linearizable View that saw a write: the Recent Views after it see it.
+	for i := range 20 {
+		want := "l" + strconv.Itoa(i)
+		put(t, a, "k", want)
+		if got := get(t, b, "k"); got != want {
+			t.Fatalf("linearizable View read %q, want %q", got, want)
+		}
+		if got := recent(); got != want {
+			t.Fatalf("a Recent View after a linearizable one read %q, want %q", got, want)
+		}
+	}
+}

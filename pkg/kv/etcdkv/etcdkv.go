@@ -17,7 +17,10 @@
 // etcd's current revision with one quorum read, waits until the cache has
 // applied it (asking etcd for a progress notification when the revision
 // moved outside the records), and reads the cache's immutable snapshot; when
-// the cache cannot catch up within a second it reads etcd as below. Without
+// the cache cannot catch up within a second it reads etcd as below. A View
+// under kv.Recent(ctx, d) reads the cache's latest snapshot at once when a
+// quorum read that started less than d ago was reached (it holds every write
+// acknowledged before that read), and as above otherwise. Without
 // the cache, the first read is linearizable and fixes the revision, and every
 // later read (Scan pages included) asks for that revision.
 //
@@ -274,12 +277,19 @@ func (e *Engine) Ready(ctx context.Context) error {
 }
 
 // View runs fn on one snapshot: the watch cache's once it has applied etcd's
-// current revision (cache.go), otherwise etcd's own at one revision.
+// current revision (cache.go), otherwise etcd's own at one revision. Under
+// kv.Recent it reads the cache's latest snapshot without the quorum read
+// when that is known fresh enough.
 func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if e.cache != nil {
+		if within, ok := kv.RecentWithin(ctx); ok {
+			if s := e.cache.recent(within); s != nil {
+				return fn(snapTx{s})
+			}
+		}
 		s, err := e.cache.at(ctx)
 		if err != nil {
 			return err

@@ -18,3 +18,7 @@ func SerialReads(e *Engine) int64 { return e.serialReads.Load() }
 // CacheMisses is how many Views read etcd because the watch cache had not
 // reached etcd's revision in time.
 func CacheMisses(e *Engine) int64 { return e.cacheMisses.Load() }
+
+// RevisionReads is how many quorum reads of etcd's revision the watch cache
+// made for Views.
+func RevisionReads(e *Engine) int64 { return e.cache.revisionReads.Load() }
