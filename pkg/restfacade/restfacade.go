@@ -30,6 +30,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/inflight"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
+	"github.com/gatehouse/gatehouse/pkg/pbjson"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 )
 
@@ -403,14 +404,20 @@ func outgoingHeader(key string) (string, bool) {
 // on it.
 type CompactJSON struct{ *runtime.JSONPb }
 
-// Marshal writes v as compact JSON. Single-line protojson differs from
-// compact JSON only by a space after each comma, in builds where its
-// per-binary randomness says so (commaSpaces): a message is written once
-// and, only then, those spaces dropped in place. Other values go through
-// json.Compact.
+// Marshal writes v as compact JSON. A message pkg/pbjson covers is written
+// by it, byte for byte as protojson would; other messages by protojson.
+// Single-line protojson differs from compact JSON only by a space after
+// each comma, in builds where its per-binary randomness says so
+// (commaSpaces): a message is written once and, only then, those spaces
+// dropped in place. Other values go through json.Compact.
 func (c CompactJSON) Marshal(v any) ([]byte, error) {
 	if _, ok := v.(alreadyWritten); ok {
 		return nil, nil // streamed (stream.go)
+	}
+	if m, ok := v.(proto.Message); ok {
+		if b, ok := pbjson.Marshal(m, c.MarshalOptions); ok {
+			return b, nil
+		}
 	}
 	b, err := c.JSONPb.Marshal(v)
 	if err != nil {
