@@ -2,8 +2,9 @@
 // budget (CONTRACT §0 "Resource bounds"), shared by the REST facade and the
 // gRPC server. A request holds what it has received, not what it declared:
 // the REST facade grows a body's hold as its bytes arrive (Hold.Grow), the
-// gRPC server holds what its message may be while it is read and then the
-// message's size. Every hold belongs to a caller (the request's key) and
+// gRPC server a message's as its frames arrive (Hold.TryGrow), then the
+// message's size; and both end a request whose bytes stop arriving
+// (Progress). Every hold belongs to a caller (the request's key) and
 // one caller holds at most a quarter of the budget (Share), so a key that
 // opens slow uploads or streams leaves the rest to everyone else. A request
 // that finds no room waits up to Wait, then is refused as busy, so that the
@@ -34,6 +35,47 @@ const Wait = 5 * time.Second
 
 // RetryAfter is the Retry-After a refused REST request gets, in seconds.
 const RetryAfter = "5"
+
+// A request's bytes must keep arriving, on REST and gRPC alike: the first
+// MinProgress bytes (or all of a smaller request) within FirstProgress of
+// its start, then each further MinProgress within ProgressWindow of the
+// last (Progress); else the request ends (REST 408, gRPC
+// DeadlineExceeded). Its hold grows in steps of GrowStep as they come.
+const (
+	MinProgress    = 64 << 10
+	ProgressWindow = 10 * time.Second
+	FirstProgress  = time.Second + ProgressWindow
+	GrowStep       = 64 << 10
+)
+
+// Progress follows the bytes of one request against the minimum rate.
+type Progress struct {
+	mark    int64     // bytes received at the last progress
+	at      time.Time // when: the request's start, then each MinProgress more
+	started bool      // a first MinProgress has arrived
+}
+
+// NewProgress starts following a request that started at start.
+func NewProgress(start time.Time) Progress { return Progress{at: start} }
+
+// Arrived records that the request has received total bytes so far, and
+// reports whether that is progress (MinProgress more since the last), which
+// moves the Deadline on.
+func (p *Progress) Arrived(total int64) bool {
+	if total-p.mark < MinProgress {
+		return false
+	}
+	p.mark, p.at, p.started = total, time.Now(), true
+	return true
+}
+
+// Deadline is when the next MinProgress bytes must have arrived.
+func (p *Progress) Deadline() time.Time {
+	if !p.started {
+		return p.at.Add(FirstProgress)
+	}
+	return p.at.Add(ProgressWindow)
+}
 
 // ErrBusy refuses a request that found no room within Wait: 503 on REST,
 // Unavailable on gRPC.
@@ -134,6 +176,32 @@ func (h *Hold) Grow(ctx context.Context, n int64) error {
 	return nil
 }
 
+// TryGrow adds n bytes to the hold if they fit now, in the budget and in
+// its caller's share, and otherwise refuses at once (ErrBusy), leaving the
+// hold as it was. The gRPC server grows a call's hold so, in its
+// connection's reader, which must not wait: once a call is admitted its
+// sender may send the whole message (grpc-go grants the flow-control window
+// for the length the message declares), so bytes that do not fit end the
+// call instead of being held back.
+func (h *Hold) TryGrow(n int64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n = min(max(n, 0), h.b.size-h.held)
+	if n <= 0 {
+		return nil
+	}
+	b := h.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if global, share := b.fits(h, n); !global || !share {
+		return ErrBusy
+	}
+	b.used += n
+	b.held[h.caller] += n
+	h.held += n
+	return nil
+}
+
 // Shrink gives back what the request holds above n bytes (its real size,
 // once known).
 func (h *Hold) Shrink(n int64) {
@@ -159,8 +227,7 @@ func (b *Budget) take(ctx context.Context, h *Hold, n int64) error {
 	defer b.mu.Unlock()
 	defer delete(b.waiting, h)
 	for {
-		global := b.used+n <= b.size
-		share := b.held[h.caller]+n <= b.share || b.held[h.caller] == h.held
+		global, share := b.fits(h, n)
 		if global && share {
 			b.used += n
 			b.held[h.caller] += n
@@ -194,6 +261,13 @@ func (b *Budget) take(ctx context.Context, h *Hold, n int64) error {
 			return err
 		}
 	}
+}
+
+// fits tells whether n more bytes for h fit in the budget (global) and in
+// its caller's share (share): a hold larger than the share grows past it
+// only while its caller holds nothing else. b.mu is held.
+func (b *Budget) fits(h *Hold, n int64) (global, share bool) {
+	return b.used+n <= b.size, b.held[h.caller]+n <= b.share || b.held[h.caller] == h.held
 }
 
 // youngestStuck returns the youngest waiting hold when the waiting holds

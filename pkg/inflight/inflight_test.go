@@ -130,3 +130,54 @@ func TestStuckHoldsGiveWay(t *testing.T) {
 		older.Release()
 	}
 }
+
+// TestTryGrow: a hold grows at once while its bytes fit in the budget and
+// in its caller's share, and is refused at once (ErrBusy), unchanged, when
+// they do not; a hold alone may pass its caller's share.
+func TestTryGrow(t *testing.T) {
+	b := New(400, time.Minute) // a share of 100
+	ctx := context.Background()
+	a1, _ := b.Acquire(ctx, "a", 10)
+	if err := a1.TryGrow(150); err != nil {
+		t.Fatalf("a hold alone past its caller's share: %v", err)
+	}
+	a2, _ := b.Acquire(ctx, "a", 0)
+	begin := time.Now()
+	if err := a2.TryGrow(1); !errors.Is(err, ErrBusy) || time.Since(begin) > time.Second {
+		t.Errorf("a second hold of a caller past its share: %v after %v, want ErrBusy at once", err, time.Since(begin))
+	}
+	c, _ := b.Acquire(ctx, "c", 100)
+	d, _ := b.Acquire(ctx, "d", 100)
+	if err := c.TryGrow(41); !errors.Is(err, ErrBusy) {
+		t.Errorf("past the budget: %v, want ErrBusy", err)
+	}
+	if all, ofC := b.Held("c"); all != 360 || ofC != 100 {
+		t.Errorf("after refusals the budget holds %d (c %d), want 360 (c 100)", all, ofC)
+	}
+	for _, h := range []*Hold{a1, a2, c, d} {
+		h.Release()
+	}
+}
+
+// TestProgress: the first MinProgress bytes are due FirstProgress after
+// the start, each further MinProgress ProgressWindow after the last.
+func TestProgress(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	p := NewProgress(start)
+	if d := p.Deadline(); !d.Equal(start.Add(FirstProgress)) {
+		t.Errorf("first deadline %v after the start, want %v", d.Sub(start), FirstProgress)
+	}
+	if p.Arrived(MinProgress - 1) {
+		t.Error("less than MinProgress counted as progress")
+	}
+	before := time.Now()
+	if !p.Arrived(MinProgress) {
+		t.Error("MinProgress not counted as progress")
+	}
+	if d := p.Deadline(); d.Before(before.Add(ProgressWindow)) || d.After(time.Now().Add(ProgressWindow)) {
+		t.Errorf("deadline %v from now after progress, want %v", time.Until(d), ProgressWindow)
+	}
+	if p.Arrived(2*MinProgress - 1) {
+		t.Error("progress counted from the start rather than from the last progress")
+	}
+}

@@ -14,25 +14,18 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/inflight"
 )
 
-// A body is read against two deadlines. It must keep arriving: the first
-// MinProgress bytes (or all of a smaller body) within FirstProgress, then
-// each further MinProgress within ProgressWindow of the last; and all of it
-// within BodyGrace plus its length at MinBodyRate (a 16 MiB body: 10 s +
-// 256 s at 64 KiB/s; one of unknown length, chunked, gets the time of the
-// largest). A client that announces a body and then sends nothing is cut
-// off (408) after 11 s, one that trickles it after at most the whole
-// body's time.
+// A body is read against two deadlines. It must keep arriving at the
+// minimum rate of inflight.Progress (the first 64 KiB, or all of a smaller
+// body, within 11 s, then each further 64 KiB within 10 s of the last);
+// and all of it within BodyGrace plus its length at MinBodyRate (a 16 MiB
+// body: 10 s + 256 s at 64 KiB/s; one of unknown length, chunked, gets the
+// time of the largest). A client that announces a body and then sends
+// nothing is cut off (408) after 11 s, one that trickles it after at most
+// the whole body's time.
 const (
 	DefaultBodyGrace   = 10 * time.Second
 	DefaultMinBodyRate = 64 << 10 // bytes per second
-	MinProgress        = 64 << 10
-	ProgressWindow     = 10 * time.Second
-	FirstProgress      = time.Second + ProgressWindow
 )
-
-// growStep is how much more of the in-flight budget a body asks for when
-// what arrived reaches what it holds.
-const growStep = 64 << 10
 
 type bodyKey struct{}
 
@@ -68,8 +61,9 @@ func (f *facade) watchBody(w http.ResponseWriter, r *http.Request) *http.Request
 	}
 	now := time.Now()
 	wb := &watchedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), body: r.Body, w: w, state: state, rc: rc,
-		end: now.Add(f.limits.BodyGrace + time.Duration(size)*time.Second/time.Duration(f.limits.MinBodyRate))}
-	wb.setDeadline(now.Add(FirstProgress))
+		end:      now.Add(f.limits.BodyGrace + time.Duration(size)*time.Second/time.Duration(f.limits.MinBodyRate)),
+		progress: inflight.NewProgress(now)}
+	wb.setDeadline(wb.progress.Deadline())
 	r.Body = wb
 	return r
 }
@@ -81,9 +75,9 @@ type watchedBody struct {
 	state *bodyState
 	rc    *http.ResponseController
 
-	end  time.Time // the whole body's deadline
-	read int64     // bytes read so far
-	mark int64     // read at the last progress deadline
+	end      time.Time // the whole body's deadline
+	read     int64     // bytes read so far
+	progress inflight.Progress
 
 	// hold, once the body is admitted (admitBody), grows as the body
 	// arrives, up to max.
@@ -139,7 +133,7 @@ func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	if b.hold != nil && b.read+int64(len(p)) > b.reserved && b.reserved < b.max {
-		grow := min(max(b.read+int64(len(p))-b.reserved, growStep), b.max-b.reserved)
+		grow := min(max(b.read+int64(len(p))-b.reserved, inflight.GrowStep), b.max-b.reserved)
 		if err := b.hold.Grow(b.ctx, grow); err != nil {
 			b.state.busy = true
 			return 0, err
@@ -147,9 +141,8 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		b.reserved += grow
 	}
 	n, err := b.ReadCloser.Read(p)
-	if b.read += int64(n); b.rc != nil && b.read-b.mark >= MinProgress {
-		b.mark = b.read
-		b.setDeadline(time.Now().Add(ProgressWindow))
+	if b.read += int64(n); b.rc != nil && b.progress.Arrived(b.read) {
+		b.setDeadline(b.progress.Deadline())
 	}
 	var tooLarge *http.MaxBytesError
 	switch {

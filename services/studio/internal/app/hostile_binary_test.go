@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
-	"github.com/gatehouse/gatehouse/pkg/restfacade"
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -46,11 +46,11 @@ func TestHostileBinary(t *testing.T) {
 		a.T = t
 		other := "Bearer " + adminKey(t, a)
 		body := []byte(`{"data":{"type":"llm-settings","attributes":{"model_name":"m"}}}`)
-		a.HeldBudget(other, "POST", "/api/v1/llm-settings", body, nil, 20, 1_000_000, 900_000, 4)
+		a.HeldBudget(other, "POST", "/api/v1/llm-settings", body, nil, 20, 1_000_000, 900_000, 20)
 	})
 	t.Run("stalled upload", func(t *testing.T) {
 		a.T = t
-		a.StalledUpload("POST", "/api/v1/llm-settings", 1_000_000, 1000, restfacade.FirstProgress+3*time.Second)
+		a.StalledUpload("POST", "/api/v1/llm-settings", 1_000_000, 1000, inflight.FirstProgress+3*time.Second)
 	})
 	t.Run("free-form field on REST", func(t *testing.T) {
 		a.T = t
