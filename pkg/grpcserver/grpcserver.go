@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gatehouse/gatehouse/pkg/bodylimit"
@@ -69,8 +70,9 @@ type Server struct {
 	Health *health.Server
 	Local  *Local
 
-	guards Guards
-	codec  *limitCodec
+	guards  Guards
+	codec   *limitCodec
+	guarded map[string]bool // full method names of the guarded calls; set before serving
 }
 
 // RegisterService registers a service implementation on the gRPC server and
@@ -98,10 +100,9 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, gua
 	}
 	unary := chain(metrics.GRPC.UnaryServerInterceptor(), logRequests(log), checkIDs, audit, markErrors(log), recoverPanics(log), authenticate(auth))
 	codec := newLimitCodec()
-	own := []grpc.ServerOption{grpc.ForceServerCodecV2(codec)}
-	if guards.Door != nil {
-		own = append(own, grpc.InTapHandle(guards.Door.tap))
-	}
+	// Connections are read through a meter, without grpc-go's own buffer,
+	// and every stream passes the tap (arrival.go).
+	own := []grpc.ServerOption{grpc.ForceServerCodecV2(codec), grpc.Creds(newMeterCreds(guards.Creds)), grpc.ReadBufferSize(0)}
 	opts = append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxSendMsgSize(math.MaxInt32),
@@ -116,11 +117,28 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, gua
 		grpc.UnaryInterceptor(unary),
 		grpc.ChainStreamInterceptor(metrics.GRPC.StreamServerInterceptor(), recoverStreamPanics(log)),
 	}, append(own, opts...)...)
-	srv := grpc.NewServer(opts...)
+	s := &Server{Local: &Local{chain: unary}, guards: guards, codec: codec, guarded: map[string]bool{}}
+	srv := grpc.NewServer(append(opts, grpc.InTapHandle(s.tap))...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
-	return &Server{GRPC: srv, Health: hs, Local: &Local{chain: unary}, guards: guards, codec: codec}
+	s.GRPC, s.Health = srv, hs
+	return s
+}
+
+// tap runs in a connection's reader as a stream starts: the front door,
+// then a guarded call's message is followed as it arrives.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	if s.guards.Door != nil {
+		var err error
+		if ctx, err = s.guards.Door.tap(ctx, info); err != nil {
+			return nil, err
+		}
+	}
+	if s.guarded[info.FullMethodName] {
+		ctx = track(ctx)
+	}
+	return ctx, nil
 }
 
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
@@ -25,23 +26,26 @@ import (
 type Guards struct {
 	// Door, when set, authenticates every stream before it exists.
 	Door *FrontDoor
-	// Budget, when set, admits each call's message before it is read, for
-	// the call's key: MaxRecvMsgSize (at most the key's share) is held
-	// while it is read (grpc-go reads a message up to the length its sender
-	// declares, within MaxRecvMsgSize, before the codec can check the
-	// method's own limit, and shows nothing of it before it is whole), then
-	// only its size until the call ends.
+	// Budget, when set, admits each call for the call's key with
+	// inflight.GrowStep bytes (waiting for room as REST requests do), then
+	// grows its hold as its message arrives (arrival.go) and, once the
+	// message is read, keeps only its size until the call ends.
 	Budget *inflight.Budget
 	// Limits give each method its largest message (decompressed).
 	Limits bodylimit.Table
 	// MessageTimeout: a call whose message is not complete this long after
-	// its handler started is reset. Default MessageTimeout.
+	// its handler started is reset, whatever its rate. Default
+	// MessageTimeout.
 	MessageTimeout time.Duration
+	// Creds are the transport's credentials (TLS); nil serves plain HTTP/2.
+	Creds credentials.TransportCredentials
 }
 
 // MessageTimeout is the default of Guards.MessageTimeout.
 const MessageTimeout = 30 * time.Second
 
+// errIncomplete ends a call whose message stopped arriving (less than
+// inflight.MinProgress in a window) or was not whole by MessageTimeout.
 var errIncomplete = status.Error(codes.DeadlineExceeded, "request message not complete in time")
 
 func errTooLarge() error { return status.Error(codes.ResourceExhausted, bodylimit.Message) }
@@ -55,6 +59,7 @@ func (s *Server) guard(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 	for i, m := range desc.Methods {
 		full := "/" + desc.ServiceName + "/" + m.MethodName
 		limit := s.guards.Limits.Of(full)
+		s.guarded[full] = true
 		if sd, ok := sd.(protoreflect.ServiceDescriptor); ok {
 			if md := sd.Methods().ByName(protoreflect.Name(m.MethodName)); md != nil {
 				s.codec.setLimit(md.Input().FullName(), limit)
@@ -71,17 +76,30 @@ func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
 		timeout = MessageTimeout
 	}
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-		deadline := time.Now().Add(timeout)
+		end := time.Now().Add(timeout)
+		in := arrivalOf(ctx)
 		var hold *inflight.Hold
 		if s.guards.Budget != nil {
+			// A call not followed as it arrives holds the largest message.
+			reserve := int64(MaxRecvMsgSize)
+			if in != nil {
+				reserve = inflight.GrowStep
+			}
 			var err error
-			if hold, err = s.guards.Budget.Acquire(ctx, caller(ctx), MaxRecvMsgSize); err != nil {
+			if hold, err = s.guards.Budget.Acquire(ctx, caller(ctx), reserve); err != nil {
 				return nil, err
 			}
 			defer hold.Release()
+			if in != nil {
+				in.admit(hold, reserve)
+			}
 		}
 		read := func(v any) error {
-			if err := recvBy(dec, v, deadline, func() { s.codec.refusal(v) }); err != nil {
+			err := receive(dec, v, in, end, func() { s.codec.refusal(v) })
+			if in != nil {
+				in.read()
+			}
+			if err != nil {
 				return err
 			}
 			if err := s.codec.refusal(v); err != nil {
@@ -107,20 +125,43 @@ func caller(ctx context.Context) string {
 	return inflight.Caller(key)
 }
 
-// recvBy reads the call's message, giving up at deadline: the handler then
-// returns, which resets the stream, and the read in progress ends with it
-// (then abandoned runs).
-func recvBy(dec func(any) error, v any, deadline time.Time, abandoned func()) error {
+// receive reads the call's message while it keeps arriving (in's
+// deadline) and at the latest until end. When it stops, or its hold cannot
+// grow, the handler returns at once, which resets the stream, and the read
+// in progress ends with it (then abandoned runs). A call not followed (in
+// nil) has end alone.
+func receive(dec func(any) error, v any, in *arrival, end time.Time, abandoned func()) error {
 	done := make(chan error, 1)
 	go func() { done <- dec(v) }()
-	t := time.NewTimer(time.Until(deadline))
+	var failed <-chan struct{}
+	next := func() time.Time { return end }
+	if in != nil {
+		failed = in.failed
+		next = func() time.Time {
+			if d := in.deadline(); d.Before(end) {
+				return d
+			}
+			return end
+		}
+	}
+	t := time.NewTimer(time.Until(next()))
 	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C:
+	for {
+		var err error
+		select {
+		case err = <-done:
+			return err
+		case <-failed:
+			err = inflight.ErrBusy
+		case <-t.C:
+			if d := next(); time.Now().Before(d) {
+				t.Reset(time.Until(d))
+				continue
+			}
+			err = errIncomplete
+		}
 		go func() { <-done; abandoned() }()
-		return errIncomplete
+		return err
 	}
 }
 

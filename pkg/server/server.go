@@ -141,11 +141,11 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	bodies := bodylimit.New(svc.LargeBodies...)
 	grpcOpts := []grpc.ServerOption{grpc.MaxConcurrentStreams(uint32(limits.GRPCMaxStreams)),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: limits.GRPCPingMinTime, PermitWithoutStream: true})}
+	guards := grpcserver.Guards{Door: svc.Door, Budget: budget, Limits: bodies, MessageTimeout: limits.GRPCMessageTimeout}
 	if l.GRPCTLS != nil {
-		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(l.GRPCTLS)))
+		guards.Creds = credentials.NewTLS(l.GRPCTLS)
 	}
-	srv := grpcserver.New(log, svc.Auth, svc.Audit,
-		grpcserver.Guards{Door: svc.Door, Budget: budget, Limits: bodies, MessageTimeout: limits.GRPCMessageTimeout}, grpcOpts...)
+	srv := grpcserver.New(log, svc.Auth, svc.Audit, guards, grpcOpts...)
 	grpcSrv, health := srv.GRPC, srv.Health
 	svc.Register(srv)
 	health.SetServingStatus(svc.Name, healthpb.HealthCheckResponse_SERVING)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,19 +18,22 @@ import (
 
 	"golang.org/x/net/http2"
 	"google.golang.org/grpc/codes"
+
+	"github.com/gatehouse/gatehouse/pkg/inflight"
 )
 
 // HeldBudget (issue 32, part 2): the attack's key (a.Auth) holds what it
 // can of the in-flight byte budget — uploads conns REST bodies that
 // announce size bytes, send sent of them and stop, and streams gRPC
-// messages that declare 16 MiB and send 100 bytes — while another key
-// (other) sends body to method path over REST and the attack's method's
-// request req over gRPC, five times each. Each of other's requests is
-// answered 2xx (gRPC: OK or an answer of the service, never Unavailable)
-// within 1 s (a request that found no room would wait 5 s for it); the
-// times are logged (the goal is 100 ms). The held uploads end 408 once
-// their body stops arriving for ProgressWindow (FirstProgress at first).
-// It returns other's slowest REST and gRPC times.
+// messages (one connection each) that declare 16 MiB and send 100 bytes —
+// while another key (other) sends body to method path over REST and the
+// attack's method's request req over gRPC, five times each. Each of
+// other's requests is answered 2xx (gRPC: OK or an answer of the service,
+// never Unavailable) within 1 s (a request that found no room would wait
+// 5 s for it); the times are logged (the goal is 100 ms). The held uploads
+// end 408, the held streams DeadlineExceeded, once their bytes stop
+// arriving for inflight.FirstProgress (the streams are waited for). It
+// returns other's slowest REST and gRPC times.
 func (a *Attack) HeldBudget(other, method, path string, body []byte, req []byte, uploads int, size, sent int, streams int) (rest, rpc time.Duration) {
 	t := a.T
 	t.Helper()
@@ -46,6 +50,11 @@ func (a *Attack) HeldBudget(other, method, path string, body []byte, req []byte,
 		c.Write(bytes.Repeat([]byte{' '}, sent))
 	}
 	tr := &http2.Transport{AllowHTTP: true}
+	type ended struct {
+		status string
+		after  time.Duration
+	}
+	streamEnds := make(chan ended, streams)
 	for range streams {
 		c := rawDial(t, "", a.GRPCAddr)
 		held = append(held, c)
@@ -65,11 +74,20 @@ func (a *Attack) HeldBudget(other, method, path string, body []byte, req []byte,
 			pw.Write(prefix)
 			pw.Write(bytes.Repeat([]byte{0x0a, 0x00}, 50))
 		}()
+		begin := time.Now()
 		go func() {
-			if res, err := cc.RoundTrip(hr); err == nil {
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
+			res, err := cc.RoundTrip(hr)
+			if err != nil {
+				streamEnds <- ended{err.Error(), time.Since(begin)}
+				return
 			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			st := res.Header.Get("Grpc-Status")
+			if st == "" {
+				st = res.Trailer.Get("Grpc-Status")
+			}
+			streamEnds <- ended{st, time.Since(begin)}
 		}()
 	}
 	time.Sleep(500 * time.Millisecond) // the held requests are in
@@ -97,10 +115,29 @@ func (a *Attack) HeldBudget(other, method, path string, body []byte, req []byte,
 		}
 		rpcTimes = append(rpcTimes, took)
 	}
+	// The held streams' messages stopped arriving after 100 bytes: each
+	// ends DeadlineExceeded (4) within FirstProgress (and slack), not after
+	// the 30 s a whole message may take — or, when the key's uploads hold
+	// its share, Unavailable (14) after waiting inflight.Wait for room.
+	var longest time.Duration
+	ends := map[string]int{}
+	for range streams {
+		select {
+		case e := <-streamEnds:
+			ok := e.status == strconv.Itoa(int(codes.DeadlineExceeded)) || e.status == strconv.Itoa(int(codes.Unavailable))
+			if !ok || e.after > inflight.FirstProgress+3*time.Second {
+				t.Errorf("a held stream ended with grpc-status %q after %v, want 4 (DeadlineExceeded) or 14 (Unavailable) within %v", e.status, e.after, inflight.FirstProgress+3*time.Second)
+			}
+			ends[e.status]++
+			longest = max(longest, e.after)
+		case <-time.After(time.Minute):
+			t.Fatalf("held streams still open after a minute")
+		}
+	}
 	sort.Slice(restTimes, func(i, j int) bool { return restTimes[i] < restTimes[j] })
 	sort.Slice(rpcTimes, func(i, j int) bool { return rpcTimes[i] < rpcTimes[j] })
-	t.Logf("%d held uploads (%d of %d bytes sent) and %d held streams of one key: the other key's REST %v (median %v, slowest %v), gRPC median %v, slowest %v",
-		uploads, sent, size, streams, method+" "+path, restTimes[2].Round(time.Microsecond), restTimes[4].Round(time.Microsecond), rpcTimes[2].Round(time.Microsecond), rpcTimes[4].Round(time.Microsecond))
+	t.Logf("%d held uploads (%d of %d bytes sent) and %d held streams of one key: the other key's REST %v (median %v, slowest %v), gRPC median %v, slowest %v; the held streams ended within %v (grpc-status: count %v)",
+		uploads, sent, size, streams, method+" "+path, restTimes[2].Round(time.Microsecond), restTimes[4].Round(time.Microsecond), rpcTimes[2].Round(time.Microsecond), rpcTimes[4].Round(time.Microsecond), longest.Round(time.Millisecond), ends)
 	return restTimes[4], rpcTimes[4]
 }
 

@@ -1,0 +1,241 @@
+//lint:file-ignore SA1019 raw HTTP/2 client connections over our own net.Conn
+
+package grpcserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/gatehouse/gatehouse/pkg/inflight"
+)
+
+const echoMethod = "/gatehouse.test.v1.TestService/Echo"
+
+// serveBudget serves the test service with budget and returns its address.
+func serveBudget(t *testing.T, budget *inflight.Budget) string {
+	t.Helper()
+	s := New(slog.New(slog.NewTextHandler(io.Discard, nil)), nil, nil, Guards{Budget: budget})
+	s.RegisterService(&testService, struct{}{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.GRPC.Serve(l)
+	t.Cleanup(s.GRPC.Stop)
+	return l.Addr().String()
+}
+
+// stream is a raw HTTP/2 call to Echo that declares a message of declare
+// bytes and sends send of them (empty strings of field 1, two bytes each),
+// then nothing until the test ends.
+type stream struct {
+	code  chan codes.Code // the answer's grpc-status, or Unknown on a broken call
+	begin time.Time
+}
+
+func openStream(t *testing.T, addr, auth string, declare, send int) *stream {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := (&http2.Transport{AllowHTTP: true}).NewClientConn(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+echoMethod, pr)
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	req.Header.Set("Authorization", auth)
+	go func() {
+		prefix := make([]byte, 5)
+		binary.BigEndian.PutUint32(prefix[1:], uint32(declare))
+		if _, err := pw.Write(prefix); err == nil {
+			pw.Write(bytes.Repeat([]byte{0x0a, 0x00}, send/2))
+		}
+	}()
+	s := &stream{code: make(chan codes.Code, 1), begin: time.Now()}
+	go func() {
+		res, err := cc.RoundTrip(req)
+		if err != nil {
+			s.code <- codes.Unknown
+			return
+		}
+		defer res.Body.Close()
+		st := res.Header.Get("Grpc-Status")
+		if st == "" {
+			io.Copy(io.Discard, res.Body)
+			st = res.Trailer.Get("Grpc-Status")
+		}
+		code, err := strconv.Atoi(st)
+		if err != nil {
+			s.code <- codes.Unknown
+			return
+		}
+		s.code <- codes.Code(code)
+	}()
+	return s
+}
+
+// heldBy waits until caller holds at least want bytes of budget (or 5 s)
+// and returns what it holds.
+func heldBy(budget *inflight.Budget, caller string, want int64) int64 {
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, held := budget.Held(caller); held >= want || time.Now().After(end) {
+			return held
+		}
+	}
+}
+
+// echoes makes n Echo calls with auth and returns their times, sorted; any
+// call that fails fails the test.
+func echoes(t *testing.T, addr, auth string, n int) []time.Duration {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", auth)
+	var times []time.Duration
+	for range n {
+		begin := time.Now()
+		err := conn.Invoke(ctx, echoMethod, wrapperspb.String("hi"), new(wrapperspb.StringValue))
+		times = append(times, time.Since(begin))
+		if err != nil {
+			t.Errorf("another key's call while the budget is held: %v after %v", err, times[len(times)-1])
+		}
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	return times
+}
+
+// TestMessageHeldAsItArrives (issue 32, part 2): streams that declare
+// 16 MiB and send 100 bytes hold what arrived (a step each), not what they
+// declared; one that sent 1 MiB holds that; another key's calls are served
+// meanwhile; and each held stream ends DeadlineExceeded once its message
+// stops arriving (FirstProgress, or ProgressWindow after its last 64 KiB),
+// well before MessageTimeout, giving everything back.
+func TestMessageHeldAsItArrives(t *testing.T) {
+	t.Parallel()
+	budget := inflight.New(64<<20, 0)
+	addr := serveBudget(t, budget)
+	const a = "Bearer a"
+	var streams []*stream
+	for range 4 {
+		streams = append(streams, openStream(t, addr, a, 16<<20, 100))
+	}
+	if held := heldBy(budget, inflight.Caller(a), 4*inflight.GrowStep); held != 4*inflight.GrowStep {
+		t.Errorf("4 streams that declared 16 MiB and sent 100 bytes hold %d bytes, want %d (a step each)", held, 4*inflight.GrowStep)
+	}
+	streams = append(streams, openStream(t, addr, a, 16<<20, 1<<20))
+	held := heldBy(budget, inflight.Caller(a), 4*inflight.GrowStep+1<<20)
+	if held < 4*inflight.GrowStep+1<<20 || held > 4*inflight.GrowStep+1<<20+2*inflight.GrowStep {
+		t.Errorf("after one stream sent 1 MiB the key holds %d bytes, want what arrived (%d) and at most two steps more", held, 4*inflight.GrowStep+1<<20)
+	}
+	times := echoes(t, addr, "Bearer b", 20)
+	t.Logf("another key's 20 calls while the first holds 5 streams: median %v, slowest %v", times[10], times[19])
+	for i, s := range streams {
+		select {
+		case code := <-s.code:
+			took := time.Since(s.begin)
+			if code != codes.DeadlineExceeded || took > inflight.FirstProgress+3*time.Second {
+				t.Errorf("held stream %d: %v after %v, want DeadlineExceeded within %v", i, code, took, inflight.FirstProgress+3*time.Second)
+			}
+		case <-time.After(MessageTimeout):
+			t.Fatalf("held stream %d still open after %v", i, MessageTimeout)
+		}
+	}
+	waitReleased(t, budget)
+}
+
+func waitReleased(t *testing.T, budget *inflight.Budget) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		all, _ := budget.Held("")
+		if all == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the budget still holds %d bytes after the calls ended", all)
+		}
+	}
+}
+
+// TestShareRefusesTheKey: under a 4 MiB budget (a share of 1 MiB), a key
+// whose streams' bytes go past its share has a stream refused at once
+// (Unavailable, busy), while another key's calls are served; what the key
+// holds never passes its share by more than one step.
+func TestShareRefusesTheKey(t *testing.T) {
+	t.Parallel()
+	budget := inflight.New(4<<20, 0)
+	addr := serveBudget(t, budget)
+	const a = "Bearer a"
+	first := openStream(t, addr, a, 3<<20, 600<<10)
+	heldBy(budget, inflight.Caller(a), 600<<10)
+	second := openStream(t, addr, a, 3<<20, 600<<10)
+	var refused *stream
+	select {
+	case code := <-first.code:
+		refused = first
+		if code != codes.Unavailable {
+			t.Errorf("the key's first stream: %v, want Unavailable", code)
+		}
+	case code := <-second.code:
+		refused = second
+		if code != codes.Unavailable {
+			t.Errorf("the key's second stream: %v, want Unavailable", code)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("neither of a key's streams past its share was refused")
+	}
+	if took := time.Since(refused.begin); took > 2*time.Second {
+		t.Errorf("the stream past the share was refused after %v, want at once", took)
+	}
+	if _, held := budget.Held(inflight.Caller(a)); held > budget.Share()+inflight.GrowStep {
+		t.Errorf("the key holds %d bytes, want at most its share %d and a step", held, budget.Share())
+	}
+	times := echoes(t, addr, "Bearer b", 10)
+	t.Logf("another key's 10 calls while the first is at its share: median %v, slowest %v", times[5], times[9])
+}
+
+// TestMessagesWhole: messages of sizes around the frame and the step,
+// framed by grpc-go's own client over one connection, arrive whole through
+// the meter; what they held is given back.
+func TestMessagesWhole(t *testing.T) {
+	budget := inflight.New(64<<20, 0)
+	addr := serveBudget(t, budget)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer a")
+	for _, n := range []int{0, 1, 16<<10 - 10, 16 << 10, 64<<10 + 3, 1<<20 - 16} {
+		in, out := wrapperspb.String(strings.Repeat("x", n)), new(wrapperspb.StringValue)
+		if err := conn.Invoke(ctx, echoMethod, in, out); err != nil || out.GetValue() != in.GetValue()+"|" {
+			t.Errorf("echo of %d bytes: %d bytes back, %v", n, len(out.GetValue()), err)
+		}
+	}
+	waitReleased(t, budget)
+}
