@@ -213,10 +213,10 @@ func buildBinary(tb testing.TB) string {
 }
 
 // startBinary runs the management binary on loopback with the store at db.
-func startBinary(tb testing.TB, bin, db string) *binproc.Process {
+func startBinary(tb testing.TB, bin, db string, flags ...string) *binproc.Process {
 	tb.Helper()
-	return binproc.Start(tb, bin, []string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db,
-		"--bootstrap-token", adminToken}, os.Environ(), nil, "")
+	return binproc.Start(tb, bin, append([]string{"--http-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--db", db,
+		"--bootstrap-token", adminToken}, flags...), os.Environ(), nil, "")
 }
 
 // postMigrate sends a migration request to a running binary.
@@ -311,7 +311,8 @@ func waitForKillPoint(t *testing.T, p *binproc.Process, first, when string) {
 
 // BenchmarkMigrateDirect10k migrates 10,000 classic APIs (4 KB, two versions
 // each) through POST /api/apis/migrate with all:true on the real binary, and
-// reports the service's peak resident memory.
+// reports the service's peak resident memory. BENCH_DEBUG_ADDR=host:port
+// makes the binary serve pprof there (see studio's BenchmarkREST32).
 func BenchmarkMigrateDirect10k(b *testing.B) {
 	const n = 10000
 	bin := buildBinary(b)
@@ -329,7 +330,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		if err := os.WriteFile(db, template, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		p := startBinary(b, bin, db)
+		p := startBinary(b, bin, db, "--debug-addr", os.Getenv("BENCH_DEBUG_ADDR"))
 		cpu -= p.CPUTime(b)
 		b.StartTimer()
 		res, err := postMigrate(p, `{"mode":"direct","all":true}`)
