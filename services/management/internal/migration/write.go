@@ -6,42 +6,72 @@ import (
 	"fmt"
 	"sync"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/gatehouse/gatehouse/pkg/tracing"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// write stores each ready item in a transaction of its own, up to the
-// engine's write concurrency at once, so that the engine can share commits among them. A run that
-// aborts on failure writes one API at a time, in order, and stops at the
-// first failure: no API after it is touched.
-func (r *run) write(ctx context.Context, items []*item) {
-	if r.abort {
-		for _, it := range items {
-			if it.planned.failure != nil {
-				return
-			}
-			if !it.planned.decided() {
-				r.writeOne(ctx, it)
-				if it.final.failure != nil {
-					return
-				}
-			}
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, r.e.writes)
+// writer stores the ready items of a run, each in a transaction of its
+// own, with up to the engine's write concurrency open at once across
+// chunks, so that the engine can share commits among them.
+type writer struct {
+	r     *run
+	slots chan struct{}
+}
+
+func (r *run) newWriter() *writer {
+	return &writer{r: r, slots: make(chan struct{}, r.e.writes)}
+}
+
+// writing is a chunk whose writes were started.
+type writing struct {
+	items []*item
+	wg    sync.WaitGroup
+	span  trace.Span
+}
+
+// wait returns when every write of the chunk is done.
+func (c *writing) wait() {
+	c.wg.Wait()
+	c.span.End()
+}
+
+// start starts writing items; it returns once each has a write slot (the
+// writes of an earlier chunk hold the others).
+func (w *writer) start(ctx context.Context, items []*item) *writing {
+	c := &writing{items: items}
+	ctx, c.span = tracing.Tracer().Start(ctx, "migrate write", trace.WithAttributes(attribute.Int("gatehouse.migrate.apis", len(items))))
 	for _, it := range items {
 		if it.planned.decided() {
 			continue
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			r.writeOne(ctx, it)
+		w.slots <- struct{}{}
+		c.wg.Go(func() {
+			defer func() { <-w.slots }()
+			w.r.writeOne(ctx, it)
 		})
 	}
-	wg.Wait()
+	return c
+}
+
+// writeInOrder is the write of a run that aborts on failure: one API at a
+// time, in order, stopping at the first failure, so that no API after it is
+// touched.
+func (r *run) writeInOrder(ctx context.Context, items []*item) {
+	for _, it := range items {
+		if it.planned.failure != nil {
+			return
+		}
+		if !it.planned.decided() {
+			r.writeOne(ctx, it)
+			if it.final.failure != nil {
+				return
+			}
+		}
+	}
 }
 
 // writeOne runs the mode's write of one API in one transaction. A storage
