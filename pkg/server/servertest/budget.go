@@ -198,3 +198,104 @@ func (a *Attack) ParallelGETs(url string, n, rounds int, maxGrowthMiB float64) f
 	}
 	return g
 }
+
+// HeldStreams32 (issue 32, part 2, on gRPC alone, as the issue measured
+// it): the attack's key opens streams on one connection, each declaring a
+// 16 MiB message and sending 100 bytes, and one more that trickles its
+// message at 1 KiB a second; meanwhile another key (other) calls the
+// attack's method with req calls times. Each of other's calls is answered
+// (OK or an answer of the service, never Unavailable or DeadlineExceeded)
+// within 1 s — the times are logged, the goal is 100 ms — and every held
+// stream, the trickling one too, ends DeadlineExceeded within
+// inflight.FirstProgress and slack (its message stopped arriving at the
+// minimum rate), long before the 30 s a whole message may take; the
+// process's peak memory grows by less than maxGrowthMiB. It returns
+// other's slowest call.
+func (a *Attack) HeldStreams32(other string, req []byte, streams, calls int, maxGrowthMiB float64) time.Duration {
+	t := a.T
+	t.Helper()
+	base := a.ResetPeak()
+	c := rawDial(t, "", a.GRPCAddr)
+	defer c.Close()
+	cc, err := (&http2.Transport{AllowHTTP: true, StrictMaxConcurrentStreams: true}).NewClientConn(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	type ended struct {
+		status string
+		after  time.Duration
+	}
+	ends := make(chan ended, streams+1)
+	open := func(send func(w io.Writer)) {
+		pr, pw := io.Pipe()
+		hr, _ := http.NewRequest(http.MethodPost, "http://"+a.GRPCAddr+a.Method, pr)
+		hr.Header.Set("Content-Type", "application/grpc")
+		hr.Header.Set("Te", "trailers")
+		hr.Header.Set("Authorization", a.Auth)
+		begin := time.Now()
+		go func() {
+			prefix := make([]byte, 5)
+			binary.BigEndian.PutUint32(prefix[1:], 16<<20)
+			if _, err := pw.Write(prefix); err == nil {
+				send(pw)
+			}
+		}()
+		go func() {
+			defer pw.Close()
+			res, err := cc.RoundTrip(hr)
+			if err != nil {
+				ends <- ended{err.Error(), time.Since(begin)}
+				return
+			}
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			st := res.Header.Get("Grpc-Status")
+			if st == "" {
+				st = res.Trailer.Get("Grpc-Status")
+			}
+			ends <- ended{st, time.Since(begin)}
+		}()
+	}
+	for range streams {
+		open(func(w io.Writer) { w.Write(bytes.Repeat([]byte{0x0a, 0x00}, 50)) })
+	}
+	open(func(w io.Writer) { // 1 KiB a second: under 64 KiB in 11 s
+		for range int(inflight.FirstProgress/time.Second) + 10 {
+			if _, err := w.Write(bytes.Repeat([]byte{0x0a, 0x00}, 512)); err != nil {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	})
+	time.Sleep(500 * time.Millisecond) // the held streams are in
+	conn := a.Dial("")
+	var times []time.Duration
+	for range calls {
+		st, took := a.Call(conn, req, other, false)
+		if st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded || took > time.Second {
+			t.Errorf("the other key's gRPC call while %d streams of one key are held: %v after %v, want an answer within 1 s", streams+1, st.Err(), took)
+		}
+		times = append(times, took)
+	}
+	var longest time.Duration
+	for range streams + 1 {
+		select {
+		case e := <-ends:
+			if e.status != strconv.Itoa(int(codes.DeadlineExceeded)) || e.after > inflight.FirstProgress+3*time.Second {
+				t.Errorf("a held stream ended with grpc-status %q after %v, want 4 (DeadlineExceeded) within %v", e.status, e.after, inflight.FirstProgress+3*time.Second)
+			}
+			longest = max(longest, e.after)
+		case <-time.After(time.Minute):
+			t.Fatalf("held streams still open after a minute")
+		}
+	}
+	g := a.Grown(base)
+	if g > maxGrowthMiB {
+		t.Errorf("peak memory grew by %.1f MiB while %d streams were held, want less than %.0f MiB", g, streams+1, maxGrowthMiB)
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
+	t.Logf("%d streams of one key on one connection declaring 16 MiB (100 bytes sent; one trickling 1 KiB/s): the other key's %d gRPC calls median %v, slowest %v; the held streams ended DeadlineExceeded within %v; peak memory +%.1f MiB",
+		streams+1, calls, times[len(times)/2].Round(time.Microsecond), times[len(times)-1].Round(time.Microsecond), longest.Round(time.Millisecond), g)
+	return times[len(times)-1]
+}

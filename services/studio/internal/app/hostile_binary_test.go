@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -44,9 +45,14 @@ func TestHostileBinary(t *testing.T) {
 	})
 	t.Run("one key holding the byte budget", func(t *testing.T) {
 		a.T = t
-		other := "Bearer " + adminKey(t, a)
+		other := "Bearer " + userKey(t, a, "other@x", true)
 		body := []byte(`{"data":{"type":"llm-settings","attributes":{"model_name":"m"}}}`)
 		a.HeldBudget(other, "POST", "/api/v1/llm-settings", body, nil, 20, 1_000_000, 900_000, 20)
+	})
+	t.Run("streams of a non-admin key on one connection", func(t *testing.T) {
+		held := *a
+		held.T, held.Auth = t, "Bearer "+userKey(t, a, "held@x", false)
+		held.HeldStreams32(a.Auth, nil, 50, 20, 16)
 	})
 	t.Run("stalled upload", func(t *testing.T) {
 		a.T = t
@@ -59,11 +65,12 @@ func TestHostileBinary(t *testing.T) {
 	})
 }
 
-// adminKey creates another admin user and returns its key.
-func adminKey(t *testing.T, a *servertest.Attack) string {
+// userKey creates another user (an admin when admin is set) and returns
+// its key.
+func userKey(t *testing.T, a *servertest.Attack, email string, admin bool) string {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+a.HTTPAddr+"/api/v1/users",
-		strings.NewReader(`{"data":{"type":"users","attributes":{"email":"other@x","name":"Other","is_admin":true}}}`))
+		strings.NewReader(fmt.Sprintf(`{"data":{"type":"users","attributes":{"email":%q,"name":"Other","is_admin":%v}}}`, email, admin)))
 	req.Header.Set("Authorization", a.Auth)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
