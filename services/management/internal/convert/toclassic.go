@@ -2,11 +2,12 @@ package convert
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // The OAS → classic direction: what a Tyk gateway loads for a Tyk OAS API. The gateway builds its runtime spec
@@ -20,7 +21,7 @@ import (
 // and one unversioned version (""). Settings a gateway reads from the OAS document itself (validateRequest,
 // mockResponse) are not repeated in it. The error reports a document that is not a Tyk OAS API definition.
 func ToClassic(doc []byte) ([]byte, error) {
-	var d oasDocument
+	var d classicSource
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
 	}
@@ -28,8 +29,91 @@ func ToClassic(doc []byte) ([]byte, error) {
 	return json.MarshalWithOption(api, encodeOptions...)
 }
 
+// classicSource is what the derivation reads of a document. Of the paths it keeps only where each operation is
+// and its operationId, which names its middleware: a document's paths decoded whole (responses, bodies) cost
+// many times its size, and the derivation runs on every document management takes in.
+type classicSource struct {
+	Components *components           `json:"components,omitempty"`
+	Paths      operationIndex        `json:"paths"`
+	Security   []map[string][]string `json:"security,omitempty"`
+	XTyk       xTykAPIGateway        `json:"x-tyk-api-gateway"`
+}
+
+// operationIndex lists a document's operations: path, method and operationId, read from the paths object's
+// text as a decoder of path items would read them (method and operationId keys in any case, the last of a
+// key twice; a path item that is not an object fails the document).
+type operationIndex []operationAt
+
+type operationAt struct {
+	path   string
+	method int // index in httpMethods
+	id     string
+}
+
+func (ix *operationIndex) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	items, err := rawjson.Members(b)
+	if err != nil {
+		return err
+	}
+	for _, item := range items {
+		raw := b[item.ValueStart:item.ValueEnd]
+		if string(raw) == "null" {
+			continue
+		}
+		ops, err := rawjson.Members(raw)
+		if err != nil {
+			return fmt.Errorf("paths.%s: %w", item.Key, err)
+		}
+		at := [8]int{-1, -1, -1, -1, -1, -1, -1, -1} // per method, where it was written
+		for _, op := range ops {
+			m := slices.IndexFunc(httpMethods, func(name string) bool { return strings.EqualFold(name, op.Key) })
+			if m < 0 {
+				continue
+			}
+			id, err := operationIDOf(raw[op.ValueStart:op.ValueEnd])
+			if err != nil {
+				return fmt.Errorf("paths.%s.%s: %w", item.Key, op.Key, err)
+			}
+			if at[m] >= 0 {
+				(*ix)[at[m]].id = id
+				continue
+			}
+			at[m] = len(*ix)
+			*ix = append(*ix, operationAt{path: item.Key, method: m, id: id})
+		}
+	}
+	return nil
+}
+
+// operationIDOf reads an operation's operationId ("" when absent or null).
+func operationIDOf(op []byte) (string, error) {
+	if string(op) == "null" {
+		return "", nil
+	}
+	members, err := rawjson.Members(op)
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	for _, m := range members {
+		if !strings.EqualFold(m.Key, "operationId") {
+			continue
+		}
+		raw := op[m.ValueStart:m.ValueEnd]
+		s, ok := rawjson.String(raw)
+		if !ok && string(raw) != "null" {
+			return "", fmt.Errorf("operationId: %s is not a string", raw)
+		}
+		id = s
+	}
+	return id, nil
+}
+
 // classicFrom is the classic definition of a decoded document.
-func classicFrom(d *oasDocument) *classicAPI {
+func classicFrom(d *classicSource) *classicAPI {
 	x := &d.XTyk
 	v := &versionInfo{UseExtendedPaths: true}
 	api := &classicAPI{IsOAS: true, VersionData: versionData{NotVersioned: true, Versions: map[string]*versionInfo{"": v}}}
@@ -339,49 +423,47 @@ func trafficLogsToClassic(api *classicAPI, tl *xTrafficLogs) {
 // operationsToClassic fills the extended paths from the operations' middleware, path by path in the order
 // Tyk's extraction visits them (the most specific first: classic matches entries in list order), each kind of
 // the table appending its setting.
-func operationsToClassic(ep *extendedPaths, paths map[string]*pathItem, ops map[string]*xOperation) {
+func operationsToClassic(ep *extendedPaths, index operationIndex, ops map[string]*xOperation) {
 	if len(ops) == 0 {
 		return
 	}
-	for _, p := range sortedPaths(paths) {
-		item := paths[p]
-		for _, method := range httpMethods {
-			op := *item.operation(method)
-			if op == nil {
-				continue
-			}
-			x := ops[op.OperationID]
-			if x == nil {
-				continue
-			}
-			e := endpointRef{Path: p, Method: method} // the OpenAPI path, as ExtractTo writes it: see paths.go
-			for i := range kinds {
-				if k := &kinds[i]; k.toClassic != nil {
-					k.toClassic(ep, x, e)
-				}
+	var withMiddleware []operationAt
+	for _, at := range index {
+		if ops[at.id] != nil {
+			withMiddleware = append(withMiddleware, at)
+		}
+	}
+	slices.SortFunc(withMiddleware, func(a, b operationAt) int {
+		if c := comparePaths(a.path, b.path); c != 0 {
+			return c
+		}
+		return a.method - b.method
+	})
+	for _, at := range withMiddleware {
+		x := ops[at.id]
+		e := endpointRef{Path: at.path, Method: httpMethods[at.method]} // the OpenAPI path, as ExtractTo writes it: see paths.go
+		for i := range kinds {
+			if k := &kinds[i]; k.toClassic != nil {
+				k.toClassic(ep, x, e)
 			}
 		}
 	}
 }
 
-// sortedPaths orders OpenAPI paths as Tyk's extraction does: more segments first, then longer (both without
+// comparePaths orders OpenAPI paths as Tyk's extraction does: more segments first, then longer (both without
 // their {parameters}), then alphabetically; of two paths equal without parameters, the literal one first.
-func sortedPaths(paths map[string]*pathItem) []string {
-	keys := slices.Collect(maps.Keys(paths))
-	slices.SortFunc(keys, func(a, b string) int {
-		sa, sb := withoutParams(a), withoutParams(b)
-		if sa == sb {
-			sa, sb = b, a
-		}
-		if na, nb := strings.Count(sa, "/"), strings.Count(sb, "/"); na != nb {
-			return nb - na
-		}
-		if len(sa) != len(sb) {
-			return len(sb) - len(sa)
-		}
-		return strings.Compare(sa, sb)
-	})
-	return keys
+func comparePaths(a, b string) int {
+	sa, sb := withoutParams(a), withoutParams(b)
+	if sa == sb {
+		sa, sb = b, a
+	}
+	if na, nb := strings.Count(sa, "/"), strings.Count(sb, "/"); na != nb {
+		return nb - na
+	}
+	if len(sa) != len(sb) {
+		return len(sb) - len(sa)
+	}
+	return strings.Compare(sa, sb)
 }
 
 // withoutParams drops the {parameter} segments of an OpenAPI path's text.

@@ -31,7 +31,7 @@ func (s *xSecuritySchemes) scheme(name string, dst any) bool {
 }
 
 // authenticationToClassic fills the classic authentication. Without server.authentication the API is keyless.
-func authenticationToClassic(api *classicAPI, a *xAuthentication, d *oasDocument) {
+func authenticationToClassic(api *classicAPI, a *xAuthentication, d *classicSource) {
 	if a == nil {
 		api.UseKeyless = true
 		return
@@ -56,7 +56,7 @@ func authenticationToClassic(api *classicAPI, a *xAuthentication, d *oasDocument
 
 // schemesToClassic extracts the schemes of the first security requirement, when the API authenticates or
 // configures schemes (as Tyk does).
-func schemesToClassic(api *classicAPI, a *xAuthentication, d *oasDocument) {
+func schemesToClassic(api *classicAPI, a *xAuthentication, d *classicSource) {
 	if len(d.Security) == 0 || d.Components == nil || len(d.Components.SecuritySchemes) == 0 ||
 		!(a.Enabled || (a.SecuritySchemes != nil && len(a.SecuritySchemes.byName) > 0)) {
 		return
