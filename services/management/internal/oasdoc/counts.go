@@ -1,8 +1,6 @@
 package oasdoc
 
 import (
-	"bytes"
-
 	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
@@ -26,12 +24,12 @@ func checkCounts(doc []byte) error {
 		return nil
 	}
 	var nPaths, nOps int
-	_ = eachMember(paths, func(key, value []byte) error {
+	_ = rawjson.Each(paths, func(key, value []byte) error {
 		if isExtension(key) {
 			return nil
 		}
 		nPaths++
-		return eachMember(value, func(key, _ []byte) error {
+		return rawjson.Each(value, func(key, _ []byte) error {
 			if isMethod(key) {
 				nOps++
 			}
@@ -51,54 +49,4 @@ func isMethod(key []byte) bool {
 		return true
 	}
 	return false
-}
-
-// eachMember calls fn with the raw key (quotes removed, escapes kept) and
-// value of each member of the object obj, without allocating; a value that
-// is not an object has no members.
-func eachMember(obj []byte, fn func(key, value []byte) error) error {
-	i := space(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil
-	}
-	i = space(obj, i+1)
-	if i < len(obj) && obj[i] == '}' {
-		return nil
-	}
-	for i < len(obj) && obj[i] == '"' {
-		keyEnd, err := rawjson.SkipString(obj, i)
-		if err != nil {
-			return err
-		}
-		j := space(obj, keyEnd)
-		if j >= len(obj) || obj[j] != ':' {
-			return rawjson.ErrSyntax
-		}
-		vs := space(obj, j+1)
-		ve, err := rawjson.SkipValue(obj, vs)
-		if err != nil {
-			return err
-		}
-		key := obj[i+1 : keyEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 { // escaped: as a decoder reads it
-			k, _ := rawjson.String(obj[i:keyEnd])
-			key = []byte(k)
-		}
-		if err := fn(key, obj[vs:ve]); err != nil {
-			return err
-		}
-		k := space(obj, ve)
-		if k >= len(obj) || obj[k] != ',' {
-			return nil
-		}
-		i = space(obj, k+1)
-	}
-	return nil
-}
-
-func space(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }

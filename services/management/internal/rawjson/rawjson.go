@@ -79,6 +79,51 @@ func Members(obj []byte) ([]Member, error) {
 	return nil, ErrSyntax
 }
 
+// Each calls fn with the key (quotes removed; escapes decoded, when there
+// are any, as a decoder reads the key) and the value of each member of the
+// object obj in document order, allocating nothing for keys without
+// escapes; key is valid only during the call. A value that is not an object
+// has no members; an error of fn ends the walk and is returned.
+func Each(obj []byte, fn func(key, value []byte) error) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for i < len(obj) && obj[i] == '"' {
+		keyEnd, err := SkipString(obj, i)
+		if err != nil {
+			return err
+		}
+		j := skipSpace(obj, keyEnd)
+		if j >= len(obj) || obj[j] != ':' {
+			return ErrSyntax
+		}
+		vs := skipSpace(obj, j+1)
+		ve, err := SkipValue(obj, vs)
+		if err != nil {
+			return err
+		}
+		key := obj[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			k, _ := String(obj[i:keyEnd])
+			key = []byte(k)
+		}
+		if err := fn(key, obj[vs:ve]); err != nil {
+			return err
+		}
+		k := skipSpace(obj, ve)
+		if k >= len(obj) || obj[k] != ',' {
+			return nil
+		}
+		i = skipSpace(obj, k+1)
+	}
+	return nil
+}
+
 // Find returns the last member named key (the one a JSON decoder would keep).
 func Find(obj []byte, key string) (Member, bool, error) {
 	ms, err := Members(obj)

@@ -2,6 +2,8 @@ package rawjson
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -119,4 +121,27 @@ func FuzzEdit(f *testing.F) {
 			t.Fatalf("Delete left %q in %s", key, del)
 		}
 	})
+}
+
+// TestEach: each member's key (escapes decoded) and value in order; no
+// members for another value; fn's error ends the walk.
+func TestEach(t *testing.T) {
+	var got []string
+	err := Each([]byte(` { "a" : 1 , "\u0062":{"c":[2]},"d":"x" } `), func(key, value []byte) error {
+		got = append(got, string(key)+"="+string(value))
+		return nil
+	})
+	if want := []string{"a=1", `b={"c":[2]}`, `d="x"`}; err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Each: %q, %v; want %q", got, err, want)
+	}
+	for _, v := range []string{`[]`, `1`, `{}`, ` `} {
+		if err := Each([]byte(v), func(_, _ []byte) error { t.Errorf("%s: a member", v); return nil }); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := Each([]byte(`{"a":1,"b":2}`), func(_, _ []byte) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("stopped: %v after %d members", err, n)
+	}
 }
