@@ -25,67 +25,102 @@ func ToClassic(doc []byte) ([]byte, error) {
 	if err := json.Unmarshal(doc, &d); err != nil {
 		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
 	}
+	if err := d.Paths.read(doc); err != nil {
+		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
+	}
 	api := classicFrom(&d)
 	return json.MarshalWithOption(api, encodeOptions...)
 }
 
 // classicSource is what the derivation reads of a document. Of the paths it keeps only where each operation is
-// and its operationId, which names its middleware: a document's paths decoded whole (responses, bodies) cost
-// many times its size, and the derivation runs on every document management takes in.
+// and its operationId, which names its middleware, read from the document's text: a document's paths decoded
+// (responses, bodies) cost many times their size, and the derivation runs on every document management takes
+// in.
 type classicSource struct {
 	Components *components           `json:"components,omitempty"`
-	Paths      operationIndex        `json:"paths"`
+	Paths      operationIndex        `json:"-"`
 	Security   []map[string][]string `json:"security,omitempty"`
 	XTyk       xTykAPIGateway        `json:"x-tyk-api-gateway"`
 }
 
 // operationIndex lists a document's operations: path, method and operationId, read from the paths object's
-// text as a decoder of path items would read them (method and operationId keys in any case, the last of a
-// key twice; a path item that is not an object fails the document).
+// text as a decoder of path items reads them (the root's paths, method and operationId keys in any case, the
+// last of a key twice; a path item or operation that is neither an object nor null fails the document).
 type operationIndex []operationAt
 
 type operationAt struct {
 	path   string
 	method int // index in httpMethods
 	id     string
+	null   bool // the operation is null: there is none
 }
 
-func (ix *operationIndex) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
+// read fills ix from doc, a document.
+func (ix *operationIndex) read(doc []byte) error {
+	var paths []byte
+	err := rawjson.Each(doc, func(key, value []byte) error {
+		if strings.EqualFold(string(key), "paths") {
+			paths = value
+		}
 		return nil
+	})
+	if err != nil || paths == nil || string(paths) == "null" {
+		return err
 	}
-	items, err := rawjson.Members(b)
+	if paths[0] != '{' {
+		return fmt.Errorf("paths: %.20s is not an object", paths)
+	}
+	n := 0 // operations, so that ix is made once
+	err = rawjson.Each(paths, func(_, item []byte) error {
+		return rawjson.Each(item, func(key, _ []byte) error {
+			if methodIndex(key) >= 0 {
+				n++
+			}
+			return nil
+		})
+	})
 	if err != nil {
 		return err
 	}
-	for _, item := range items {
-		raw := b[item.ValueStart:item.ValueEnd]
-		if string(raw) == "null" {
-			continue
+	*ix = make(operationIndex, 0, n)
+	return rawjson.Each(paths, func(key, item []byte) error {
+		if string(item) == "null" {
+			return nil
 		}
-		ops, err := rawjson.Members(raw)
-		if err != nil {
-			return fmt.Errorf("paths.%s: %w", item.Key, err)
+		if item[0] != '{' {
+			return fmt.Errorf("paths.%s: not an object", key)
 		}
+		path := string(key)
 		at := [8]int{-1, -1, -1, -1, -1, -1, -1, -1} // per method, where it was written
-		for _, op := range ops {
-			m := slices.IndexFunc(httpMethods, func(name string) bool { return strings.EqualFold(name, op.Key) })
+		return rawjson.Each(item, func(key, op []byte) error {
+			m := methodIndex(key)
 			if m < 0 {
-				continue
+				return nil
 			}
-			id, err := operationIDOf(raw[op.ValueStart:op.ValueEnd])
+			id, err := operationIDOf(op)
 			if err != nil {
-				return fmt.Errorf("paths.%s.%s: %w", item.Key, op.Key, err)
+				return fmt.Errorf("paths.%s.%s: %w", path, key, err)
 			}
+			null := string(op) == "null"
 			if at[m] >= 0 {
-				(*ix)[at[m]].id = id
-				continue
+				(*ix)[at[m]].id, (*ix)[at[m]].null = id, null
+				return nil
 			}
 			at[m] = len(*ix)
-			*ix = append(*ix, operationAt{path: item.Key, method: m, id: id})
+			*ix = append(*ix, operationAt{path: path, method: m, id: id, null: null})
+			return nil
+		})
+	})
+}
+
+// methodIndex is the index in httpMethods of the method key names, in any case; -1 for another key.
+func methodIndex(key []byte) int {
+	for i, m := range httpMethods {
+		if len(key) == len(m) && strings.EqualFold(string(key), m) {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // operationIDOf reads an operation's operationId ("" when absent or null).
@@ -93,23 +128,24 @@ func operationIDOf(op []byte) (string, error) {
 	if string(op) == "null" {
 		return "", nil
 	}
-	members, err := rawjson.Members(op)
-	if err != nil {
+	if op[0] != '{' {
+		return "", fmt.Errorf("%.20s is not an object", op)
+	}
+	var id []byte
+	err := rawjson.Each(op, func(key, value []byte) error {
+		if len(key) == len("operationId") && strings.EqualFold(string(key), "operationId") {
+			id = value
+		}
+		return nil
+	})
+	if err != nil || id == nil || string(id) == "null" {
 		return "", err
 	}
-	id := ""
-	for _, m := range members {
-		if !strings.EqualFold(m.Key, "operationId") {
-			continue
-		}
-		raw := op[m.ValueStart:m.ValueEnd]
-		s, ok := rawjson.String(raw)
-		if !ok && string(raw) != "null" {
-			return "", fmt.Errorf("operationId: %s is not a string", raw)
-		}
-		id = s
+	s, ok := rawjson.String(id)
+	if !ok {
+		return "", fmt.Errorf("operationId: %.20s is not a string", id)
 	}
-	return id, nil
+	return s, nil
 }
 
 // classicFrom is the classic definition of a decoded document.
@@ -429,7 +465,7 @@ func operationsToClassic(ep *extendedPaths, index operationIndex, ops map[string
 	}
 	var withMiddleware []operationAt
 	for _, at := range index {
-		if ops[at.id] != nil {
+		if !at.null && ops[at.id] != nil {
 			withMiddleware = append(withMiddleware, at)
 		}
 	}

@@ -157,3 +157,37 @@ func TestToClassicAsExtractTo(t *testing.T) {
 		})
 	}
 }
+
+// TestOperationIndex: the operations the derivation reads from the paths' text, as a decoder of path items
+// reads them: method and operationId keys in any case, the last of a key twice, null items skipped and null
+// operations marked (they have no middleware), the root's paths key in any case; a path item or operation of another type, or an
+// operationId that is not a string, fails the document.
+func TestOperationIndex(t *testing.T) {
+	cases := []struct {
+		doc  string
+		want operationIndex
+	}{
+		{`{"paths":{"/a":{"get":{"operationId":"g"},"POST":{"OperationID":"p"},"x-e":1,"parameters":[]},"/b":null}}`,
+			operationIndex{{"/a", 0, "g", false}, {"/a", 2, "p", false}}},
+		{`{"Paths":{"/a":{"get":{"operationId":"one"},"GET":{"operationId":"two"},"put":null,"delete":{}}}}`,
+			operationIndex{{"/a", 0, "two", false}, {"/a", 1, "", true}, {"/a", 3, "", false}}},
+		{`{"paths":{"/\u0061":{"g\u0065t":{"operationId":"\u0067","summary":"s"}}}}`, operationIndex{{"/a", 0, "g", false}}},
+		{`{"openapi":"3.0.3"}`, nil},
+		{`{"paths":null}`, nil},
+	}
+	for _, c := range cases {
+		var got operationIndex
+		if err := got.read([]byte(c.doc)); err != nil || !reflect.DeepEqual(got, c.want) && len(got)+len(c.want) > 0 {
+			t.Errorf("%s: %v, %v; want %v", c.doc, got, err, c.want)
+		}
+	}
+	for _, doc := range []string{`{"paths":[]}`, `{"paths":{"/a":1}}`, `{"paths":{"/a":{"get":"x"}}}`, `{"paths":{"/a":{"get":{"operationId":1}}}}`} {
+		var got operationIndex
+		if err := got.read([]byte(doc)); err == nil {
+			t.Errorf("%s: read as %v", doc, got)
+		}
+		if _, err := ToClassic([]byte(doc)); err == nil {
+			t.Errorf("%s: derived", doc)
+		}
+	}
+}
