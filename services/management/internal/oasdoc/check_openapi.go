@@ -56,36 +56,48 @@ func pathsWalkFindsNothing(d *openapi3.T) bool {
 	if d.Components != nil {
 		schemes = d.Components.SecuritySchemes
 	}
-	clean := func(op *openapi3.Operation) bool {
-		if op == nil {
-			return true
-		}
-		if len(op.Callbacks) != 0 {
+	for _, item := range d.Paths.Map() {
+		if !itemWalkFindsNothing(item, schemes) {
 			return false
 		}
-		if op.Security != nil {
-			for _, requirement := range *op.Security {
-				for name := range requirement {
-					if _, declared := schemes[name]; !declared {
-						return false
-					}
-				}
-			}
-		}
+	}
+	return true
+}
+
+// itemWalkFindsNothing is pathsWalkFindsNothing for one path item, whose
+// document declares schemes.
+func itemWalkFindsNothing(item *openapi3.PathItem, schemes openapi3.SecuritySchemes) bool {
+	if item == nil {
 		return true
 	}
-	for _, item := range d.Paths.Map() {
-		if item == nil {
-			continue
+	for _, op := range []*openapi3.Operation{item.Connect, item.Delete, item.Get, item.Head, item.Options, item.Patch, item.Post, item.Put, item.Trace, item.Query} {
+		if !walkFindsNothing(op, schemes) {
+			return false
 		}
-		for _, op := range []*openapi3.Operation{item.Connect, item.Delete, item.Get, item.Head, item.Options, item.Patch, item.Post, item.Put, item.Trace, item.Query} {
-			if !clean(op) {
-				return false
-			}
+	}
+	for _, op := range item.AdditionalOperations {
+		if !walkFindsNothing(op, schemes) {
+			return false
 		}
-		for _, op := range item.AdditionalOperations {
-			if !clean(op) {
-				return false
+	}
+	return true
+}
+
+// walkFindsNothing reports whether op has no callbacks and names only
+// schemes among schemes in its security requirements.
+func walkFindsNothing(op *openapi3.Operation, schemes openapi3.SecuritySchemes) bool {
+	if op == nil {
+		return true
+	}
+	if len(op.Callbacks) != 0 {
+		return false
+	}
+	if op.Security != nil {
+		for _, requirement := range *op.Security {
+			for name := range requirement {
+				if _, declared := schemes[name]; !declared {
+					return false
+				}
 			}
 		}
 	}

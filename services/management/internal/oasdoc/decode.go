@@ -35,11 +35,26 @@ var rootFields = []string{"openapi", "components", "info", "paths", "security", 
 // T.UnmarshalJSON does, less the root x-tyk-api-gateway. Any error means:
 // ask kin-openapi.
 func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
+	d, paths, err := decodeRoot(doc, root)
+	if err != nil {
+		return nil, err
+	}
+	s := &scanner{data: paths, canonical: true}
+	if d.Paths, err = s.paths(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// decodeRoot decodes doc as decodeFast does but for its paths, which it
+// returns as text (an object): the root without the Tyk extension, its
+// components included.
+func decodeRoot(doc []byte, root []rawjson.Member) (d *openapi3.T, paths []byte, err error) {
 	// The root without paths, components and the Tyk extension is small:
 	// kin-openapi decodes it.
 	rest := make([]byte, 0, 1024)
 	rest = append(rest, '{')
-	var paths, components []byte
+	var components []byte
 	for _, m := range root {
 		switch {
 		case m.Key == Extension:
@@ -51,7 +66,7 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 			components = doc[m.ValueStart:m.ValueEnd]
 			continue
 		case !isExtension([]byte(m.Key)) && !slices.Contains(rootFields, m.Key):
-			return nil, errUnsupported // kin-openapi may match it to a field, ignoring case
+			return nil, nil, errUnsupported // kin-openapi may match it to a field, ignoring case
 		}
 		if len(rest) > 1 {
 			rest = append(rest, ',')
@@ -60,24 +75,19 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 	}
 	rest = append(rest, '}')
 	if paths == nil || paths[0] != '{' {
-		return nil, errUnsupported
+		return nil, nil, errUnsupported
 	}
-	d := &openapi3.T{}
+	d = &openapi3.T{}
 	if err := d.UnmarshalJSON(rest); err != nil {
-		return nil, err
-	}
-	s := &scanner{data: paths, canonical: true}
-	var err error
-	if d.Paths, err = s.paths(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if components != nil {
-		s = &scanner{data: components}
+		s := &scanner{data: components}
 		if err := decodeField(s, &d.Components, s.components); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return d, nil
+	return d, paths, nil
 }
 
 // raw returns the next value's text as kin-openapi would see it here.

@@ -71,6 +71,12 @@ func sameAsKin(t *testing.T, doc []byte) (fast, refused bool) {
 	if err != nil {
 		return false, want != nil
 	}
+	for _, limit := range []int{1, minBatch} { // each path a batch of its own; the smallest batches taken
+		// (the OpenAPI rules only: the extension is checked before them)
+		if checkTyk(doc, root) == nil && validInBatchesOf(ctx, doc, root, limit) && want != nil {
+			t.Errorf("checked in batches of %d bytes, a document kin-openapi refuses (%v) is valid: %s", limit, want, doc)
+		}
+	}
 	d, err := decodeFast(doc, root)
 	if err != nil {
 		return false, want != nil
@@ -329,6 +335,46 @@ func TestFastDecoderAgreesWithKinOpenAPI(t *testing.T) {
 			if c.from == "" && !fast {
 				t.Error("the fast decoder gave the base document up")
 			}
+		})
+	}
+}
+
+// TestBatches: the paths checked a batch at a time, each path a batch of its
+// own here, accept the base document and a large one; what crosses batches
+// (a path given twice with other parameter names, an operationId used
+// twice, a reference to another path) is left to the whole check, whose
+// verdict and message are kin-openapi's.
+func TestBatches(t *testing.T) {
+	ctx := context.Background()
+	inBatches := func(doc []byte) bool {
+		root, err := rawjson.Members(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return validInBatchesOf(ctx, doc, root, 1)
+	}
+	for _, doc := range [][]byte{[]byte(diffBase), large(300), smallPaths(500), manyOperations(50)} {
+		if !inBatches(doc) {
+			t.Errorf("not found valid in batches: %.200s", doc)
+		}
+	}
+	crossing := []struct{ name, from, to string }{
+		{"a path twice but for its parameter's name", `"/pets/{id}":{`, `"/pets/{other}":{"get":{"responses":{"200":{"description":"x"}}}},"/pets/{id}":{`},
+		{"an operationId twice", `"operationId":"create"`, `"operationId":"list"`},
+		{"a reference to another path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`},
+		{"a path item reference", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
+		{"an error in the last path", `"name":"x","in":"path"`, `"name":"x","in":"nowhere"`},
+	}
+	for _, c := range crossing {
+		t.Run(c.name, func(t *testing.T) {
+			doc := []byte(strings.Replace(diffBase, c.from, c.to, 1))
+			if string(doc) == diffBase {
+				t.Fatalf("%q is not in the base document", c.from)
+			}
+			if inBatches(doc) {
+				t.Error("found valid in batches")
+			}
+			sameAsKin(t, doc)
 		})
 	}
 }

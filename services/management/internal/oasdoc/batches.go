@@ -1,0 +1,167 @@
+package oasdoc
+
+import (
+	"context"
+	"hash/maphash"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// A document's paths decoded whole cost many times their text (a path item
+// and its operation, in kin-openapi's model, take about 1 KiB where
+// "/p1":{"get":{}} takes 16 bytes), so validation holds only a batch of
+// them at a time: the root and components are decoded and checked once,
+// then the paths, a batch at a time, are decoded, resolved against the
+// components, checked and dropped. What crosses batches (a path or a
+// templated path given twice, an operationId used twice) is kept as 64-bit
+// hashes. validInBatches only ever says that a document is valid: on
+// anything it finds, and on what it does not handle (references between
+// paths of different batches, a path item $ref, a security requirement naming an undeclared scheme, callbacks),
+// it gives up and the whole document is checked as before (check), whose
+// answer and message are then the one. A document is refused after the
+// cost of a whole model; one accepted has held a batch at most.
+
+// batchDivisor and minBatch size a batch: a 32nd of the document's text,
+// at least 16 KiB of it.
+const (
+	batchDivisor = 32
+	minBatch     = 16 << 10
+)
+
+// validInBatches reports whether doc, whose root members are root, meets
+// the OpenAPI rules as checkOpenAPI(decodeOpenAPI(doc)) checks them, found
+// holding a batch of its paths at a time. false means: not known.
+func validInBatches(ctx context.Context, doc []byte, root []rawjson.Member) bool {
+	return validInBatchesOf(ctx, doc, root, max(len(doc)/batchDivisor, minBatch))
+}
+
+// validInBatchesOf is validInBatches with batches of limit bytes of text.
+func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, limit int) bool {
+	d, paths, err := decodeRoot(doc, root)
+	if err != nil || !d.IsOpenAPI30() || d.Webhooks != nil || d.JSONSchemaDialect != "" ||
+		(d.Components != nil && len(d.Components.Callbacks) != 0) {
+		return false
+	}
+	opt := openapi3.DisableExamplesValidation()
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	d.Paths = openapi3.NewPaths()
+	if loader.ResolveRefsIn(d, nil) != nil || d.Validate(ctx, opt) != nil {
+		return false
+	}
+	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, opt), loader: loader, root: *d,
+		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
+	if d.Components != nil {
+		b.schemes = d.Components.SecuritySchemes
+	}
+	b.batch = openapi3.NewPaths()
+	s := &scanner{data: paths, canonical: true}
+	var extensions map[string]any
+	err = s.object(func(key []byte) error {
+		if isExtension(key) {
+			return s.extension(&extensions, key)
+		}
+		start := s.pos
+		item, err := decodeMember(s, s.pathItem)
+		if err != nil {
+			return err
+		}
+		return b.add(string(key), item, s.pos-start)
+	})
+	if err != nil || b.flush() != nil {
+		return false
+	}
+	// the paths object's own extensions, as Paths.Validate checks them last
+	rest := openapi3.NewPaths()
+	rest.Extensions = extensions
+	return rest.Validate(b.opt) == nil
+}
+
+// pathBatches checks paths a batch at a time.
+type pathBatches struct {
+	ctx, opt context.Context
+	loader   *openapi3.Loader
+	root     openapi3.T // the document without its paths, resolved
+	schemes  openapi3.SecuritySchemes
+	limit    int // text of a batch
+
+	batch *openapi3.Paths
+	size  int // text of the batch so far
+
+	seed maphash.Seed
+	// seen holds a hash of each path as kin-openapi compares paths (its
+	// {parameter} names left out) and of each operationId, "#"-prefixed;
+	// two alike, or a collision, give up.
+	seen map[uint64]struct{}
+}
+
+// add takes the path item of path, size bytes of text, into the batch and
+// checks the batch once it holds enough.
+func (b *pathBatches) add(path string, item *openapi3.PathItem, size int) error {
+	if item == nil || item.Ref != "" || !itemWalkFindsNothing(item, b.schemes) || !b.note(templateOf(path)) {
+		return errUnsupported
+	}
+	for _, op := range item.Operations() {
+		if op.OperationID != "" && !b.note("#"+op.OperationID) {
+			return errUnsupported
+		}
+	}
+	b.batch.Set(path, item)
+	if b.size += size; b.size >= b.limit {
+		return b.flush()
+	}
+	return nil
+}
+
+// note records key, reporting false when it (or a key of the same hash)
+// was seen before.
+func (b *pathBatches) note(key string) bool {
+	h := maphash.String(b.seed, key)
+	if _, dup := b.seen[h]; dup {
+		return false
+	}
+	b.seen[h] = struct{}{}
+	return true
+}
+
+// flush resolves and checks the batch, as kin-openapi's loader and
+// Paths.Validate would in the whole document, and drops it.
+func (b *pathBatches) flush() error {
+	if b.batch.Len() == 0 {
+		return nil
+	}
+	d := b.root
+	d.Paths = b.batch
+	if err := b.loader.ResolveRefsIn(&d, nil); err != nil {
+		return err
+	}
+	if err := b.batch.Validate(b.opt); err != nil {
+		return err
+	}
+	b.batch, b.size = openapi3.NewPaths(), 0
+	return nil
+}
+
+// templateOf is path with every {parameter} name left out ("/a/{id}" →
+// "/a/{}"): two paths kin-openapi finds conflicting (alike but for their
+// parameters' names) have the same template; it may find fewer.
+func templateOf(path string) string {
+	out := make([]byte, 0, len(path))
+	inside := false
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '{':
+			inside = true
+			out = append(out, c)
+		case c == '}':
+			inside = false
+			out = append(out, c)
+		case !inside:
+			out = append(out, c)
+		}
+	}
+	return string(out)
+}
