@@ -1,12 +1,9 @@
 package oasdoc
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
 )
 
 // smallPaths is a valid Tyk OAS document of n paths of one operation each
@@ -79,41 +76,5 @@ func TestCounts(t *testing.T) {
 	}
 	if _, err := Parse([]byte(yaml), true); err == nil || !strings.Contains(err.Error(), "10001 paths") {
 		t.Errorf("YAML of %d paths: %v", MaxPaths+1, err)
-	}
-}
-
-// BenchmarkIntakePeak measures the intake of a document (Parse and
-// Validate, what POST /api/apis/oas does before storing it) and reports the
-// heap it reached above idle as a multiple of its size (peak-x; the bound
-// is 8): 190k-paths is refused by its count, 10k-paths and 6250x8-ops are
-// the largest accepted documents of those shapes, large-2000 one of richer
-// operations.
-func BenchmarkIntakePeak(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		doc  []byte
-	}{
-		{"190k-paths", smallPaths(190_000)},
-		{"10k-paths", smallPaths(MaxPaths)},
-		{"6250x8-ops", manyOperations(6250)},
-		{"large-2000", large(2000)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.doc)))
-			b.ReportAllocs()
-			var worst uint64
-			for b.Loop() {
-				peak := heaptest.Peak(func() {
-					if doc, err := Parse(c.doc, false); err == nil {
-						if err := Validate(context.Background(), doc); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
-				worst = max(worst, peak)
-			}
-			b.ReportMetric(float64(worst)/float64(len(c.doc)), "peak-x")
-			b.ReportMetric(float64(len(c.doc))/(1<<20), "doc-MiB")
-		})
 	}
 }
