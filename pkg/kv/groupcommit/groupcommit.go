@@ -2,13 +2,15 @@
 // Update queues its function and waits, and one committer goroutine takes
 // the calls queued meanwhile as a batch, commits them together (how is the
 // engine's business) and answers each caller after the commit that holds
-// its writes.
+// its writes. A batch whose company is on its way (the callers the last
+// commit answered, not all back yet) waits briefly for it (cohort).
 package groupcommit
 
 import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
@@ -24,6 +26,7 @@ type Call struct {
 	Err      error
 	Panicked any
 	done     chan struct{}
+	queued   time.Time // when Update queued it
 }
 
 // Answer wakes the caller with err, unless the call has an outcome of its own.
@@ -55,6 +58,7 @@ func Start(max int, commit func(batch []*Call) (rest []*Call)) *Queue {
 func (q *Queue) run(max int, commit func([]*Call) []*Call) {
 	defer close(q.done)
 	var pending []*Call
+	var last cohort
 	for {
 		if len(pending) == 0 {
 			c, ok := <-q.calls
@@ -63,20 +67,86 @@ func (q *Queue) run(max int, commit func([]*Call) []*Call) {
 			}
 			pending = append(pending, c)
 		}
-	fill:
-		for len(pending) < max {
-			select {
-			case c, ok := <-q.calls:
-				if !ok {
-					break fill
-				}
-				pending = append(pending, c)
-			default:
-				break fill
-			}
+		pending = q.fill(pending, max, time.Time{})
+		if wait, n := last.wait(pending); wait > 0 {
+			pending = q.fill(pending, min(max, n), time.Now().Add(wait))
 		}
-		pending = commit(pending)
+		began := time.Now()
+		rest := commit(pending)
+		last = cohort{answered: len(pending) - len(rest), ended: time.Now()}
+		last.took = last.ended.Sub(began)
+		pending = rest
 	}
+}
+
+// fill adds queued calls to pending until it holds n, waiting for them
+// until deadline (not at all when zero) or until Close.
+func (q *Queue) fill(pending []*Call, n int, deadline time.Time) []*Call {
+	var timeout <-chan time.Time
+	if !deadline.IsZero() {
+		t := time.NewTimer(time.Until(deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	for len(pending) < n {
+		select {
+		case c, ok := <-q.calls:
+			if !ok {
+				return pending
+			}
+			pending = append(pending, c)
+			continue
+		default:
+		}
+		if timeout == nil {
+			return pending
+		}
+		select {
+		case c, ok := <-q.calls:
+			if !ok {
+				return pending
+			}
+			pending = append(pending, c)
+		case <-timeout:
+			return pending
+		}
+	}
+	return pending
+}
+
+// cohort is what the committer knows of the callers its last commit
+// answered. Under steady concurrent writers, callers fall into two cohorts
+// that alternate: while one batch commits, the callers of the previous one
+// queue again, and they are all the next batch, while the callers just
+// answered come back a moment too late for it — so each fsync carries half
+// the writers. So when fewer calls than the last commit answered were
+// queued since it ended (its callers are not all back), the next batch
+// waits a little for them: at most half the last commit's duration
+// (maxCohortWait at most), and only until they have come. A lone writer
+// never waits: its next call is queued after the commit that answered the
+// previous one.
+type cohort struct {
+	answered int           // calls the last commit answered
+	ended    time.Time     // when it ended
+	took     time.Duration // how long it took
+}
+
+// maxCohortWait bounds the wait for the last commit's callers.
+const maxCohortWait = 2 * time.Millisecond
+
+// wait is how long the batch of pending waits for more calls, and how many
+// calls it waits to hold.
+func (c cohort) wait(pending []*Call) (time.Duration, int) {
+	back := 0
+	for _, p := range pending {
+		if !p.queued.Before(c.ended) {
+			back++
+		}
+	}
+	if back >= c.answered {
+		return 0, 0
+	}
+	return min(c.took/2, maxCohortWait), len(pending) + c.answered - back
 }
 
 // Update queues fn and waits for its answer; a panic of fn is raised again
@@ -85,7 +155,7 @@ func (q *Queue) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c := &Call{Ctx: ctx, Fn: fn, done: make(chan struct{})}
+	c := &Call{Ctx: ctx, Fn: fn, done: make(chan struct{}), queued: time.Now()}
 	q.mu.RLock()
 	if q.closed {
 		q.mu.RUnlock()

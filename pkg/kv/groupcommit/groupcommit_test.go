@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 )
@@ -214,5 +215,48 @@ func TestWhileOpenRuns(t *testing.T) {
 	want := errors.New("read")
 	if err := q.WhileOpen(func() error { return want }); err != want {
 		t.Errorf("WhileOpen: %v, want fn's error", err)
+	}
+}
+
+// TestCohortWait: the next batch waits for the callers the last commit
+// answered only while they are not back, for at most half that commit's
+// duration (and maxCohortWait), and only until as many calls as it
+// answered have joined.
+func TestCohortWait(t *testing.T) {
+	ended := time.Now()
+	before, after := &Call{queued: ended.Add(-time.Millisecond)}, &Call{queued: ended.Add(time.Microsecond)}
+	for _, tc := range []struct {
+		name    string
+		last    cohort
+		pending []*Call
+		wait    time.Duration
+		n       int
+	}{
+		{"lone writer: its call came after the commit", cohort{1, ended, 4 * time.Millisecond}, []*Call{after}, 0, 0},
+		{"first commit", cohort{}, []*Call{before}, 0, 0},
+		{"the other cohort queued during the commit", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, before}, time.Millisecond, 5},
+		{"some of the last commit's callers back", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, after}, time.Millisecond, 4},
+		{"all of them back", cohort{2, ended, 2 * time.Millisecond}, []*Call{before, after, after}, 0, 0},
+		{"a long commit waits maxCohortWait at most", cohort{1, ended, time.Second}, []*Call{before}, maxCohortWait, 2},
+	} {
+		if wait, n := tc.last.wait(tc.pending); wait != tc.wait || n != tc.n {
+			t.Errorf("%s: wait %v for %d calls, want %v for %d", tc.name, wait, n, tc.wait, tc.n)
+		}
+	}
+}
+
+// TestFillStopsAtItsCount: a batch that waits for more calls stops waiting
+// as soon as it holds them, and takes what is queued when its time is up.
+func TestFillStopsAtItsCount(t *testing.T) {
+	q := &Queue{calls: make(chan *Call, 8)}
+	for range 3 {
+		q.calls <- &Call{}
+	}
+	start := time.Now()
+	if got := q.fill(nil, 2, start.Add(time.Hour)); len(got) != 2 || time.Since(start) > time.Minute {
+		t.Fatalf("fill for 2 took %d calls after %v", len(got), time.Since(start))
+	}
+	if got := q.fill(nil, 5, time.Now().Add(10*time.Millisecond)); len(got) != 1 {
+		t.Fatalf("fill for 5 with 1 queued took %d calls", len(got))
 	}
 }
