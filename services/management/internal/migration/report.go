@@ -97,7 +97,7 @@ func (r *Report) add(it *item, o outcome) {
 // for byte.
 func (r *Report) JSON() []byte {
 	b := bytes.NewBuffer(make([]byte, 0, 256+r.docBytes+64*(len(r.Success)+len(r.Failures)+len(r.Skipped))))
-	str := func(s string) { b.Write(rawjson.Quote(s)) }
+	str := func(s string) { b.Write(rawjson.AppendQuote(b.AvailableBuffer(), s)) }
 	list := func(n int, each func(i int)) {
 		b.WriteByte('[')
 		for i := range n {

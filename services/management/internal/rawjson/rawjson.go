@@ -192,12 +192,30 @@ func String(raw []byte) (string, bool) {
 }
 
 // Quote returns s as a JSON string, without HTML escaping.
-func Quote(s string) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s) // a string always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+func Quote(s string) []byte { return AppendQuote(nil, s) }
+
+// AppendQuote appends s as a JSON string, without HTML escaping, to dst:
+// the bytes encoding/json writes for it. Printable ASCII is written here
+// ('"' and '\\' escaped), anything else by encoding/json's encoder (a
+// migration report quotes tens of thousands of IDs and messages).
+func AppendQuote(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = append(dst, '"')
+	run := 0 // start of the bytes not yet appended
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c > 0x7e:
+			var b bytes.Buffer
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.Encode(s) // a string always encodes
+			return append(dst[:n], bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+		case c == '"' || c == '\\':
+			dst = append(append(dst, s[run:i]...), '\\', c)
+			run = i + 1
+		}
+	}
+	return append(append(dst, s[run:]...), '"')
 }
 
 // Set returns doc with the value at path replaced by value, or, when the

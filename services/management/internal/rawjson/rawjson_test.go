@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -143,5 +144,28 @@ func TestEach(t *testing.T) {
 	n := 0
 	if err := Each([]byte(`{"a":1,"b":2}`), func(_, _ []byte) error { n++; return stop }); err != stop || n != 1 {
 		t.Errorf("stopped: %v after %d members", err, n)
+	}
+}
+
+// TestAppendQuoteAsEncodingJSON: every byte, alone and amid text, and
+// strings of several runes (invalid UTF-8, U+2028) quote as encoding/json's
+// encoder without HTML escaping writes them, appended after what dst holds.
+func TestAppendQuoteAsEncodingJSON(t *testing.T) {
+	var inputs []string
+	for c := range 256 {
+		inputs = append(inputs, string(rune(c)), string([]byte{byte(c)}), "api-"+string([]byte{byte(c)})+"-1")
+	}
+	inputs = append(inputs, "", "plain text, (1) #tag <&> ~", "line\u2028sep\u2029", "é", "\xff\xfe", "tab\there", `q"b\s`)
+	for _, s := range inputs {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := "x" + strings.TrimSuffix(b.String(), "\n")
+		if got := string(AppendQuote([]byte("x"), s)); got != want {
+			t.Errorf("AppendQuote(%q) = %s, want %s", s, got, want)
+		}
 	}
 }
