@@ -23,7 +23,7 @@ CONTRACT := ../shared/contract/run
 # contract-etcd` runs them on a throwaway etcd.
 CONTRACT_ETCD_SERVICES ?= studio management portal
 
-.PHONY: help build release run run-gateway grpcurl test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-compare contract contract-etcd etcd clean fuzz
+.PHONY: help build release run run-gateway grpcurl test redis-server test-short test-long test-gateway test-hostile lint generate checkgenerate bench bench-large bench-compare contract contract-etcd etcd clean fuzz
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -122,6 +122,9 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 2m; not part of make t
 
 bench: ## run the benchmarks
 	go test -p 1 -run '^$$' -bench . -benchmem work
+
+bench-large: ## whole-list answers over a 1 GB store (issue 32): the heap each adds above idle, a few minutes
+	GATEHOUSE_LARGE_LISTS_MIB=1024 go test -p 1 -run '^$$' -bench 'ListsLarge' -benchtime 1x -timeout 30m ./services/management/internal/app/
 
 bench-compare: $(GOBIN)/benchstat ## benchmarks of BASE (default main) and of the working tree, alternating, compared by benchstat (BENCH, PKGS, COUNT, BENCHTIME)
 	tools/bench-compare.sh $(BASE)

@@ -5,8 +5,10 @@ import (
 	"strconv"
 
 	"google.golang.org/genproto/googleapis/api/httpbody"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 )
 
@@ -117,6 +119,11 @@ func (s *Server) ListKeys(ctx context.Context, req *managementv1.ListKeysRequest
 	if err != nil {
 		return nil, err
 	}
+	if limit < 0 && streamKeyList(ctx, s, func(begin func() error, each func(string) error) (int, error) {
+		return s.keys.Each(ctx, begin, each)
+	}) {
+		return &managementv1.ListKeysResponse{}, nil
+	}
 	hashes, total, err := s.keys.List(ctx, offset, limit)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -128,6 +135,29 @@ func (s *Server) ListKeysDetailed(ctx context.Context, req *managementv1.ListKey
 	offset, limit, err := paging(req.P)
 	if err != nil {
 		return nil, err
+	}
+	// every key: written as it is read (a REST request), not held
+	if limit < 0 && liststream.Stream(ctx, func(w *liststream.Writer) error {
+		w.Write([]byte(`{"keys":[`))
+		first := true
+		total, err := s.keys.EachDetailed(ctx, req.GetQ(), func(k keys.Key) error {
+			if !first {
+				w.Write([]byte{','})
+			}
+			first = false
+			_, err := w.Write(k.JSON())
+			return err
+		})
+		if err != nil {
+			return s.storeError(err, errInternal)
+		}
+		_, err = w.Write(strconv.AppendInt([]byte(`],"pages":`), int64(pages(total)), 10))
+		if err == nil {
+			_, err = w.Write([]byte{'}'})
+		}
+		return err
+	}) {
+		return &managementv1.ListKeysDetailedResponse{}, nil
 	}
 	ks, total, err := s.keys.Detailed(ctx, req.GetQ(), offset, limit)
 	if err != nil {
@@ -151,6 +181,11 @@ func (s *Server) ListAPIKeys(ctx context.Context, req *managementv1.ListAPIKeysR
 	if err != nil {
 		return nil, err
 	}
+	if limit < 0 && streamKeyList(ctx, s, func(begin func() error, each func(string) error) (int, error) {
+		return s.keys.EachAPIKey(ctx, req.GetApiId(), "", begin, func(_ int, h string) error { return each(h) })
+	}) {
+		return &managementv1.ListAPIKeysResponse{}, nil
+	}
 	hashes, total, err := s.keys.APIKeys(ctx, req.GetApiId(), "", offset, limit)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -163,11 +198,41 @@ func (s *Server) SearchAPIKeys(ctx context.Context, req *managementv1.SearchAPIK
 	if err != nil {
 		return nil, err
 	}
+	if limit < 0 && streamKeyList(ctx, s, func(begin func() error, each func(string) error) (int, error) {
+		return s.keys.EachAPIKey(ctx, req.GetApiId(), req.GetQ(), begin, func(_ int, h string) error { return each(h) })
+	}) {
+		return &managementv1.SearchAPIKeysResponse{}, nil
+	}
 	hashes, total, err := s.keys.APIKeys(ctx, req.GetApiId(), req.GetQ(), offset, limit)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
 	return &managementv1.SearchAPIKeysResponse{Data: &managementv1.KeyList{Keys: nonNil(hashes)}, Pages: pages(total)}, nil
+}
+
+// streamKeyList answers a REST request for every key hash of a list as the
+// whole answer reads ({"data":{"keys":[…]},"pages":n}), written as the
+// hashes are read: run calls begin once the list is found (before it, an
+// error is still a status), then each per hash, and returns the count. It
+// reports false for a gRPC call, which gets the whole answer.
+func streamKeyList(ctx context.Context, s *Server, run func(begin func() error, each func(hash string) error) (int, error)) bool {
+	return liststream.Stream(ctx, func(w *liststream.Writer) error {
+		total, err := run(func() error {
+			w.Write([]byte(`{"data":`))
+			return w.Begin(&managementv1.KeyList{}, "keys", false)
+		}, func(h string) error { return w.Item(wrapperspb.String(h)) })
+		if err != nil {
+			return s.storeError(err, errInternal)
+		}
+		if err := w.End(); err != nil {
+			return err
+		}
+		_, err = w.Write(strconv.AppendInt([]byte(`,"pages":`), int64(pages(total)), 10))
+		if err == nil {
+			_, err = w.Write([]byte{'}'})
+		}
+		return err
+	})
 }
 
 func nonNil(s []string) []string {

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	stdstrings "strings"
 	"time"
@@ -429,6 +430,48 @@ func (s *Service) List(ctx context.Context, offset, limit int) ([]string, int, e
 	return s.store.IssuedKeyHashes(ctx, offset, limit)
 }
 
+// Each calls begin, then each with every issued key's hash, in order, from
+// one snapshot, and returns how many there were.
+func (s *Service) Each(ctx context.Context, begin func() error, each func(hash string) error) (int, error) {
+	if s.gw == nil {
+		return 0, ErrNotConfigured
+	}
+	var total int
+	err := s.store.View(ctx, func(tx *store.Tx) error {
+		if err := begin(); err != nil {
+			return err
+		}
+		n := 0
+		err := tx.EachIssuedKeyHash(func(h string) error { n++; return each(h) })
+		total = n
+		return err
+	})
+	return total, err
+}
+
+// EachDetailed calls each with every issued key whose hash or alias holds
+// q, as Detailed answers them, from one snapshot, and returns how many
+// there were.
+func (s *Service) EachDetailed(ctx context.Context, q string, each func(Key) error) (int, error) {
+	if s.gw == nil {
+		return 0, ErrNotConfigured
+	}
+	var total int
+	err := s.store.View(ctx, func(tx *store.Tx) error {
+		n := 0
+		err := tx.EachIssuedKey(func(k store.IssuedKey) error {
+			if !matches(k, q) {
+				return nil
+			}
+			n++
+			return each(Key{ID: k.Hash, Hash: k.Hash, Session: recordJSON(k)})
+		})
+		total = n
+		return err
+	})
+	return total, err
+}
+
 // Detailed returns a page of the issued keys whose hash or alias holds q,
 // as KeyData with management's record as data, and how many match.
 func (s *Service) Detailed(ctx context.Context, q string, offset, limit int) ([]Key, int, error) {
@@ -465,10 +508,25 @@ func (s *Service) Detailed(ctx context.Context, q string, offset, limit int) ([]
 // APIKeys returns a page of the hashes of the keys with access to the API
 // (directly or through a policy) whose hash or alias holds q.
 func (s *Service) APIKeys(ctx context.Context, apiRef, q string, offset, limit int) ([]string, int, error) {
-	if s.gw == nil {
-		return nil, 0, ErrNotConfigured
-	}
 	var out []string
+	total, err := s.EachAPIKey(ctx, apiRef, q, func() error { out = nil; return nil }, func(n int, h string) error {
+		if n > offset && (limit < 0 || len(out) < limit) {
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out, total, err
+}
+
+// EachAPIKey calls begin once the API is found, then each with the count so
+// far (from 1) and the hash of every key with access to the API (directly
+// or through a policy) whose hash or alias holds q, in hash order, from one
+// snapshot, and returns how many there were: a whole list written as it
+// is read.
+func (s *Service) EachAPIKey(ctx context.Context, apiRef, q string, begin func() error, each func(n int, hash string) error) (int, error) {
+	if s.gw == nil {
+		return 0, ErrNotConfigured
+	}
 	var total int
 	err := s.store.View(ctx, func(tx *store.Tx) error {
 		a, err := tx.Resolve(apiRef)
@@ -481,33 +539,27 @@ func (s *Service) APIKeys(ctx context.Context, apiRef, q string, offset, limit i
 		if err != nil {
 			return err
 		}
-		hashes, err := tx.KeyHashesByAPI(a.ID, pols)
-		if err != nil {
+		if err := begin(); err != nil {
 			return err
 		}
-		if q != "" {
-			kept := hashes[:0]
-			for _, h := range hashes {
+		n := 0
+		err = tx.EachKeyHashByAPI(a.ID, pols, func(h string) error {
+			if q != "" {
 				k, err := tx.IssuedKey(h)
 				if err != nil {
 					return err
 				}
-				if matches(k, q) {
-					kept = append(kept, h)
+				if !matches(k, q) {
+					return nil
 				}
 			}
-			hashes = kept
-		}
-		total = len(hashes)
-		lo := min(offset, len(hashes))
-		hi := len(hashes)
-		if limit >= 0 {
-			hi = min(lo+limit, hi)
-		}
-		out = hashes[lo:hi]
-		return nil
+			n++
+			return each(n, h)
+		})
+		total = n
+		return err
 	})
-	return out, total, err
+	return total, err
 }
 
 func matches(k store.IssuedKey, q string) bool {
@@ -517,19 +569,48 @@ func matches(k store.IssuedKey, q string) bool {
 // recordJSON is management's record of a key as a session-like object:
 // alias, apply_policies, access_rights (API IDs), date_created, last_updated.
 func recordJSON(k store.IssuedKey) []byte {
-	rights := map[string]map[string]string{}
-	for _, a := range k.APIs {
-		rights[a] = map[string]string{"api_id": a}
+	// written by hand, as encoding/json writes the map it stands for (keys
+	// in order, each API once): a detailed list of every key writes one per
+	// key, and the map and reflection were most of its garbage
+	b := make([]byte, 0, 192+100*len(k.APIs)+40*len(k.Policies))
+	b = append(b, `{"access_rights":{`...)
+	apis := slices.Compact(slices.Sorted(slices.Values(k.APIs)))
+	for i, a := range apis {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, a)
+		b = append(b, `:{"api_id":`...)
+		b = appendJSONString(b, a)
+		b = append(b, '}')
 	}
-	pols := k.Policies
-	if pols == nil {
-		pols = []string{}
+	b = append(b, `},"alias":`...)
+	b = appendJSONString(b, k.Alias)
+	b = append(b, `,"apply_policies":[`...)
+	for i, p := range k.Policies {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, p)
 	}
-	b, _ := json.Marshal(map[string]any{
-		"alias": k.Alias, "apply_policies": pols, "access_rights": rights,
-		"date_created": k.Created.Format(time.RFC3339Nano), "last_updated": k.Updated.Format(time.RFC3339Nano),
-	})
-	return b
+	b = append(b, `],"date_created":"`...)
+	b = k.Created.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","last_updated":"`...)
+	b = k.Updated.AppendFormat(b, time.RFC3339Nano)
+	return append(b, `"}`...)
+}
+
+// appendJSONString appends s as encoding/json writes a string.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // APIInUse refuses deleting API a while issued keys use it, directly or
@@ -541,11 +622,11 @@ func APIInUse(tx *store.Tx, a store.API) error {
 	if err != nil {
 		return err
 	}
-	hashes, err := tx.KeyHashesByAPI(a.ID, pols)
-	if err != nil {
+	n := 0
+	if err := tx.EachKeyHashByAPI(a.ID, pols, func(string) error { n++; return nil }); err != nil {
 		return err
 	}
-	return inUse(len(hashes), "API")
+	return inUse(n, "API")
 }
 
 // PolicyInUse refuses deleting policy d while issued keys apply it (by id

@@ -1,11 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
@@ -136,39 +136,83 @@ func (t *Tx) KeysUsingPolicy(names ...string) (int, error) {
 	return len(seen), nil
 }
 
-// KeyHashesByAPI returns the hashes of the issued keys whose access_rights
-// name apiID or that apply one of policies, in hash order, once each.
-func (t *Tx) KeyHashesByAPI(apiID string, policies []string) ([]string, error) {
-	var lists [][]string
-	scan := func(prefix []byte, name string) error {
-		var hashes []string // in key order: sorted
-		p := pairKey(prefix, name, "")
-		err := t.r.Scan(p, nil, func(k, _ []byte) error {
-			hashes = append(hashes, string(k[len(p):]))
-			return nil
-		})
-		if len(hashes) > 0 {
-			lists = append(lists, hashes)
-		}
-		return err
-	}
-	if err := scan(keyAPIPrefix, apiID); err != nil {
-		return nil, err
-	}
+// EachKeyHashByAPI calls fn, in hash order and once each, with the hash of
+// every issued key that reaches apiID directly or through one of policies
+// (ids and db ids): a merge of the index ranges read a chunk at a time, so
+// it holds a chunk per range, not the keys; fn returning kv.ErrStop ends
+// it.
+func (t *Tx) EachKeyHashByAPI(apiID string, policies []string, fn func(hash string) error) error {
+	ranges := []*hashRange{{t: t, prefix: pairKey(keyAPIPrefix, apiID, "")}}
 	for _, p := range policies {
-		if err := scan(keyPolicyPrefix, p); err != nil {
-			return nil, err
+		ranges = append(ranges, &hashRange{t: t, prefix: pairKey(keyPolicyPrefix, p, "")})
+	}
+	last := ""
+	for {
+		var low *hashRange
+		for _, r := range ranges {
+			if ok, err := r.ready(); err != nil {
+				return err
+			} else if ok && (low == nil || r.head() < low.head()) {
+				low = r
+			}
+		}
+		if low == nil {
+			return nil
+		}
+		h := low.head()
+		low.buf = low.buf[1:]
+		if h == last {
+			continue
+		}
+		last = h
+		if err := fn(h); err != nil {
+			if errors.Is(err, kv.ErrStop) {
+				return nil
+			}
+			return err
 		}
 	}
-	switch len(lists) {
-	case 0:
-		return nil, nil
-	case 1:
-		return lists[0], nil
+}
+
+// hashRange reads the key hashes of one index range, hashChunk at a time.
+type hashRange struct {
+	t      *Tx
+	prefix []byte
+	buf    []string
+	from   []byte // where the next chunk starts (nil: the range's start)
+	done   bool   // no chunk after buf
+}
+
+const hashChunk = 128
+
+func (r *hashRange) head() string { return r.buf[0] }
+
+// ready reports whether the range has a head, reading its next chunk when
+// buf is empty.
+func (r *hashRange) ready() (bool, error) {
+	if len(r.buf) > 0 || r.done {
+		return len(r.buf) > 0, nil
 	}
-	out := slices.Concat(lists...)
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	buf := make([]string, 0, hashChunk)
+	var next []byte
+	err := r.t.r.Scan(r.prefix, r.from, func(k, _ []byte) error {
+		if len(buf) == hashChunk {
+			next = bytes.Clone(k)
+			return kv.ErrStop
+		}
+		buf = append(buf, string(k[len(r.prefix):]))
+		return nil
+	})
+	r.buf, r.from, r.done = buf, next, next == nil
+	return len(buf) > 0, err
+}
+
+// EachIssuedKeyHash calls fn with every issued key's hash in order; fn
+// returning kv.ErrStop ends it.
+func (t *Tx) EachIssuedKeyHash(fn func(hash string) error) error {
+	return t.r.Scan(issuedKeyPrefix, nil, func(k, _ []byte) error {
+		return fn(string(k[len(issuedKeyPrefix):]))
+	})
 }
 
 // EachIssuedKey calls fn for every issued key in hash order; fn returning

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/kv"
 )
 
 // TestIssuedKeys: a key's record and its API and policy index entries
@@ -52,8 +55,10 @@ func TestIssuedKeys(t *testing.T) {
 	}
 	var hashes []string
 	s.View(ctx, func(tx *Tx) (err error) {
-		hashes, err = tx.KeyHashesByAPI("api2", []string{"gold", "silver"})
-		return err
+		return tx.EachKeyHashByAPI("api2", []string{"gold", "silver"}, func(h string) error {
+			hashes = append(hashes, h)
+			return nil
+		})
 	})
 	if !slices.Equal(hashes, []string{"aaaa0001", "aaaa0002", "aaaa0003"}) {
 		t.Fatalf("api2 or gold or silver: %v", hashes)
@@ -82,5 +87,63 @@ func TestIssuedKeys(t *testing.T) {
 	})
 	if hs, n, err := s.IssuedKeyHashes(ctx, 0, -1); err != nil || n != 2 || !slices.Equal(hs, []string{"aaaa0001", "aaaa0002"}) {
 		t.Fatalf("all hashes: %v %d %v", hs, n, err)
+	}
+}
+
+// TestEachKeyHashByAPI: the merge of the API's range and its policies'
+// ranges crosses their chunks and gives each hash once, in order.
+func TestEachKeyHashByAPI(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	now := time.Now()
+	var want []string
+	for i := range 1000 {
+		if i%4 != 3 {
+			want = append(want, fmt.Sprintf("%08x", i))
+		}
+	}
+	err := s.Update(ctx, func(tx *Tx) error {
+		for i := range 1000 {
+			k := IssuedKey{Hash: fmt.Sprintf("%08x", i), Created: now, Updated: now}
+			switch i % 4 {
+			case 0:
+				k.APIs = []string{"api"}
+			case 1:
+				k.Policies = []string{"gold"}
+			case 2:
+				k.APIs, k.Policies = []string{"api"}, []string{"gold", "silver"}
+			case 3:
+				k.APIs = []string{"other"}
+			}
+			if err := tx.PutIssuedKey(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = s.View(ctx, func(tx *Tx) error {
+		return tx.EachKeyHashByAPI("api", []string{"gold", "silver", "none"}, func(h string) error {
+			got = append(got, h)
+			return nil
+		})
+	})
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("%d hashes (%v), want %d in order once each", len(got), err, len(want))
+	}
+	n := 0
+	s.View(ctx, func(tx *Tx) error {
+		return tx.EachKeyHashByAPI("api", []string{"gold"}, func(string) error {
+			if n++; n == 10 {
+				return kv.ErrStop
+			}
+			return nil
+		})
+	})
+	if n != 10 {
+		t.Fatalf("stopped after %d, want 10", n)
 	}
 }
