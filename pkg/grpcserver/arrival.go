@@ -27,8 +27,9 @@ import (
 // stream's HEADERS frame, which is how a call finds its stream's count
 // (track). The call's hold of the in-flight budget grows as the bytes come
 // (inflight.Hold.TryGrow, in the reader, which must not wait: bytes that do
-// not fit end the call busy), and the call ends DeadlineExceeded when its
-// message stops arriving (inflight.Progress).
+// not fit end the call busy), bytes past what the method's limit allows end
+// it ResourceExhausted (wireLimit), and the call ends DeadlineExceeded when
+// its message stops arriving (inflight.Progress).
 
 // meterCreds wraps the transport credentials (TLS, or none) so that every
 // connection is read through a meter.
@@ -184,11 +185,13 @@ type arrival struct {
 	hold     *inflight.Hold // once the call is admitted
 	reserved int64          // what hold holds for the message
 	whole    bool           // the message is read: the hold no longer grows
-	failed   chan struct{}  // closed when the hold could not grow
+	max      int64          // the most the message may take on the wire
+	failed   chan struct{}  // closed when the call fails: err says why
+	err      error
 }
 
 func newArrival() *arrival {
-	return &arrival{progress: inflight.NewProgress(time.Now()), failed: make(chan struct{})}
+	return &arrival{progress: inflight.NewProgress(time.Now()), max: MaxRecvMsgSize + 5, failed: make(chan struct{})}
 }
 
 // arrive counts n more bytes of the call's stream, growing its hold ahead
@@ -201,18 +204,31 @@ func (a *arrival) arrive(n int64) {
 	a.cover()
 }
 
-// cover grows the hold to cover what has arrived, in GrowStep steps. a.mu
-// is held.
+// cover refuses a message that went past its method's limit, and grows
+// the hold to cover what has arrived, in GrowStep steps. a.mu is held.
 func (a *arrival) cover() {
-	if a.hold == nil || a.whole || a.arrived <= a.reserved || a.isFailed() {
+	if a.whole || a.isFailed() {
+		return
+	}
+	if a.arrived > a.max {
+		a.fail(errTooLarge())
+		return
+	}
+	if a.hold == nil || a.arrived <= a.reserved {
 		return
 	}
 	grow := max(a.arrived-a.reserved, inflight.GrowStep)
 	if err := a.hold.TryGrow(grow); err != nil {
-		close(a.failed)
+		a.fail(err)
 		return
 	}
 	a.reserved += grow
+}
+
+// fail ends the call with err. a.mu is held.
+func (a *arrival) fail(err error) {
+	a.err = err
+	close(a.failed)
 }
 
 func (a *arrival) isFailed() bool {
@@ -230,6 +246,14 @@ func (a *arrival) admit(hold *inflight.Hold, reserved int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.hold, a.reserved = hold, reserved
+	a.cover()
+}
+
+// limit sets the most the message may take on the wire (wireLimit).
+func (a *arrival) limit(n int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.max = n
 	a.cover()
 }
 

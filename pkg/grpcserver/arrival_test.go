@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/gatehouse/gatehouse/pkg/inflight"
@@ -236,6 +237,34 @@ func TestMessagesWhole(t *testing.T) {
 		if err := conn.Invoke(ctx, echoMethod, in, out); err != nil || out.GetValue() != in.GetValue()+"|" {
 			t.Errorf("echo of %d bytes: %d bytes back, %v", n, len(out.GetValue()), err)
 		}
+	}
+	waitReleased(t, budget)
+}
+
+// TestMessageOverItsLimit: a message past its method's limit (1 MiB here)
+// is refused ResourceExhausted as it arrives, without waiting for the rest
+// of the 16 MiB it declared; a gRPC client's whole 2 MiB message too.
+func TestMessageOverItsLimit(t *testing.T) {
+	t.Parallel()
+	budget := inflight.New(64<<20, 0)
+	addr := serveBudget(t, budget)
+	s := openStream(t, addr, "Bearer a", 16<<20, 3<<20)
+	select {
+	case code := <-s.code:
+		if took := time.Since(s.begin); code != codes.ResourceExhausted || took > 2*time.Second {
+			t.Errorf("a message past its limit: %v after %v, want ResourceExhausted at once", code, took)
+		}
+	case <-time.After(inflight.FirstProgress):
+		t.Fatal("a message past its limit was not refused while it arrived")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer a")
+	if st := status.Convert(conn.Invoke(ctx, echoMethod, wrapperspb.String(strings.Repeat("x", 2<<20)), new(wrapperspb.StringValue))); st.Code() != codes.ResourceExhausted {
+		t.Errorf("echo of 2 MiB: %v, want ResourceExhausted", st.Code())
 	}
 	waitReleased(t, budget)
 }

@@ -65,12 +65,12 @@ func (s *Server) guard(desc *grpc.ServiceDesc) *grpc.ServiceDesc {
 				s.codec.setLimit(md.Input().FullName(), limit)
 			}
 		}
-		out.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName, Handler: s.guardHandler(m.Handler)}
+		out.Methods[i] = grpc.MethodDesc{MethodName: m.MethodName, Handler: s.guardHandler(m.Handler, limit)}
 	}
 	return &out
 }
 
-func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
+func (s *Server) guardHandler(h grpc.MethodHandler, limit int64) grpc.MethodHandler {
 	timeout := s.guards.MessageTimeout
 	if timeout <= 0 {
 		timeout = MessageTimeout
@@ -78,6 +78,9 @@ func (s *Server) guardHandler(h grpc.MethodHandler) grpc.MethodHandler {
 	return func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
 		end := time.Now().Add(timeout)
 		in := arrivalOf(ctx)
+		if in != nil {
+			in.limit(wireLimit(limit))
+		}
 		var hold *inflight.Hold
 		if s.guards.Budget != nil {
 			// A call not followed as it arrives holds the largest message.
@@ -125,6 +128,13 @@ func caller(ctx context.Context) string {
 	return inflight.Caller(key)
 }
 
+// wireLimit is the most a message within limit (decompressed) can take on
+// the wire: its 5-byte prefix, and gzip's or deflate's worst expansion of
+// incompressible bytes (5 bytes a 64 KiB block and a header; 1/1024 and
+// 1 KiB leave room to spare). A message past it is refused as too large
+// while it arrives, before the rest is read.
+func wireLimit(limit int64) int64 { return limit + limit/1024 + 1<<10 }
+
 // receive reads the call's message while it keeps arriving (in's
 // deadline) and at the latest until end. When it stops, or its hold cannot
 // grow, the handler returns at once, which resets the stream, and the read
@@ -152,7 +162,7 @@ func receive(dec func(any) error, v any, in *arrival, end time.Time, abandoned f
 		case err = <-done:
 			return err
 		case <-failed:
-			err = inflight.ErrBusy
+			err = in.err
 		case <-t.C:
 			if d := next(); time.Now().Before(d) {
 				t.Reset(time.Until(d))
