@@ -23,13 +23,6 @@ import (
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
-// unsupportedParams are the Dashboard's import parameters Gatehouse does
-// not implement (versioning): a request that sets one is refused, naming
-// it, rather than served without it.
-var unsupportedParams = []protoreflect.Name{
-	"base_api_id", "base_api_version_name", "new_version_name", "set_default",
-}
-
 // errTemplateRights is the Dashboard's answer for a templateID from a
 // caller who may not read assets.
 var errTemplateRights = rest.Error(codes.PermissionDenied, http.StatusForbidden, "The user does not have the rights to apply templates.")
@@ -42,15 +35,10 @@ type importQuery interface {
 	GetCustomDomain() string
 }
 
-// importParams reads the query parameters of req, refusing the ones not
-// supported, with the template templateID names.
+// importParams reads the query parameters of req, with the template
+// templateID names.
 func (s *Server) importParams(ctx context.Context, req importQuery) (oasimport.Params, error) {
 	m := req.ProtoReflect()
-	for _, name := range unsupportedParams {
-		if fd := m.Descriptor().Fields().ByName(name); fd != nil && m.Has(fd) {
-			return oasimport.Params{}, badRequest("query parameter " + fd.JSONName() + " is not supported")
-		}
-	}
 	p := oasimport.Params{
 		UpstreamURL: req.GetUpstreamUrl(), ListenPath: req.GetListenPath(), CustomDomain: req.GetCustomDomain(),
 		AllowList: optBool(m, "allow_list"), ValidateRequest: optBool(m, "validate_request"),
@@ -101,6 +89,46 @@ func optBool(m protoreflect.Message, name protoreflect.Name) *bool {
 	}
 	b := m.Get(fd).Bool()
 	return &b
+}
+
+// versionQuery is what the import and dry-run requests carry to make the
+// new API a version of another.
+type versionQuery interface {
+	GetBaseApiId() string
+	GetBaseApiVersionName() string
+	GetNewVersionName() string
+	GetSetDefault() bool
+}
+
+// errNewVersionRequired is Tyk's answer (422) for base_api_id without
+// new_version_name.
+var errNewVersionRequired = rest.Error(codes.InvalidArgument, http.StatusUnprocessableEntity, "The new version name is required")
+
+// errNotBase is Tyk's answer for a base_api_id that names no Tyk OAS API.
+func errNotBase(id string) error {
+	return badRequest(id + " is not a valid Base API version")
+}
+
+// newVersion reads the versioning parameters of req as Tyk's gateway
+// validates them (handleAddApi): nil without base_api_id (the others are
+// then ignored); new_version_name required; the base a stored Tyk OAS API;
+// base_api_version_name required when the base has no version name yet.
+func (s *Server) newVersion(ctx context.Context, req versionQuery) (*oasimport.Version, error) {
+	id := req.GetBaseApiId()
+	if id == "" {
+		return nil, nil
+	}
+	if req.GetNewVersionName() == "" {
+		return nil, errNewVersionRequired
+	}
+	base, err := s.getOAS(ctx, id)
+	if err != nil {
+		return nil, s.storeError(err, errNotBase(id))
+	}
+	if req.GetBaseApiVersionName() == "" && oasimport.VersionName(base.Doc) == "" {
+		return nil, badRequest("you need to provide a version name for the new Base API: " + id)
+	}
+	return &oasimport.Version{BaseName: req.GetBaseApiVersionName(), Name: req.GetNewVersionName(), SetDefault: req.GetSetDefault()}, nil
 }
 
 // importBody reads the OpenAPI document of an import or patch: the body
@@ -167,16 +195,36 @@ func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAP
 	if err != nil {
 		return nil, err
 	}
+	v, err := s.newVersion(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	openapi, err := importBody(ctx, req.GetBody())
 	if err != nil {
 		return nil, err
 	}
 	a, err := s.imported(ctx, p, openapi)
-	if err == nil {
-		err = s.store.CreateAPI(ctx, a)
-	}
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
+	}
+	notFound := errInternal
+	if v == nil {
+		err = s.store.CreateAPI(ctx, a)
+	} else {
+		notFound = errNotBase(req.GetBaseApiId())
+		err = s.store.CreateVersion(ctx, req.GetBaseApiId(), a, func(base store.API) (store.API, error) {
+			doc, err := oasimport.AddVersion(base.Doc, *v, a.ID)
+			if err != nil {
+				return base, importError(err)
+			}
+			if doc, err = checkOAS(ctx, doc); err != nil {
+				return base, err
+			}
+			return s.records.OAS(base, doc)
+		})
+	}
+	if err != nil {
+		return nil, s.storeError(err, notFound)
 	}
 	return &managementv1.ImportOASAPIResponse{Status: "OK", Message: "API imported", Meta: a.DBID, Id: a.ID}, nil
 }
@@ -186,6 +234,9 @@ func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAP
 func (s *Server) DryRunOASAPI(ctx context.Context, req *managementv1.DryRunOASAPIRequest) (*managementv1.DryRunOASAPIResponse, error) {
 	p, err := s.importParams(ctx, req)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.newVersion(ctx, req); err != nil {
 		return nil, err
 	}
 	body, err := oasdoc.Parse(req.GetBody().GetData(), false)

@@ -121,8 +121,7 @@ func TestOASImport(t *testing.T) {
 		"not a bool":           {"?allowList=yes-please", plainOAS, ""},
 		"no security":          {"?authentication=true", plainOAS, ""},
 		"no such template":     {"?templateID=abc", plainOAS, `templateID: no API template "abc"`},
-		"base_api_id":          {"?base_api_id=abc", plainOAS, "query parameter base_api_id is not supported"},
-		"set_default":          {"?set_default=true", plainOAS, "query parameter set_default is not supported"},
+		"no such base API":     {"?base_api_id=abc&new_version_name=v2", plainOAS, "abc is not a valid Base API version"},
 	} {
 		want := ""
 		if c.msg != "" {
@@ -175,8 +174,8 @@ func TestOASDryRun(t *testing.T) {
 		t.Errorf("tyk_oas keeps its extension: %v", x)
 	}
 	expect(t, "no document", in.admin("POST", "/api/apis/oas/dry-run", `{}`), 400, "")
-	expect(t, "unsupported parameter", in.admin("POST", "/api/apis/oas/dry-run?set_default=true", `{"oas":`+plainOAS+`}`), 400,
-		mgmtErr("query parameter set_default is not supported"))
+	expect(t, "no such base API", in.admin("POST", "/api/apis/oas/dry-run?base_api_id=abc&new_version_name=v2", `{"oas":`+plainOAS+`}`), 400,
+		mgmtErr("abc is not a valid Base API version"))
 	if after := len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)); after != before {
 		t.Errorf("dry-run stored something: %d APIs, had %d", after, before)
 	}
@@ -340,3 +339,68 @@ func TestOASImportTemplate(t *testing.T) {
 	_, reader := in.createUser(`{"apis":"write","assets":"read"}`)
 	expect(t, "with assets read", in.do("POST", "/api/apis/oas/import?templateID=my-unique-template-id", reader, plainOAS), 200, "")
 }
+
+// TestOASImportVersion restates the SDK's ImportOAS with base_api_id,
+// base_api_version_name, new_version_name and set_default (Tyk's
+// handleAddApi and ConfigureVersionDefinition): the import is a new
+// version of the base, listed in the base's versioning block, in one
+// write; the versions route lists both.
+func TestOASImportVersion(t *testing.T) {
+	in := start(t, "")
+	r := in.admin("POST", "/api/apis/oas/import?listenPath=/pets/", plainOAS)
+	expect(t, "import the base", r, 200, "")
+	base := r.json(t)["ID"].(string)
+	count := func() int { return len(in.admin("GET", "/api/apis?p=0", nil).json(t)["apis"].([]any)) }
+	before := count()
+	for name, c := range map[string]struct {
+		query string
+		code  int
+		msg   string
+	}{
+		"no new version name": {"?base_api_id=" + base, 422, "The new version name is required"},
+		"no base name yet":    {"?base_api_id=" + base + "&new_version_name=v2", 400, "you need to provide a version name for the new Base API: " + base},
+		"no such base":        {"?base_api_id=nope&new_version_name=v2&base_api_version_name=v1", 400, "nope is not a valid Base API version"},
+	} {
+		expect(t, name, in.admin("POST", "/api/apis/oas/import"+c.query+"&listenPath=/pets-v2/", plainOAS), c.code, mgmtErr(c.msg))
+	}
+	if n := count(); n != before {
+		t.Fatalf("refused versions stored something: %d APIs, had %d", n, before)
+	}
+
+	r = in.admin("POST", "/api/apis/oas/import?base_api_id="+base+"&base_api_version_name=v1&new_version_name=v2&set_default=true&listenPath=/pets-v2/", plainOAS)
+	expect(t, "import as version v2", r, 200, "")
+	v2 := r.json(t)["ID"].(string)
+	vs := at(tykExt(t, in.admin("GET", "/api/apis/oas/"+base, nil).body), "info", "versioning")
+	if got, want := asJSONString(vs), `{"default":"v2","enabled":true,"key":"x-api-version","location":"header","name":"v1","versions":[{"id":"`+v2+`","name":"v2"}]}`; got != want {
+		t.Errorf("the base's versioning:\n%s\nwant\n%s", got, want)
+	}
+	// a next version needs no base name; without set_default the default stays
+	r = in.admin("POST", "/api/apis/oas/import?base_api_id="+base+"&new_version_name=v3&listenPath=/pets-v3/", plainOAS)
+	expect(t, "import as version v3", r, 200, "")
+	v3 := r.json(t)["ID"].(string)
+	expect(t, "a version name listed already", in.admin("POST", "/api/apis/oas/import?base_api_id="+base+"&new_version_name=v3&listenPath=/pets-v4/", plainOAS), 400,
+		mgmtErr(`new_version_name: the base API already lists a version "v3"`))
+	versions := in.admin("GET", "/api/apis/oas/"+base+"/versions", nil)
+	expect(t, "versions", versions, 200, "")
+	var list struct {
+		APIs []struct {
+			ID               string `json:"id"`
+			VersionName      string `json:"versionName"`
+			IsDefaultVersion bool   `json:"isDefaultVersion"`
+		} `json:"apis"`
+	}
+	json.Unmarshal(versions.body, &list)
+	if len(list.APIs) != 3 || list.APIs[0].ID != base || list.APIs[0].VersionName != "v1" || list.APIs[0].IsDefaultVersion ||
+		list.APIs[1].ID != v2 || !list.APIs[1].IsDefaultVersion || list.APIs[2].ID != v3 || list.APIs[2].IsDefaultVersion {
+		t.Errorf("versions: %s", versions.body)
+	}
+	expect(t, "dry-run as a version", in.admin("POST", "/api/apis/oas/dry-run?base_api_id="+base+"&new_version_name=v9", `{"oas":`+plainOAS+`}`), 200, "")
+	if n := count(); n != before+2 {
+		t.Errorf("%d APIs, want %d", n, before+2)
+	}
+	// deleting the base deletes its versions, as for migrated versions
+	expect(t, "delete the base", in.admin("DELETE", "/api/apis/oas/"+base, nil), 200, "")
+	expect(t, "v2 went with it", in.admin("GET", "/api/apis/oas/"+v2, nil), 404, "")
+}
+
+func asJSONString(v any) string { b, _ := json.Marshal(v); return string(b) }

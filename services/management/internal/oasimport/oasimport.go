@@ -139,6 +139,12 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 	}
 	importMiddleware(root, x, p)
 	root[extension] = x
+	return encode(root)
+}
+
+// encode writes a decoded document back: keys sorted, numbers as they
+// were written, no HTML escaping.
+func encode(root map[string]any) ([]byte, error) {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)

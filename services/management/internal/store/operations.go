@@ -29,6 +29,43 @@ func (s *Store) CreateAPI(ctx context.Context, a API) error {
 	})
 }
 
+// CreateVersion stores a new API as a child version of the Tyk OAS API
+// ref names, in one transaction with the base's new record, which
+// newBase makes (outside the transaction, and again when the base changed
+// meanwhile) from the stored base: a.BaseID is set to the base's ID, and
+// the base keeps its IDs and place as UpdateAPI keeps them.
+func (s *Store) CreateVersion(ctx context.Context, ref string, a API, newBase func(base API) (API, error)) error {
+	for range updateAttempts {
+		old, err := s.GetAPI(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if old.Kind != OAS {
+			return ErrNotOAS
+		}
+		n, err := newBase(old)
+		if err != nil {
+			return err
+		}
+		n.ID, n.DBID, n.Kind, n.StagedFrom, n.BaseID = old.ID, old.DBID, old.Kind, old.StagedFrom, old.BaseID
+		a.BaseID = old.ID
+		err = s.Update(ctx, func(tx *Tx) error {
+			if err := tx.PutAPI(a, NotStored); err != nil {
+				return err
+			}
+			if err := tx.PutAPI(n, old.Revision); err != nil {
+				return err
+			}
+			auditctx.SetObject(ctx, a.ID)
+			return nil
+		})
+		if !errors.Is(err, ErrRevisionMoved) {
+			return err
+		}
+	}
+	return ErrRevisionMoved
+}
+
 // GetAPI reads the API ref names: its API ID or its db id (Tx.Resolve).
 func (s *Store) GetAPI(ctx context.Context, ref string) (API, error) {
 	var a API

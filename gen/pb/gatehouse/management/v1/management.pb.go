@@ -6219,9 +6219,7 @@ type ImportOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// body is the document, JSON or YAML as in CreateOASAPIRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path,
-	// custom_domain, allow_list, validate_request, mock_response and
-	// authentication are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters, all applied.
 	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
@@ -6231,7 +6229,11 @@ type ImportOASAPIRequest struct {
 	Authentication  *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
 	// template_id names an asset of kind oas-template whose data the document
 	// is laid over (the caller needs assets read: 403 otherwise).
-	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	TemplateId string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	// base_api_id names the Tyk OAS API the new one is a version of;
+	// new_version_name (required with it, else 422) names the version,
+	// base_api_version_name the base's own version (required while it has
+	// none), set_default makes the new version the default.
 	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
 	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
 	NewVersionName     string `protobuf:"bytes,12,opt,name=new_version_name,proto3" json:"new_version_name,omitempty"`
@@ -6436,9 +6438,7 @@ type DryRunOASAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// body is the JSON DryRunRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path,
-	// custom_domain, allow_list, validate_request, mock_response and
-	// authentication are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters, all applied.
 	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
@@ -6448,7 +6448,11 @@ type DryRunOASAPIRequest struct {
 	Authentication  *bool  `protobuf:"varint,8,opt,name=authentication,proto3,oneof" json:"authentication,omitempty"`
 	// template_id names an asset of kind oas-template whose data the document
 	// is laid over (the caller needs assets read: 403 otherwise).
-	TemplateId         string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	TemplateId string `protobuf:"bytes,9,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	// base_api_id names the Tyk OAS API the new one is a version of;
+	// new_version_name (required with it, else 422) names the version,
+	// base_api_version_name the base's own version (required while it has
+	// none), set_default makes the new version the default.
 	BaseApiId          string `protobuf:"bytes,10,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
 	BaseApiVersionName string `protobuf:"bytes,11,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
 	NewVersionName     string `protobuf:"bytes,12,opt,name=new_version_name,proto3" json:"new_version_name,omitempty"`
@@ -6631,9 +6635,7 @@ type PatchOASAPIRequest struct {
 	ApiId string `protobuf:"bytes,1,opt,name=api_id,proto3" json:"api_id,omitempty"`
 	// body is the document, JSON or YAML as in CreateOASAPIRequest.
 	Body *httpbody.HttpBody `protobuf:"bytes,9,opt,name=body,proto3" json:"body,omitempty"`
-	// The Dashboard's query parameters. upstream_url, listen_path,
-	// custom_domain, allow_list, validate_request, mock_response and
-	// authentication are applied; the others are refused with 400 naming them.
+	// The Dashboard's query parameters, applied as for ImportOASAPI.
 	UpstreamUrl     string `protobuf:"bytes,2,opt,name=upstream_url,json=upstreamURL,proto3" json:"upstream_url,omitempty"`
 	ListenPath      string `protobuf:"bytes,3,opt,name=listen_path,json=listenPath,proto3" json:"listen_path,omitempty"`
 	CustomDomain    string `protobuf:"bytes,4,opt,name=custom_domain,json=customDomain,proto3" json:"custom_domain,omitempty"`
@@ -7286,7 +7288,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x13PatchOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\xe9\xa6\x01\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\x81\xa8\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -7395,16 +7397,19 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponseJr\n" +
 	"\x03409\x12k\n" +
 	"=An API has the same ID: Message `Found API with the same ID`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\x96\x04\n" +
-	"\fImportOASAPI\x12,.gatehouse.management.v1.ImportOASAPIRequest\x1a-.gatehouse.management.v1.ImportOASAPIResponse\"\xa8\x03\x92A\x82\x032\x10application/json2\x12application/x-yamlJu\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x15:\x04body\"\r/api/apis/oas\x12\xae\x05\n" +
+	"\fImportOASAPI\x12,.gatehouse.management.v1.ImportOASAPIRequest\x1a-.gatehouse.management.v1.ImportOASAPIResponse\"\xc0\x04\x92A\x9a\x042\x10application/json2\x12application/x-yamlJu\n" +
 	"\x03200\x12n\n" +
 	"9Message `API imported`; Meta is the db id, ID the API ID.\x121\n" +
-	"/\x1a-.gatehouse.management.v1.ImportOASAPIResponseJ\x90\x01\n" +
-	"\x03400\x12\x88\x01\n" +
-	"ZNot an OpenAPI 3.0 document, an invalid result, or an unsupported query parameter (named).\x12*\n" +
+	"/\x1a-.gatehouse.management.v1.ImportOASAPIResponseJ\xa8\x01\n" +
+	"\x03400\x12\xa0\x01\n" +
+	"rNot an OpenAPI 3.0 document, an invalid result, an unknown template or base API, or a version name the base lists.\x12*\n" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponseJP\n" +
 	"\x03409\x12I\n" +
 	"\x1bAn API with that ID exists.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponseJ~\n" +
+	"\x03422\x12w\n" +
+	"Ibase_api_id without new_version_name: `The new version name is required`.\x12*\n" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1c:\x04body\"\x14/api/apis/oas/import\x12\xc5\x02\n" +
 	"\fDryRunOASAPI\x12,.gatehouse.management.v1.DryRunOASAPIRequest\x1a-.gatehouse.management.v1.DryRunOASAPIResponse\"\xd7\x01\x92A\xaa\x012\x10application/json:\x10application/jsonJ\x83\x01\n" +
 	"\x03200\x12|\n" +

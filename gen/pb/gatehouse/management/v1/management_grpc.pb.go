@@ -133,8 +133,10 @@ type ManagementServiceClient interface {
 	// validateRequest and mockResponse set that middleware on the operations
 	// it applies to, authentication the document's security schemes, as
 	// Tyk's import does; templateID lays the document over an API template's
-	// data. The Dashboard's other parameters are refused with 400 naming them.
-	// Stored as by CreateOASAPI.
+	// data; base_api_id (with new_version_name, base_api_version_name,
+	// set_default) stores the API as a new version of that Tyk OAS API, listed
+	// in the base's versioning block in the same write. Stored as by
+	// CreateOASAPI.
 	ImportOASAPI(ctx context.Context, in *ImportOASAPIRequest, opts ...grpc.CallOption) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
@@ -799,8 +801,10 @@ type ManagementServiceServer interface {
 	// validateRequest and mockResponse set that middleware on the operations
 	// it applies to, authentication the document's security schemes, as
 	// Tyk's import does; templateID lays the document over an API template's
-	// data. The Dashboard's other parameters are refused with 400 naming them.
-	// Stored as by CreateOASAPI.
+	// data; base_api_id (with new_version_name, base_api_version_name,
+	// set_default) stores the API as a new version of that Tyk OAS API, listed
+	// in the base's versioning block in the same write. Stored as by
+	// CreateOASAPI.
 	ImportOASAPI(context.Context, *ImportOASAPIRequest) (*ImportOASAPIResponse, error)
 	// DryRunOASAPI answers the Tyk OAS document ImportOASAPI would create from
 	// the body's `oas` (a plain OpenAPI document) or `tyk_oas` (one with the
