@@ -144,11 +144,18 @@ func (m *meter) frame() {
 	}
 }
 
+// OpenStreamBytes is what a stream of a method that needs no credentials
+// (gRPC health, server reflection: small requests) may send in all; past
+// it the stream's connection is closed, since nothing else ends such a
+// stream while grpc-go reads a message of up to MaxRecvMsgSize for it.
+const OpenStreamBytes = 64 << 10
+
 // track follows the call whose stream's HEADERS frame the connection has
 // just read (the tap runs in the reader, before the next frame), until the
-// stream ends; the call finds it with arrivalOf. A stream on a connection
-// without a meter is not followed.
-func track(ctx context.Context) context.Context {
+// stream ends; a guarded call finds it with arrivalOf. A stream that is
+// not guarded (open) may send OpenStreamBytes, then its connection is
+// closed. A stream on a connection without a meter is not followed.
+func track(ctx context.Context, open bool) context.Context {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return ctx
@@ -159,6 +166,9 @@ func track(ctx context.Context) context.Context {
 	}
 	m, id := info.meter, info.meter.headers
 	a := newArrival()
+	if open {
+		a.max, a.overflow = OpenStreamBytes, func() { m.Conn.Close() }
+	}
 	m.mu.Lock()
 	m.streams[id] = a
 	m.mu.Unlock()
@@ -188,6 +198,7 @@ type arrival struct {
 	max      int64          // the most the message may take on the wire
 	failed   chan struct{}  // closed when the call fails: err says why
 	err      error
+	overflow func() // when set, runs as the call fails (an open stream's)
 }
 
 func newArrival() *arrival {
@@ -229,6 +240,9 @@ func (a *arrival) cover() {
 func (a *arrival) fail(err error) {
 	a.err = err
 	close(a.failed)
+	if a.overflow != nil {
+		a.overflow()
+	}
 }
 
 func (a *arrival) isFailed() bool {

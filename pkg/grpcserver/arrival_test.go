@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -53,6 +54,12 @@ type stream struct {
 
 func openStream(t *testing.T, addr, auth string, declare, send int) *stream {
 	t.Helper()
+	return openStreamTo(t, addr, echoMethod, auth, declare, send)
+}
+
+// openStreamTo is openStream to another method.
+func openStreamTo(t *testing.T, addr, method, auth string, declare, send int) *stream {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -64,10 +71,12 @@ func openStream(t *testing.T, addr, auth string, declare, send int) *stream {
 	t.Cleanup(func() { cc.Close() })
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pw.Close() })
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+echoMethod, pr)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+method, pr)
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("Te", "trailers")
-	req.Header.Set("Authorization", auth)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
 	go func() {
 		prefix := make([]byte, 5)
 		binary.BigEndian.PutUint32(prefix[1:], uint32(declare))
@@ -267,4 +276,41 @@ func TestMessageOverItsLimit(t *testing.T) {
 		t.Errorf("echo of 2 MiB: %v, want ResourceExhausted", st.Code())
 	}
 	waitReleased(t, budget)
+}
+
+// TestOpenStreamBounded: a stream of a method that needs no credentials
+// (server reflection) that sends more than OpenStreamBytes (a message
+// declaring 16 MiB) has its connection closed at once, while reflection's
+// own small requests are answered.
+func TestOpenStreamBounded(t *testing.T) {
+	t.Parallel()
+	addr := serveBudget(t, inflight.New(64<<20, 0))
+	s := openStreamTo(t, addr, "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", "", 16<<20, 1<<20)
+	select {
+	case code := <-s.code:
+		if took := time.Since(s.begin); code != codes.Unknown || took > 2*time.Second {
+			t.Errorf("an anonymous reflection message of 16 MiB: %v after %v, want its connection closed at once", code, took)
+		}
+	case <-time.After(inflight.FirstProgress):
+		t.Fatal("an anonymous reflection message of 16 MiB was still being read")
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	info, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := info.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := info.Recv()
+		if err != nil || len(res.GetListServicesResponse().GetService()) == 0 {
+			t.Fatalf("reflection's list of services: %v, %v", res, err)
+		}
+	}
+	info.CloseSend()
 }

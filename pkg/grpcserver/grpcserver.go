@@ -127,7 +127,7 @@ func New(log *slog.Logger, auth AuthFunc, audit grpc.UnaryServerInterceptor, gua
 }
 
 // tap runs in a connection's reader as a stream starts: the front door,
-// then a guarded call's message is followed as it arrives.
+// then the stream's bytes are followed as they arrive (arrival.go).
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	if s.guards.Door != nil {
 		var err error
@@ -135,10 +135,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 			return nil, err
 		}
 	}
-	if s.guarded[info.FullMethodName] {
-		ctx = track(ctx)
-	}
-	return ctx, nil
+	return track(ctx, !s.guarded[info.FullMethodName]), nil
 }
 
 func logRequests(log *slog.Logger) grpc.UnaryServerInterceptor {

@@ -233,23 +233,27 @@ func TestGRPCMaxConcurrentStreams(t *testing.T) {
 	}
 }
 
-// TestGRPCMaxRecvMsgSize: a request of grpcserver.MaxRecvMsgSize bytes
-// reaches the handler; one byte more is refused with ResourceExhausted.
-func TestGRPCMaxRecvMsgSize(t *testing.T) {
+// TestGRPCOpenStreamBytes: a stream of a method that needs no
+// credentials may send grpcserver.OpenStreamBytes: a health request of
+// that size on the wire reaches the handler; one byte more has its
+// connection closed (the client sees Unavailable), and the next Check, on a
+// new connection, is answered. (grpc-go would read up to
+// grpcserver.MaxRecvMsgSize for it, anonymously.)
+func TestGRPCOpenStreamBytes(t *testing.T) {
 	addr := serveLimited(t, config.Limits{})
 	_, health := dial(t, addr)
-	// HealthCheckRequest{service: s} is a 1-byte tag, a 4-byte length and s
-	// (s is above 2^21 bytes).
-	name := strings.Repeat("x", grpcserver.MaxRecvMsgSize-5)
+	// HealthCheckRequest{service: s} is framed in a 5-byte prefix, a 1-byte
+	// tag, a 3-byte length and s (s under 2^21 bytes).
+	name := strings.Repeat("x", grpcserver.OpenStreamBytes-9)
 	req := &healthpb.HealthCheckRequest{Service: name}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := health.Check(ctx, req, grpc.WaitForReady(true)); status.Code(err) != codes.NotFound {
-		t.Errorf("%d bytes: %v, want the handler's NotFound (unknown service)", grpcserver.MaxRecvMsgSize, err)
+		t.Errorf("%d bytes: %v, want the handler's NotFound (unknown service)", grpcserver.OpenStreamBytes, err)
 	}
 	req.Service += "x"
-	if _, err := health.Check(ctx, req); status.Code(err) != codes.ResourceExhausted {
-		t.Errorf("%d bytes: %v, want ResourceExhausted", grpcserver.MaxRecvMsgSize+1, err)
+	if _, err := health.Check(ctx, req); status.Code(err) != codes.Unavailable {
+		t.Errorf("%d bytes: %v, want Unavailable (the connection closed)", grpcserver.OpenStreamBytes+1, err)
 	}
 	if err := check(health, 5*time.Second); err != nil {
 		t.Errorf("Check after the refused message: %v", err)
