@@ -39,23 +39,21 @@ func validInBatches(ctx context.Context, doc []byte, root []rawjson.Member) bool
 
 // validInBatchesOf is validInBatches with batches of limit bytes of text.
 func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, limit int) bool {
-	d, paths, err := decodeRoot(doc, root)
-	if err != nil || !d.IsOpenAPI30() || d.Webhooks != nil || d.JSONSchemaDialect != "" ||
-		(d.Components != nil && len(d.Components.Callbacks) != 0) {
+	d, paths, components, err := decodeRoot(doc, root)
+	if err != nil || !d.IsOpenAPI30() || d.Webhooks != nil || d.JSONSchemaDialect != "" {
 		return false
 	}
-	opt := openapi3.DisableExamplesValidation()
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
-	d.Paths = openapi3.NewPaths()
-	if loader.ResolveRefsIn(d, nil) != nil || d.Validate(ctx, opt) != nil {
+	// the entries a batch references bring at most twice its own text
+	// (twice the smallest batch's when it is smaller: tests take each path
+	// alone)
+	ix, ok := indexComponents(components, 2*max(limit, minBatch))
+	if !ok {
 		return false
 	}
-	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, opt), loader: loader, root: *d,
-		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
-	if d.Components != nil {
-		b.schemes = d.Components.SecuritySchemes
+	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()), ix: ix, root: *d,
+		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, schemes: ix.names}
+	if !b.checkComponents() {
+		return false
 	}
 	b.batch = openapi3.NewPaths()
 	s := &scanner{data: paths, canonical: true}
@@ -69,7 +67,7 @@ func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, li
 		if err != nil {
 			return err
 		}
-		return b.add(string(key), item, s.pos-start)
+		return b.add(string(key), item, paths[start:s.pos])
 	})
 	if err != nil || b.flush() != nil {
 		return false
@@ -80,16 +78,17 @@ func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, li
 	return rest.Validate(b.opt) == nil
 }
 
-// pathBatches checks paths a batch at a time.
+// pathBatches checks a document in batches: its components, then its paths.
 type pathBatches struct {
 	ctx, opt context.Context
-	loader   *openapi3.Loader
-	root     openapi3.T // the document without its paths, resolved
-	schemes  openapi3.SecuritySchemes
-	limit    int // text of a batch
+	ix       *componentIndex
+	root     openapi3.T               // the document without its paths and components
+	schemes  openapi3.SecuritySchemes // names only
+	limit    int                      // text of a batch
 
 	batch *openapi3.Paths
-	size  int // text of the batch so far
+	texts [][]byte // of the batch's path items
+	size  int      // text of the batch so far
 
 	seed maphash.Seed
 	// seen holds a hash of each path as kin-openapi compares paths (its
@@ -98,9 +97,50 @@ type pathBatches struct {
 	seen map[uint64]struct{}
 }
 
-// add takes the path item of path, size bytes of text, into the batch and
+// resolve resolves the references of d, as kin-openapi's loader does in
+// the whole document.
+func (b *pathBatches) resolve(d *openapi3.T) error {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = b.ctx
+	return loader.ResolveRefsIn(d, nil)
+}
+
+// checkComponents checks the root, without paths, with the components a
+// batch of them at a time, each batch with the entries it references.
+func (b *pathBatches) checkComponents() bool {
+	check := func(own []int32, texts [][]byte) bool {
+		set, ok := b.ix.closure(own, texts)
+		if !ok {
+			return false
+		}
+		c, err := b.ix.components(set)
+		if err != nil {
+			return false
+		}
+		d := b.root
+		d.Components, d.Paths = c, openapi3.NewPaths()
+		return b.resolve(&d) == nil && d.Validate(b.ctx, openapi3.DisableExamplesValidation()) == nil
+	}
+	var own []int32
+	var texts [][]byte
+	size := 0
+	for i, e := range b.ix.entries {
+		own = append(own, int32(i))
+		texts = append(texts, b.ix.text[e.valueStart:e.valueEnd])
+		if size += int(e.valueEnd - e.keyStart); size >= b.limit {
+			if !check(own, texts) {
+				return false
+			}
+			own, texts, size = own[:0], texts[:0], 0
+		}
+	}
+	return len(own) == 0 && len(b.ix.entries) > 0 || check(own, texts)
+}
+
+// add takes the path item of path, whose text is text, into the batch and
 // checks the batch once it holds enough.
-func (b *pathBatches) add(path string, item *openapi3.PathItem, size int) error {
+func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) error {
 	if item == nil || item.Ref != "" || !itemWalkFindsNothing(item, b.schemes) || !b.note(templateOf(path)) {
 		return errUnsupported
 	}
@@ -110,7 +150,8 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, size int) error 
 		}
 	}
 	b.batch.Set(path, item)
-	if b.size += size; b.size >= b.limit {
+	b.texts = append(b.texts, text)
+	if b.size += len(text); b.size >= b.limit {
 		return b.flush()
 	}
 	return nil
@@ -133,15 +174,23 @@ func (b *pathBatches) flush() error {
 	if b.batch.Len() == 0 {
 		return nil
 	}
+	set, ok := b.ix.closure(nil, b.texts)
+	if !ok {
+		return errUnsupported
+	}
+	c, err := b.ix.components(set)
+	if err != nil {
+		return err
+	}
 	d := b.root
-	d.Paths = b.batch
-	if err := b.loader.ResolveRefsIn(&d, nil); err != nil {
+	d.Components, d.Paths = c, b.batch
+	if err := b.resolve(&d); err != nil {
 		return err
 	}
 	if err := b.batch.Validate(b.opt); err != nil {
 		return err
 	}
-	b.batch, b.size = openapi3.NewPaths(), 0
+	b.batch, b.texts, b.size = openapi3.NewPaths(), b.texts[:0], 0
 	return nil
 }
 

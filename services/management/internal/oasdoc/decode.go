@@ -35,7 +35,7 @@ var rootFields = []string{"openapi", "components", "info", "paths", "security", 
 // T.UnmarshalJSON does, less the root x-tyk-api-gateway. Any error means:
 // ask kin-openapi.
 func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
-	d, paths, err := decodeRoot(doc, root)
+	d, paths, components, err := decodeRoot(doc, root)
 	if err != nil {
 		return nil, err
 	}
@@ -43,18 +43,23 @@ func decodeFast(doc []byte, root []rawjson.Member) (*openapi3.T, error) {
 	if d.Paths, err = s.paths(); err != nil {
 		return nil, err
 	}
+	if components != nil {
+		s = &scanner{data: components}
+		if err := decodeField(s, &d.Components, s.components); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 
-// decodeRoot decodes doc as decodeFast does but for its paths, which it
-// returns as text (an object): the root without the Tyk extension, its
-// components included.
-func decodeRoot(doc []byte, root []rawjson.Member) (d *openapi3.T, paths []byte, err error) {
+// decodeRoot decodes doc as decodeFast does but for its paths and
+// components, which it returns as text (paths an object): the root without
+// the Tyk extension.
+func decodeRoot(doc []byte, root []rawjson.Member) (d *openapi3.T, paths, components []byte, err error) {
 	// The root without paths, components and the Tyk extension is small:
 	// kin-openapi decodes it.
 	rest := make([]byte, 0, 1024)
 	rest = append(rest, '{')
-	var components []byte
 	for _, m := range root {
 		switch {
 		case m.Key == Extension:
@@ -66,7 +71,7 @@ func decodeRoot(doc []byte, root []rawjson.Member) (d *openapi3.T, paths []byte,
 			components = doc[m.ValueStart:m.ValueEnd]
 			continue
 		case !isExtension([]byte(m.Key)) && !slices.Contains(rootFields, m.Key):
-			return nil, nil, errUnsupported // kin-openapi may match it to a field, ignoring case
+			return nil, nil, nil, errUnsupported // kin-openapi may match it to a field, ignoring case
 		}
 		if len(rest) > 1 {
 			rest = append(rest, ',')
@@ -75,19 +80,13 @@ func decodeRoot(doc []byte, root []rawjson.Member) (d *openapi3.T, paths []byte,
 	}
 	rest = append(rest, '}')
 	if paths == nil || paths[0] != '{' {
-		return nil, nil, errUnsupported
+		return nil, nil, nil, errUnsupported
 	}
 	d = &openapi3.T{}
 	if err := d.UnmarshalJSON(rest); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if components != nil {
-		s := &scanner{data: components}
-		if err := decodeField(s, &d.Components, s.components); err != nil {
-			return nil, nil, err
-		}
-	}
-	return d, paths, nil
+	return d, paths, components, nil
 }
 
 // raw returns the next value's text as kin-openapi would see it here.

@@ -3,6 +3,7 @@ package oasdoc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -353,9 +354,12 @@ func TestBatches(t *testing.T) {
 		}
 		return validInBatchesOf(ctx, doc, root, 1)
 	}
-	for _, doc := range [][]byte{[]byte(diffBase), large(300), smallPaths(500), manyOperations(50)} {
+	for _, doc := range [][]byte{[]byte(diffBase), large(300), smallPaths(500), manyOperations(50), referencedSchemas(2000)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
+		}
+		if _, refused := sameAsKin(t, doc); refused {
+			t.Errorf("refused: %.200s", doc)
 		}
 	}
 	crossing := []struct{ name, from, to string }{
@@ -364,6 +368,11 @@ func TestBatches(t *testing.T) {
 		{"a reference to another path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`},
 		{"a path item reference", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
 		{"an error in the last path", `"name":"x","in":"path"`, `"name":"x","in":"nowhere"`},
+		{"a reference with an escape", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`},
+		{"a reference into a component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`},
+		{"a reference to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Cat"}`},
+		{"a component reference to no component", `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/schemas/Cat"}}}}`},
+		{"components' extensions", `"responses":{"NotFound"`, `"x-c":1,"responses":{"NotFound"`},
 	}
 	for _, c := range crossing {
 		t.Run(c.name, func(t *testing.T) {
@@ -377,6 +386,33 @@ func TestBatches(t *testing.T) {
 			sameAsKin(t, doc)
 		})
 	}
+}
+
+// referencedSchemas is a document of n component schemas, each but the
+// first ten referencing one of those, and n/10 paths whose responses
+// reference them.
+func referencedSchemas(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Schemas","version":"1"},"components":{"schemas":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i < 10 {
+			fmt.Fprintf(&b, `"S%d":{"type":"object","properties":{"a":{"type":"string"}}}`, i)
+		} else {
+			fmt.Fprintf(&b, `"S%d":{"type":"array","items":{"$ref":"#/components/schemas/S%d"}}`, i, i%10)
+		}
+	}
+	b.WriteString(`}},"paths":{`)
+	for i := range n / 10 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/p%d":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/S%d"}}}}}}}`, i, i*10+5)
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"S","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/s/"}}}}`)
+	return []byte(b.String())
 }
 
 func TestFastDecoderTakesLargeDocuments(t *testing.T) {

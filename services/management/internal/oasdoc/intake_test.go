@@ -70,6 +70,7 @@ func BenchmarkIntakePeak(b *testing.B) {
 		{"6250x8-ops", func() []byte { return oasdoc.ManyOperations(6250) }},
 		{"large-2000", func() []byte { return oasdoc.Large(2000) }},
 		{"20k-schemas", func() []byte { return manySchemas(20_000) }},
+		{"referenced-20k", func() []byte { return oasdoc.ReferencedSchemas(20_000) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			doc := c.doc()

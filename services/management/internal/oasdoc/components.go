@@ -1,0 +1,249 @@
+package oasdoc
+
+import (
+	"bytes"
+	"hash/maphash"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// Components are not decoded whole either (batches.go): a component schema
+// in kin-openapi's model takes about 1 KiB where "S1":{"type":"string"}
+// takes 25 bytes. componentIndex knows where each entry's text is; a batch
+// (of components to check, or of paths) is given only the entries its text
+// references, directly or through other entries, decoded for it alone, and
+// every security scheme (security requirements name them). A reference it
+// cannot follow (not #/components/<kind>/<name>, a name with / ~ % or an
+// escape, an entry not there), or entries that bring more than a batch's
+// worth of text, give up: the whole document is checked then. Leaving an
+// entry out is always safe: a batch that needs it fails its resolution.
+
+// componentKinds are the maps of a Components object, in the order they
+// are written for a batch.
+var componentKinds = []string{"schemas", "parameters", "headers", "requestBodies", "responses", "securitySchemes", "examples", "links", "callbacks"}
+
+// securitySchemesKind is securitySchemes' index in componentKinds.
+const securitySchemesKind = 5
+
+// componentIndex locates the entries of a components object.
+type componentIndex struct {
+	text    []byte // the components object
+	entries []componentEntry
+	seed    maphash.Seed
+	byRef   map[uint64]int32 // hash of kind/name → index in entries
+	schemes []int32          // the securitySchemes entries
+	names   openapi3.SecuritySchemes
+	limit   int // the most text the entries a batch references may bring
+}
+
+// componentEntry is one entry: its kind and where its key (from its opening
+// quote) and value are in the text.
+type componentEntry struct {
+	kind       int8
+	keyStart   int32
+	valueStart int32
+	valueEnd   int32
+}
+
+// offset is where part, a subslice of text, starts in it; -1 when part is
+// not one (a key decoded from escapes).
+func offset(text, part []byte) int {
+	off := cap(text) - cap(part)
+	if len(part) == 0 || off < 0 || off+len(part) > len(text) || &text[off] != &part[0] {
+		return -1
+	}
+	return off
+}
+
+// indexComponents indexes the components object text (nil: none); ok is
+// false when it holds what the index does not handle (extensions, names
+// with escapes or / ~ % characters, a kind that is not an object, callbacks,
+// one name twice).
+func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
+	ix = &componentIndex{text: text, seed: maphash.MakeSeed(), byRef: map[uint64]int32{}, names: openapi3.SecuritySchemes{}, limit: limit}
+	if text == nil {
+		return ix, true
+	}
+	var seen [9]bool
+	err := rawjson.Each(text, func(key, value []byte) error {
+		kind := slices.Index(componentKinds, string(key))
+		if kind < 0 || kind == slices.Index(componentKinds, "callbacks") || seen[kind] || value[0] != '{' {
+			return errUnsupported
+		}
+		seen[kind] = true
+		return rawjson.Each(value, func(name, entry []byte) error {
+			at, vs := offset(text, name), offset(text, entry)
+			if at < 1 || vs < 0 || bytes.ContainsAny(name, `/~%"\`) {
+				return errUnsupported
+			}
+			h := ix.hash(kind, name)
+			if _, dup := ix.byRef[h]; dup {
+				return errUnsupported // one name twice, or two of one hash
+			}
+			i := int32(len(ix.entries))
+			ix.byRef[h] = i
+			ix.entries = append(ix.entries, componentEntry{kind: int8(kind), keyStart: int32(at - 1), valueStart: int32(vs), valueEnd: int32(vs + len(entry))})
+			if kind == securitySchemesKind {
+				ix.schemes = append(ix.schemes, i)
+				ix.names[string(name)] = nil
+			}
+			return nil
+		})
+	})
+	return ix, err == nil
+}
+
+func (ix *componentIndex) hash(kind int, name []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ix.seed)
+	h.WriteByte(byte(kind))
+	h.Write(name)
+	return h.Sum64()
+}
+
+// closure is the set of entries a batch needs: its own (of a batch of
+// components), those the texts and they reference, directly or through
+// other entries, and every security scheme; false when a reference cannot
+// be followed or they bring more than the limit of text.
+func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, bool) {
+	set := map[int32]bool{}
+	var queue []int32
+	size := 0
+	add := func(i int32) {
+		if !set[i] {
+			set[i] = true
+			e := ix.entries[i]
+			size += int(e.valueEnd - e.keyStart)
+			queue = append(queue, i)
+		}
+	}
+	follow := func(text []byte) bool {
+		for _, ref := range refsIn(text) {
+			i, ok := ix.lookup(ref)
+			if !ok {
+				return false
+			}
+			add(i)
+		}
+		return true
+	}
+	for _, i := range own {
+		add(i)
+	}
+	for _, i := range ix.schemes {
+		add(i)
+	}
+	for _, t := range texts {
+		if !follow(t) {
+			return nil, false
+		}
+	}
+	for len(queue) > 0 {
+		e := ix.entries[queue[0]]
+		queue = queue[1:]
+		if !follow(ix.text[e.valueStart:e.valueEnd]) || size > ix.limit {
+			return nil, false
+		}
+	}
+	return set, size <= ix.limit
+}
+
+// lookup finds the entry a reference names.
+func (ix *componentIndex) lookup(ref []byte) (int32, bool) {
+	rest, ok := bytes.CutPrefix(ref, []byte("#/components/"))
+	if !ok {
+		return 0, false
+	}
+	kindName, name, ok := bytes.Cut(rest, []byte("/"))
+	kind := slices.Index(componentKinds, string(kindName))
+	if !ok || kind < 0 || len(name) == 0 || bytes.ContainsAny(name, `/~%\`) {
+		return 0, false
+	}
+	i, found := ix.byRef[ix.hash(kind, name)]
+	if !found {
+		return 0, false
+	}
+	e := ix.entries[i]
+	// the hash found it: the name must be the entry's own
+	if int(e.kind) != kind || !bytes.Equal(ix.text[e.keyStart+1:e.keyStart+1+int32(len(name))], name) || ix.text[e.keyStart+1+int32(len(name))] != '"' {
+		return 0, false
+	}
+	return i, true
+}
+
+// refsIn returns the values of the "$ref" keys in text, as written (a
+// value with an escape is returned as is, and found nowhere).
+func refsIn(text []byte) [][]byte {
+	var out [][]byte
+	key := []byte(`"$ref"`)
+	for {
+		i := bytes.Index(text, key)
+		if i < 0 {
+			return out
+		}
+		text = text[i+len(key):]
+		j := 0
+		for j < len(text) && strings.IndexByte(" \t\r\n", text[j]) >= 0 {
+			j++
+		}
+		if j >= len(text) || text[j] != ':' {
+			continue
+		}
+		j++
+		for j < len(text) && strings.IndexByte(" \t\r\n", text[j]) >= 0 {
+			j++
+		}
+		if j >= len(text) || text[j] != '"' {
+			continue // not a string: the decoder refuses it, or it is no reference
+		}
+		end, err := rawjson.SkipString(text, j)
+		if err != nil {
+			return append(out, nil) // cannot be followed
+		}
+		out = append(out, text[j+1:end-1])
+		text = text[end:]
+	}
+}
+
+// components decodes the entries of set as a Components object, as the
+// fast decoder decodes the document's (the entries of a kind in document
+// order); nil when the document has none.
+func (ix *componentIndex) components(set map[int32]bool) (*openapi3.Components, error) {
+	if ix.text == nil {
+		return nil, nil
+	}
+	order := make([]int32, 0, len(set))
+	for i := range set {
+		order = append(order, i)
+	}
+	slices.Sort(order) // entries are indexed kind by kind, in document order
+	var b []byte
+	b = append(b, '{')
+	kind := int8(-1)
+	for _, i := range order {
+		e := ix.entries[i]
+		if e.kind != kind {
+			if kind >= 0 {
+				b = append(b, "},"...)
+			}
+			kind = e.kind
+			b = append(b, '"')
+			b = append(b, componentKinds[kind]...)
+			b = append(b, `":{`...)
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, ix.text[e.keyStart:e.valueEnd]...)
+	}
+	if kind >= 0 {
+		b = append(b, '}')
+	}
+	b = append(b, '}')
+	var c *openapi3.Components
+	s := &scanner{data: b}
+	return c, decodeField(s, &c, s.components)
+}
