@@ -60,6 +60,12 @@ func openStream(t *testing.T, addr, auth string, declare, send int) *stream {
 // openStreamTo is openStream to another method.
 func openStreamTo(t *testing.T, addr, method, auth string, declare, send int) *stream {
 	t.Helper()
+	return openStreamOn(t, dialH2(t, addr), addr, method, auth, declare, send)
+}
+
+// dialH2 opens a raw HTTP/2 connection to addr.
+func dialH2(t *testing.T, addr string) *http2.ClientConn {
+	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +75,12 @@ func openStreamTo(t *testing.T, addr, method, auth string, declare, send int) *s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// openStreamOn is openStreamTo on the connection cc.
+func openStreamOn(t *testing.T, cc *http2.ClientConn, addr, method, auth string, declare, send int) *stream {
+	t.Helper()
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pw.Close() })
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+method, pr)
@@ -313,4 +325,32 @@ func TestOpenStreamBounded(t *testing.T) {
 		}
 	}
 	info.CloseSend()
+}
+
+// TestStreamsOfOneConnection: the streams of one connection are each
+// counted to their own call, whatever their order (the meter links a call
+// to its stream by the HEADERS frame grpc-go's reader has just read, which
+// relies on grpc-go reading the connection frame by frame without a
+// buffer of its own): key a's stream that sent 1 MiB holds it, key b's
+// streams opened after it on the same connection hold a step each, and
+// a's stream opened last, sending 512 KiB, holds that.
+func TestStreamsOfOneConnection(t *testing.T) {
+	t.Parallel()
+	budget := inflight.New(64<<20, 0)
+	addr := serveBudget(t, budget)
+	cc := dialH2(t, addr)
+	const a, b = "Bearer a", "Bearer b"
+	openStreamOn(t, cc, addr, echoMethod, a, 16<<20, 1<<20)
+	heldBy(budget, inflight.Caller(a), 1<<20)
+	for range 3 {
+		openStreamOn(t, cc, addr, echoMethod, b, 16<<20, 100)
+	}
+	heldBy(budget, inflight.Caller(b), 3*inflight.GrowStep)
+	openStreamOn(t, cc, addr, echoMethod, a, 16<<20, 512<<10)
+	heldA := heldBy(budget, inflight.Caller(a), 1<<20+512<<10)
+	_, heldB := budget.Held(inflight.Caller(b))
+	if heldA < 1<<20+512<<10 || heldA > 1<<20+512<<10+2*inflight.GrowStep || heldB != 3*inflight.GrowStep {
+		t.Errorf("key a holds %d bytes, b %d; want a what its two streams sent (%d) and at most two steps more, b a step a stream (%d)",
+			heldA, heldB, 1<<20+512<<10, 3*inflight.GrowStep)
+	}
 }
