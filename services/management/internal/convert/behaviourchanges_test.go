@@ -175,6 +175,18 @@ func TestBehaviourChanges(t *testing.T) {
 			}}})
 		}, want: map[string]any{x + "middleware.operations.GET.transformResponseBody.enabled": true},
 			warnings: []string{strings.ReplaceAll(wEmptyPathHeaders, "transform_headers", "transform_response")}},
+		// a slug with versioning by url: classic skips a leading /<slug> segment before the version, OAS has no slug
+		{name: "slug with versioning by url", mutate: func(d map[string]any) {
+			versioned(d, "v1", true, map[string]any{})
+			d["definition"].(map[string]any)["location"] = "url"
+			d["slug"] = "pets"
+		}, want: map[string]any{x + "server.slug": "pets", x + "info.versioning.location": "url"}, warnings: []string{
+			`slug: "pets" with versioning by url: the classic gateway skips a leading /pets segment before reading the version, ` +
+				`the migrated API reads the version from that segment`}},
+		{name: "slug with versioning by header: nothing to warn", mutate: func(d map[string]any) {
+			versioned(d, "v1", true, map[string]any{})
+			d["slug"] = "pets"
+		}, want: map[string]any{x + "server.slug": "pets"}},
 		{name: "template without the session (enable_session false): the migrated template reads it", mutate: func(d map[string]any) {
 			defaultVersion(d, map[string]any{"extended_paths": map[string]any{
 				"transform": []any{map[string]any{"path": "/t", "method": "POST", "template_data": map[string]any{"input_type": "json",

@@ -235,6 +235,31 @@ func extension(t testing.TB, doc []byte) map[string]any {
 // restoreOASOnly adds to a derived classic definition the mock responses and request validations of the
 // document's operations, which the gateway reads from the document and ToClassic leaves out.
 func restoreOASOnly(c *classicAPI, d *oasDocument) {
+	// as Tyk's OAS.ExtractTo, the derived definition carries neither the legacy slug nor a log handler's id
+	// and name (the gateway acts on none of them there)
+	c.Slug = d.XTyk.Server.Slug
+	logs := map[string]int{}
+	for _, h := range d.XTyk.Server.EventHandlers {
+		if h.Type != "log" {
+			continue
+		}
+		n := logs[h.Trigger]
+		logs[h.Trigger]++
+		for _, eh := range c.EventHandlers.Events[h.Trigger] {
+			if eh.Handler != "eh_log_handler" {
+				continue
+			}
+			if n--; n < 0 {
+				if h.ID != "" {
+					eh.HandlerMeta["id"] = h.ID
+				}
+				if h.Name != "" {
+					eh.HandlerMeta["name"] = h.Name
+				}
+				break
+			}
+		}
+	}
 	ep := &c.VersionData.Versions[""].ExtendedPaths
 	if d.XTyk.Middleware == nil {
 		return

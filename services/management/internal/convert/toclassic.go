@@ -327,7 +327,7 @@ func authSourceToClassic(s *xAuthSource) authSourceConfig {
 
 func serverToClassic(api *classicAPI, s *xServer) {
 	api.Proxy.ListenPath, api.Proxy.StripListenPath = s.ListenPath.Value, s.ListenPath.Strip
-	api.Slug, api.Protocol, api.ListenPort = s.Slug, s.Protocol, s.Port
+	api.Protocol, api.ListenPort = s.Protocol, s.Port
 	if c := s.ClientCertificates; c != nil {
 		api.UseMutualTLSAuth, api.ClientCertificates = c.Enabled, c.Allowlist
 	}
@@ -359,6 +359,12 @@ func enabled(x *xEnabled) bool { return x != nil && x.Enabled }
 // eventHandlerToClassic is the classic handler of a webhook, custom (JSVM) or log event handler.
 func eventHandlerToClassic(h xEventHandler) eventHandler {
 	meta := map[string]any{"disabled": !h.Enabled}
+	if h.Type == "log" {
+		if h.LogPrefix != nil {
+			meta["prefix"] = *h.LogPrefix
+		}
+		return eventHandler{Handler: "eh_log_handler", HandlerMeta: meta}
+	}
 	if h.ID != "" {
 		meta["id"] = h.ID
 	}

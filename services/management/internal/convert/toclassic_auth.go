@@ -48,7 +48,7 @@ func authenticationToClassic(api *classicAPI, a *xAuthentication, d *classicSour
 	schemesToClassic(api, a, d)
 	if h := a.HMAC; h != nil {
 		api.EnableSignatureChecking, api.HmacAllowedAlgorithms, api.HmacAllowedClockSkew = h.Enabled, h.AllowedAlgorithms, h.AllowedClockSkew
-		api.AuthConfigs[hmacType] = authConfigOf(hmacType, h.xAuthSources)
+		api.AuthConfigs[hmacType] = authConfigOf("", h.xAuthSources)
 	}
 	oidcToClassic(api, a.OIDC)
 	customAuthToClassic(api, a.Custom)
@@ -257,7 +257,7 @@ func oidcToClassic(api *classicAPI, o *xOIDC) {
 		return
 	}
 	api.UseOpenID = o.Enabled
-	api.AuthConfigs[oidcType] = authConfigOf(oidcType, o.xAuthSources)
+	api.AuthConfigs[oidcType] = authConfigOf("", o.xAuthSources)
 	api.OpenIDOptions.SegregateByClient = o.SegregateByClientID
 	api.Scopes.OIDC = scopesToClassic(o.Scopes)
 	api.OpenIDOptions.Providers = make([]openIDProvider, len(o.Providers))
@@ -283,7 +283,7 @@ func customAuthToClassic(api *classicAPI, c *xCustomAuth) {
 	}
 	api.CustomPluginAuthEnabled = c.Enabled
 	mw := &api.CustomMiddleware
-	api.AuthConfigs[coprocessType] = authConfigOf(coprocessType, c.xAuthSources)
+	api.AuthConfigs[coprocessType] = authConfigOf("", c.xAuthSources)
 	if cfg := c.Config; cfg != nil {
 		mw.AuthCheck = middlewareDefinition{Disabled: !cfg.Enabled, Name: cfg.FunctionName, Path: cfg.Path, RawBodyOnly: cfg.RawBodyOnly, RequireSession: cfg.RequireSession}
 		if ex := cfg.IDExtractor; ex != nil {

@@ -123,6 +123,24 @@ func TestToClassicAsExtractTo(t *testing.T) {
 			`version_data.versions..extended_paths.transform_response.0.template_data.enable_session`: true,
 			`version_data.versions..extended_paths.transform_response.0.template_data.template_mode`:  "file",
 		}},
+		{"no slug (legacy in Tyk OAS; ExtractTo leaves it out)", with(`,"slug":"legacy-slug"`, ""), map[string]any{"slug": ""}},
+		{"auth configs of HMAC, OIDC and custom authentication carry no name", with(`,"authentication":{"enabled":true,`+
+			`"hmac":{"enabled":true,"header":{"enabled":true,"name":"Authorization"}},"oidc":{"enabled":true,"header":{"enabled":true,"name":"X-Id"}},`+
+			`"custom":{"enabled":true,"header":{"enabled":true,"name":"X-Auth"}}}`, ""), map[string]any{
+			"auth_configs.hmac.name": "", "auth_configs.hmac.auth_header_name": "Authorization",
+			"auth_configs.oidc.name": "", "auth_configs.oidc.auth_header_name": "X-Id",
+			"auth_configs.coprocess.name": "", "auth_configs.coprocess.auth_header_name": "X-Auth",
+		}},
+		{"a log event handler is its prefix alone; webhook and custom handlers keep id and name", with(`,"eventHandlers":[`+
+			`{"enabled":true,"trigger":"AuthFailure","type":"log","id":"l1","name":"log it","logPrefix":"auth"},`+
+			`{"enabled":true,"trigger":"HostDown","type":"custom","id":"c1","name":"ignored","functionName":"onDown","path":"h.js"},`+
+			`{"enabled":false,"trigger":"QuotaExceeded","type":"webhook","id":"w1","name":"hook","url":"https://h.test/","method":"POST","cooldownPeriod":"1m"}]`, ""), map[string]any{
+			"event_handlers.events.AuthFailure.0.handler_meta.prefix": "auth", "event_handlers.events.AuthFailure.0.handler_meta.id": nil,
+			"event_handlers.events.AuthFailure.0.handler_meta.name": nil, "event_handlers.events.AuthFailure.0.handler_meta.disabled": false,
+			"event_handlers.events.HostDown.0.handler_meta.id": "c1", "event_handlers.events.HostDown.0.handler_meta.name": "onDown",
+			"event_handlers.events.QuotaExceeded.0.handler_meta.id": "w1", "event_handlers.events.QuotaExceeded.0.handler_meta.name": "hook",
+			"event_handlers.events.QuotaExceeded.0.handler_meta.disabled": true,
+		}},
 		{"a path parameter from a classic regular expression: every entry carries the OpenAPI path", strings.Replace(with("",
 			`,"middleware":{"operations":{"old/[0-9]+GET":{"ignoreAuthentication":{"enabled":true},"trackEndpoint":{"enabled":true},`+
 				`"urlRewrite":{"enabled":true,"pattern":"/old/([0-9]+)","rewriteTo":"/new/$1"}}}}`),

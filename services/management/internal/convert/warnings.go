@@ -116,6 +116,12 @@ func (c *converter) versionWarnings() {
 	if vd.NotVersioned {
 		return
 	}
+	if slug := c.api.Slug; slug != "" && c.api.Definition.Location == "url" {
+		// gateway/api_definition.go, URLLocation: the path after the listen path loses a leading /<slug>
+		// before its first segment is read as the version; a Tyk OAS API has no slug (ExtractTo leaves it out)
+		c.warn("slug: %q with versioning by url: the classic gateway skips a leading /%s segment before reading "+
+			"the version, the migrated API reads the version from that segment", slug, slug)
+	}
 	_, defaultExists := vd.Versions[vd.DefaultVersion]
 	if !c.api.Definition.FallbackToDefault || !defaultExists {
 		c.warn("version_data.versions: a request naming a version that is not listed is answered 404 instead of 403 "+
