@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,9 +14,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/consumers"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
@@ -178,3 +181,24 @@ func invalid(msgs []string) error {
 
 // deleted answers a removal: 200 {"status":"ok"}.
 const deleted = "ok"
+
+// streamAll answers a REST request for a whole list whose answer is the
+// bare array as it is read, not held (pkg/liststream): each calls item per
+// record from one snapshot; a failure is answered through fail (the
+// service's error mapping). It reports false for a gRPC call, which gets
+// the whole message.
+func (s *Server) streamAll(ctx context.Context, fail func(err, notFound error) error, each func(item func(proto.Message) error) error) bool {
+	return liststream.Stream(ctx, func(w *liststream.Writer) error {
+		err := w.Begin(nil, "", true)
+		if err == nil {
+			err = each(w.Item)
+		}
+		if err == nil {
+			err = w.End()
+		}
+		if err != nil {
+			return fail(err, errInternal)
+		}
+		return nil
+	})
+}

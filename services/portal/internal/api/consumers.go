@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/rest"
@@ -101,6 +102,11 @@ func (s *Server) CreatePlan(ctx context.Context, req *portalv1.CreatePlanRequest
 }
 
 func (s *Server) ListPlans(ctx context.Context, _ *portalv1.ListPlansRequest) (*portalv1.ListPlansResponse, error) {
+	if s.streamAll(ctx, s.consumerError, func(item func(proto.Message) error) error {
+		return s.cons.EachPlan(ctx, func(p store.Plan) error { return item(planMessage(p)) })
+	}) {
+		return &portalv1.ListPlansResponse{}, nil
+	}
 	list, err := s.cons.Plans(ctx)
 	if err != nil {
 		return nil, s.consumerError(err, errInternal)
@@ -159,6 +165,11 @@ func developerMessage(d store.Developer) *portalv1.Developer {
 }
 
 func (s *Server) ListDevelopers(ctx context.Context, _ *portalv1.ListDevelopersRequest) (*portalv1.ListDevelopersResponse, error) {
+	if s.streamAll(ctx, s.consumerError, func(item func(proto.Message) error) error {
+		return s.cons.EachDeveloper(ctx, func(d store.Developer) error { return item(developerMessage(d)) })
+	}) {
+		return &portalv1.ListDevelopersResponse{}, nil
+	}
 	list, err := s.cons.Developers(ctx)
 	if err != nil {
 		return nil, s.consumerError(err, errInternal)
@@ -222,6 +233,11 @@ func appMessage(a store.App) *portalv1.App {
 }
 
 func (s *Server) ListApps(ctx context.Context, _ *portalv1.ListAppsRequest) (*portalv1.ListAppsResponse, error) {
+	if s.streamAll(ctx, s.consumerError, func(item func(proto.Message) error) error {
+		return s.cons.EachApp(ctx, func(a store.App) error { return item(appMessage(a)) })
+	}) {
+		return &portalv1.ListAppsResponse{}, nil
+	}
 	list, err := s.cons.Apps(ctx)
 	if err != nil {
 		return nil, s.consumerError(err, errInternal)
@@ -282,6 +298,11 @@ func (s *Server) ListAccessRequests(ctx context.Context, req *portalv1.ListAcces
 	case "", store.RequestPending, store.RequestApproved, store.RequestRejected:
 	default:
 		return nil, errBadStatus
+	}
+	if s.streamAll(ctx, s.consumerError, func(item func(proto.Message) error) error {
+		return s.cons.EachAccessRequest(ctx, st, func(r store.AccessRequest) error { return item(requestMessage(r)) })
+	}) {
+		return &portalv1.ListAccessRequestsResponse{}, nil
 	}
 	list, err := s.cons.AccessRequests(ctx, st)
 	if err != nil {

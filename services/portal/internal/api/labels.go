@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"github.com/gatehouse/gatehouse/pkg/rest"
@@ -107,6 +108,11 @@ func (s *Server) CreateTag(ctx context.Context, req *portalv1.CreateTagRequest) 
 }
 
 func (s *Server) ListTags(ctx context.Context, _ *portalv1.ListTagsRequest) (*portalv1.ListTagsResponse, error) {
+	if s.streamAll(ctx, s.storeError, func(item func(proto.Message) error) error {
+		return s.store.EachLabel(ctx, store.Tags, func(l store.Label) error { return item(&portalv1.Tag{Id: l.ID, Name: l.Name}) })
+	}) {
+		return &portalv1.ListTagsResponse{}, nil
+	}
 	list, err := s.store.ListLabels(ctx, store.Tags)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
@@ -134,6 +140,11 @@ func (s *Server) CreateCategory(ctx context.Context, req *portalv1.CreateCategor
 }
 
 func (s *Server) ListCategories(ctx context.Context, _ *portalv1.ListCategoriesRequest) (*portalv1.ListCategoriesResponse, error) {
+	if s.streamAll(ctx, s.storeError, func(item func(proto.Message) error) error {
+		return s.store.EachLabel(ctx, store.Categories, func(l store.Label) error { return item(&portalv1.Category{Id: l.ID, Name: l.Name}) })
+	}) {
+		return &portalv1.ListCategoriesResponse{}, nil
+	}
 	list, err := s.store.ListLabels(ctx, store.Categories)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)

@@ -81,6 +81,11 @@ func (s *Service) CheckPolicies(ctx context.Context, field string, ids []string)
 // Plans lists every plan; Plan reads one; DeletePlan removes one (and
 // from every product's PlanIDs).
 func (s *Service) Plans(ctx context.Context) ([]store.Plan, error) { return s.store.ListPlans(ctx) }
+
+// EachPlan calls fn with every plan, from one snapshot.
+func (s *Service) EachPlan(ctx context.Context, fn func(store.Plan) error) error {
+	return s.store.EachPlan(ctx, fn)
+}
 func (s *Service) Plan(ctx context.Context, id uint32) (store.Plan, error) {
 	return s.store.GetPlan(ctx, id)
 }
@@ -96,6 +101,12 @@ func (s *Service) MissingPlans(ctx context.Context, ids []uint32) ([]uint32, err
 // AccessRequests lists the requests with a status ("" for all).
 func (s *Service) AccessRequests(ctx context.Context, status string) ([]store.AccessRequest, error) {
 	return s.store.ListAccessRequests(ctx, status)
+}
+
+// EachAccessRequest calls fn with every request with a status ("" for
+// all), from one snapshot.
+func (s *Service) EachAccessRequest(ctx context.Context, status string, fn func(store.AccessRequest) error) error {
+	return s.store.EachAccessRequest(ctx, status, fn)
 }
 
 // RequestAccess files a developer's request for a product's plan for one

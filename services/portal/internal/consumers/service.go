@@ -176,6 +176,11 @@ func (s *Service) Developers(ctx context.Context) ([]store.Developer, error) {
 	return s.store.ListDevelopers(ctx)
 }
 
+// EachDeveloper calls fn with every developer, from one snapshot.
+func (s *Service) EachDeveloper(ctx context.Context, fn func(store.Developer) error) error {
+	return s.store.EachDeveloper(ctx, fn)
+}
+
 // Developer reads one developer.
 func (s *Service) Developer(ctx context.Context, id uint32) (store.Developer, error) {
 	return s.store.GetDeveloper(ctx, id)
@@ -359,6 +364,11 @@ func without(list []store.AppCredential, id uint32) []store.AppCredential {
 
 // Apps lists every app.
 func (s *Service) Apps(ctx context.Context) ([]store.App, error) { return s.store.ListApps(ctx) }
+
+// EachApp calls fn with every app, from one snapshot.
+func (s *Service) EachApp(ctx context.Context, fn func(store.App) error) error {
+	return s.store.EachApp(ctx, fn)
+}
 
 // App reads one app.
 func (s *Service) App(ctx context.Context, id uint32) (store.App, error) {

@@ -133,18 +133,23 @@ func setObject(ctx context.Context, id uint32) {
 // list decodes every record under prefix, in ascending id order; keep
 // filters (nil keeps all).
 func list[T any](ctx context.Context, s *Store, prefix []byte, what string, keep func(T) bool) ([]T, error) {
-	var out []T
-	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
-		out = []T{}
+	out := []T{}
+	err := each(ctx, s, prefix, what, keep, func(r T) error { out = append(out, r); return nil })
+	return out, err
+}
+
+// each calls fn with every record under prefix that keep keeps (nil: every
+// one), in key order, from one snapshot: a whole list written as it is read.
+func each[T any](ctx context.Context, s *Store, prefix []byte, what string, keep func(T) bool, fn func(T) error) error {
+	return s.kv.View(ctx, func(tx kv.ReadTx) error {
 		return tx.Scan(prefix, nil, func(_, v []byte) error {
 			r, err := decode[T](v, what)
-			if err == nil && (keep == nil || keep(r)) {
-				out = append(out, r)
+			if err != nil || (keep != nil && !keep(r)) {
+				return err
 			}
-			return err
+			return fn(r)
 		})
 	})
-	return out, err
 }
 
 // read reads one record.
@@ -206,6 +211,11 @@ func (s *Store) GetPlan(ctx context.Context, id uint32) (Plan, error) {
 // ListPlans returns every plan in ascending id order.
 func (s *Store) ListPlans(ctx context.Context) ([]Plan, error) {
 	return list[Plan](ctx, s, planPrefix, "plan", nil)
+}
+
+// EachPlan calls fn with every plan, in id order, from one snapshot.
+func (s *Store) EachPlan(ctx context.Context, fn func(Plan) error) error {
+	return each(ctx, s, planPrefix, "plan", nil, fn)
 }
 
 // UpdatePlan changes a plan; the ID cannot change.
@@ -323,6 +333,11 @@ func (s *Store) ListDevelopers(ctx context.Context) ([]Developer, error) {
 	return list[Developer](ctx, s, developerPrefix, "developer", nil)
 }
 
+// EachDeveloper calls fn with every developer, in id order, from one snapshot.
+func (s *Store) EachDeveloper(ctx context.Context, fn func(Developer) error) error {
+	return each(ctx, s, developerPrefix, "developer", nil, fn)
+}
+
 // UpdateDeveloper changes a developer; the ID and e-mail cannot change.
 // A developer made inactive loses every session in the same transaction.
 func (s *Store) UpdateDeveloper(ctx context.Context, id uint32, update func(*Developer) error) (Developer, error) {
@@ -426,6 +441,11 @@ func (s *Store) ListApps(ctx context.Context) ([]App, error) {
 	return list[App](ctx, s, appPrefix, "app", nil)
 }
 
+// EachApp calls fn with every app, in id order, from one snapshot.
+func (s *Store) EachApp(ctx context.Context, fn func(App) error) error {
+	return each(ctx, s, appPrefix, "app", nil, fn)
+}
+
 // AppsOf returns a developer's apps in ascending id order.
 func (s *Store) AppsOf(ctx context.Context, user uint32) ([]App, error) {
 	var out []App
@@ -516,6 +536,12 @@ func (s *Store) GetAccessRequest(ctx context.Context, id uint32) (AccessRequest,
 // one when status is empty), in ascending id order.
 func (s *Store) ListAccessRequests(ctx context.Context, status string) ([]AccessRequest, error) {
 	return list(ctx, s, requestPrefix, "access request", func(r AccessRequest) bool { return status == "" || r.Status == status })
+}
+
+// EachAccessRequest calls fn with every access request with a status (""
+// for all), in id order, from one snapshot.
+func (s *Store) EachAccessRequest(ctx context.Context, status string, fn func(AccessRequest) error) error {
+	return each(ctx, s, requestPrefix, "access request", func(r AccessRequest) bool { return status == "" || r.Status == status }, fn)
 }
 
 // UpdateAccessRequest changes an access request (status, error).

@@ -92,16 +92,13 @@ func (s *Store) RenameLabel(ctx context.Context, kind LabelKind, id uint32, name
 
 // ListLabels returns every tag or category in ascending id order.
 func (s *Store) ListLabels(ctx context.Context, kind LabelKind) ([]Label, error) {
-	var out []Label
-	err := s.kv.View(ctx, func(tx kv.ReadTx) error {
-		out = []Label{}
-		return tx.Scan(labelLayout[kind].prefix, nil, func(_, v []byte) error {
-			l, err := decode[Label](v, "label")
-			out = append(out, l)
-			return err
-		})
-	})
-	return out, err
+	return list[Label](ctx, s, labelLayout[kind].prefix, "label", nil)
+}
+
+// EachLabel calls fn with every label of a kind, in id order, from one
+// snapshot.
+func (s *Store) EachLabel(ctx context.Context, kind LabelKind, fn func(Label) error) error {
+	return each(ctx, s, labelLayout[kind].prefix, "label", nil, fn)
 }
 
 // DeleteLabel removes a tag or category, its name and its id from every
