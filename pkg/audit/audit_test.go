@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -276,5 +277,63 @@ func TestExpiry(t *testing.T) {
 		return err
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEntryPutOnceWhileUnchanged: a request committing several transactions
+// puts its entry in the first and not again while the entry is the one
+// committed (a migration commits one transaction per API); a new object
+// puts it again. The entry is deleted behind the audited engine's back
+// after each commit, so that the test sees which transaction put it.
+func TestEntryPutOnceWhileUnchanged(t *testing.T) {
+	raw, err := boltkv.Open(filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, e := logOn(t, raw, config.Audit{})
+	take := func() []Entry { // the entries stored, deleted
+		var out []Entry
+		err := raw.Update(context.Background(), func(w kv.WriteTx) error {
+			out = nil
+			return w.Scan([]byte(Prefix), nil, func(k, v []byte) error {
+				var en Entry
+				if err := json.Unmarshal(v, &en); err != nil {
+					return err
+				}
+				out = append(out, en)
+				return w.Delete(k)
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	var first, again, changed []Entry
+	err = call(l, "Create", "u1", func(ctx context.Context) error {
+		for _, step := range []*[]Entry{&first, &again, &again} {
+			if err := writeThing(e, nil)(ctx); err != nil {
+				return err
+			}
+			*step = append(*step, take()...)
+		}
+		auditctx.SetObject(ctx, "obj-2")
+		if err := writeThing(e, nil)(ctx); err != nil {
+			return err
+		}
+		changed = take()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 1 || first[0].Status != 201 || first[0].UserID != "u1" {
+		t.Errorf("the first transaction put %+v, want the entry of u1's request", first)
+	}
+	if len(again) != 0 {
+		t.Errorf("the next two transactions put the unchanged entry again: %+v", again)
+	}
+	if len(changed) != 1 || changed[0].ObjectID != "obj-2" || changed[0].ID != first[0].ID {
+		t.Errorf("after a new object the transaction put %+v, want the same entry with obj-2", changed)
 	}
 }

@@ -18,6 +18,7 @@ type record struct {
 	entry   Entry // time, action and address; user and object come from req
 	success int   // status of the entry a transaction writes
 	written bool  // a transaction holding the entry committed
+	stored  Entry // the entry that transaction held
 }
 
 type recordKey struct{}
@@ -53,8 +54,10 @@ func (r *record) current() (Entry, bool) {
 // Engine returns e with every read-write transaction of an audited,
 // authenticated request also writing the request's entry (with its success
 // status), in the same transaction: the entry commits exactly when the
-// request's write does. A request that commits several transactions writes
-// the same entry (one key) in each.
+// request's write does. A request that commits several transactions (a
+// migration commits one per API) writes its entry (one key) in those that
+// run before one holding it committed, and again only when the entry
+// changed since (its caller or object set anew).
 func Engine(e kv.Engine) kv.Engine { return engine{e} }
 
 type engine struct{ kv.Engine }
@@ -67,24 +70,29 @@ func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	if _, ok := r.current(); !ok {
 		return e.Engine.Update(ctx, fn)
 	}
-	put := false
+	var put Entry
+	written := false
 	err := e.Engine.Update(ctx, func(w kv.WriteTx) error {
-		put = false
+		written = false
 		if err := fn(w); err != nil {
 			return err
 		}
 		entry, _ := r.current()
 		r.mu.Lock()
 		entry.Status = r.success
+		stored := r.written && entry == r.stored
 		r.mu.Unlock()
+		if stored {
+			return nil
+		}
 		// An entry that cannot be put never fails the write it records:
 		// the interceptor then stores it on its own (Log.finish).
-		put = putEntry(w, entry) == nil
+		put, written = entry, putEntry(w, entry) == nil
 		return nil
 	})
-	if err == nil && put {
+	if err == nil && written {
 		r.mu.Lock()
-		r.written = true
+		r.written, r.stored = true, put
 		r.mu.Unlock()
 	}
 	return err
