@@ -55,6 +55,8 @@ func oasError(err error) error {
 		return errNoExtension
 	case errors.As(err, &inv):
 		return badRequest(inv.Msg)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err // the request ended while its document waited (grpcserver.CallerError)
 	}
 	return badRequest("invalid Tyk OAS document")
 }

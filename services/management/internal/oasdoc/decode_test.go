@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -439,4 +440,31 @@ func FuzzFastDecoder(f *testing.F) {
 		}
 		sameAsKin(t, doc)
 	})
+}
+
+// TestWholeCheckWaitsItsTurn: a large document the batches do not find
+// valid waits while another is checked whole, until its context ends; a
+// large valid one does not wait.
+func TestWholeCheckWaitsItsTurn(t *testing.T) {
+	valid := referencedSchemas(40_000)
+	refused := []byte(strings.Replace(string(valid), `"type":"string"`, `"type":"wrong"`, 1))
+	if len(valid) <= wholeCheckAlone {
+		t.Fatalf("%d bytes: not large", len(valid))
+	}
+	wholeChecks <- struct{}{} // another whole check under way
+	defer func() { <-wholeChecks }()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := Validate(ctx, valid); err != nil {
+		t.Fatalf("valid document: %v", err)
+	}
+	if err := Validate(ctx, refused); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("refused document while another is checked whole: %v, want its context's end", err)
+	}
+	<-wholeChecks
+	err := Validate(context.Background(), refused)
+	wholeChecks <- struct{}{}
+	if _, ok := err.(*Invalid); !ok || !strings.Contains(err.Error(), `unsupported 'type' value "wrong"`) {
+		t.Fatalf("refused document checked: %v", err)
+	}
 }

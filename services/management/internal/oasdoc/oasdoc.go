@@ -116,7 +116,8 @@ func Stamp(doc []byte, dbID string) ([]byte, error) {
 // stricter than Tyk's own schema where it admits several shapes (security
 // schemes, event handlers) and so would refuse documents Tyk accepts. It
 // returns the first problem: *Invalid (or ErrNoExtension), nil when there is
-// none.
+// none; or ctx's error when ctx ended while a large document waited for its
+// whole check (wholeChecks).
 func Validate(ctx context.Context, doc []byte) error {
 	if errs := check(ctx, doc, false); len(errs) > 0 {
 		return errs[0]
@@ -153,12 +154,10 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 		return []error{err}
 	}
 	var errs []error
-	if validInBatches(ctx, doc, root) {
-		// valid, found holding a part of the paths at a time (batches.go)
-	} else if d, err := decodeOpenAPI(doc, root); err != nil {
-		errs = append(errs, invalid("invalid OpenAPI document: %s", err))
-	} else if err := checkOpenAPI(ctx, d); err != nil {
-		errs = append(errs, err)
+	if !validInBatches(ctx, doc, root) { // valid, found holding a batch at a time (batches.go)
+		if err := checkWhole(ctx, doc, root); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if !all {
 		return errs
@@ -172,6 +171,35 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 		errs = append(errs, &Invalid{Msg: p})
 	}
 	return errs
+}
+
+// wholeChecks admits one check of a whole large document at a time: its
+// model costs tens of times its text (a 7.9 MB document of 300,000 small
+// component schemas held 290 MB), and documents validInBatches does not
+// find valid — refused ones, mostly — take that way, so concurrent ones
+// would multiply it. Documents found valid in batches never wait here.
+var wholeChecks = make(chan struct{}, 1)
+
+// wholeCheckAlone is the size from which a whole check waits its turn.
+const wholeCheckAlone = 1 << 20
+
+// checkWhole checks the OpenAPI rules on the whole document, as kin-openapi
+// decodes it, waiting its turn when it is large (or ctx's end: its error is
+// then the answer).
+func checkWhole(ctx context.Context, doc []byte, root []rawjson.Member) error {
+	if len(doc) > wholeCheckAlone {
+		select {
+		case wholeChecks <- struct{}{}:
+			defer func() { <-wholeChecks }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	d, err := decodeOpenAPI(doc, root)
+	if err != nil {
+		return invalid("invalid OpenAPI document: %s", err)
+	}
+	return checkOpenAPI(ctx, d)
 }
 
 // checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.
