@@ -37,7 +37,10 @@ type componentIndex struct {
 	byRef   map[uint64]int32 // hash of kind/name → index in entries
 	schemes []int32          // the securitySchemes entries
 	names   openapi3.SecuritySchemes
-	limit   int // the most text the entries a batch references may bring
+	// extensions are the object's own x- members, as written (key and
+	// value), given to every batch
+	extensions [][]byte
+	limit      int // the most text the entries a batch references may bring
 }
 
 // componentEntry is one entry: its kind and where its key (from its opening
@@ -60,16 +63,25 @@ func offset(text, part []byte) int {
 }
 
 // indexComponents indexes the components object text (nil: none); ok is
-// false when it holds what the index does not handle (extensions, names
-// with escapes or / ~ % characters, a kind that is not an object, callbacks,
-// one name twice).
+// false when it holds what the index does not handle (names with escapes or
+// / ~ % characters, a kind that is not an object, callbacks, one name twice,
+// extensions with escapes or of more than a batch's text).
 func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
 	ix = &componentIndex{text: text, seed: maphash.MakeSeed(), byRef: map[uint64]int32{}, names: openapi3.SecuritySchemes{}, limit: limit}
 	if text == nil {
 		return ix, true
 	}
 	var seen [9]bool
+	extensionsSize := 0
 	err := rawjson.Each(text, func(key, value []byte) error {
+		if isExtension(key) {
+			at, end := offset(text, key), offset(text, value)+len(value)
+			if extensionsSize += len(value); at < 1 || extensionsSize > limit {
+				return errUnsupported
+			}
+			ix.extensions = append(ix.extensions, text[at-1:end])
+			return nil
+		}
 		kind := slices.Index(componentKinds, string(key))
 		if kind < 0 || kind == slices.Index(componentKinds, "callbacks") || seen[kind] || value[0] != '{' {
 			return errUnsupported
@@ -241,6 +253,12 @@ func (ix *componentIndex) components(set map[int32]bool) (*openapi3.Components, 
 	}
 	if kind >= 0 {
 		b = append(b, '}')
+	}
+	for i, x := range ix.extensions {
+		if kind >= 0 || i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, x...)
 	}
 	b = append(b, '}')
 	var c *openapi3.Components

@@ -355,7 +355,9 @@ func TestBatches(t *testing.T) {
 		}
 		return validInBatchesOf(ctx, doc, root, 1)
 	}
-	for _, doc := range [][]byte{[]byte(diffBase), large(300), smallPaths(500), manyOperations(50), referencedSchemas(2000)} {
+	withExtensions := strings.Replace(diffBase, `"responses":{"NotFound"`, `"x-c":{"a":1},"responses":{"NotFound"`, 1)
+	withExtensions = strings.Replace(withExtensions, `"securitySchemes":{"key"`, `"x-d":[2],"securitySchemes":{"key"`, 1)
+	for _, doc := range [][]byte{[]byte(diffBase), large(300), smallPaths(500), manyOperations(50), referencedSchemas(2000), []byte(withExtensions)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -372,8 +374,8 @@ func TestBatches(t *testing.T) {
 		{"a reference with an escape", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`},
 		{"a reference into a component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`},
 		{"a reference to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Cat"}`},
+		{"components' extension with an escape", `"responses":{"NotFound"`, `"x-\u0063":1,"responses":{"NotFound"`},
 		{"a component reference to no component", `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/schemas/Cat"}}}}`},
-		{"components' extensions", `"responses":{"NotFound"`, `"x-c":1,"responses":{"NotFound"`},
 	}
 	for _, c := range crossing {
 		t.Run(c.name, func(t *testing.T) {
