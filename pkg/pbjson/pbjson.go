@@ -106,7 +106,7 @@ func compile(md protoreflect.MessageDescriptor, protoNames bool, open map[protor
 	fds := md.Fields()
 	for i := range fds.Len() {
 		fd := fds.Get(i)
-		if fd.IsMap() || fd.IsExtension() || fd.IsWeak() {
+		if fd.IsMap() || fd.IsExtension() {
 			return nil
 		}
 		name := fd.JSONName()
