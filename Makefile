@@ -124,7 +124,7 @@ bench: ## run the benchmarks
 	go test -p 1 -run '^$$' -bench . -benchmem work
 
 bench-large: ## whole-list answers over a 1 GB store (issue 32): the heap each adds above idle, a few minutes
-	GATEHOUSE_LARGE_LISTS_MIB=1024 go test -p 1 -run '^$$' -bench 'ListsLarge' -benchtime 1x -timeout 30m ./services/management/internal/app/
+	GATEHOUSE_LARGE_LISTS_MIB=1024 go test -p 1 -run '^$$' -bench 'ListsLarge' -benchtime 1x -timeout 30m ./services/management/internal/app/ ./services/portal/internal/app/
 
 bench-compare: $(GOBIN)/benchstat ## benchmarks of BASE (default main) and of the working tree, alternating, compared by benchstat (BENCH, PKGS, COUNT, BENCHTIME)
 	tools/bench-compare.sh $(BASE)
