@@ -49,6 +49,7 @@ var rules = map[string]rule{
 	"CreateAPI":           {areaAPIs, true, "/api/apis"},
 	"ListAPIs":            {areaAPIs, false, "/api/apis"},
 	"GetAPI":              {areaAPIs, false, "/api/apis/{api_id}"},
+	"SearchAPIs":          {areaAPIs, false, "/api/apis/search"},
 	"UpdateAPI":           {areaAPIs, true, "/api/apis/{api_id}"},
 	"DeleteAPI":           {areaAPIs, true, "/api/apis/{api_id}"},
 	"CreateOASAPI":        {areaAPIs, true, "/api/apis/oas"},

@@ -95,23 +95,34 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 	if err != nil {
 		return nil, err
 	}
-	var cats []string
-	for _, c := range strings.Split(req.GetCategory(), ",") {
-		if c = strings.TrimSpace(c); c != "" {
-			cats = append(cats, c)
-		}
+	cats := commaSet(req.GetCategory())
+	if limit < 0 && s.streamAPIs(ctx, func(tx *store.Tx, item func(store.API) error) (total int, err error) {
+		err = tx.EachListed(cats, 0, -1, func(n int) error { total = n; return nil }, item)
+		return total, err
+	}) {
+		return &managementv1.ListAPIsResponse{}, nil
 	}
-	// every API: written as it is read (a REST request), not held
-	if limit < 0 && liststream.Stream(ctx, func(w *liststream.Writer) error {
+	apis, total, err := s.store.ListAPIs(ctx, cats, offset, limit)
+	if err != nil {
+		return nil, s.storeError(err, errInternal)
+	}
+	return &managementv1.ListAPIsResponse{Body: apiPage(apis, total)}, nil
+}
+
+// streamAPIs hands the REST facade a list of every API each gives it (in
+// one store snapshot), `{"apis":[..],"pages":n}` with n from the total
+// each returns, written as it is read and never held (pkg/liststream). It
+// reports false on a gRPC call, which the handler answers in full.
+func (s *Server) streamAPIs(ctx context.Context, each func(tx *store.Tx, item func(store.API) error) (total int, err error)) bool {
+	return liststream.Stream(ctx, func(w *liststream.Writer) error {
 		var b bytes.Buffer
-		var tail string
-		first := true
-		err := s.store.View(ctx, func(tx *store.Tx) error {
-			return tx.EachListed(cats, 0, -1, func(total int) error {
-				tail = `],"pages":` + strconv.Itoa(int(pages(total))) + `}`
-				_, err := io.WriteString(w, `{"apis":[`)
+		var total int
+		err := s.store.View(ctx, func(tx *store.Tx) (err error) {
+			if _, err := io.WriteString(w, `{"apis":[`); err != nil {
 				return err
-			}, func(a store.API) error {
+			}
+			first := true
+			total, err = each(tx, func(a store.API) error {
 				b.Reset()
 				if !first {
 					b.WriteByte(',')
@@ -121,21 +132,21 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 				_, err := w.Write(b.Bytes())
 				return err
 			})
+			return err
 		})
 		if err == nil {
-			_, err = io.WriteString(w, tail)
+			_, err = io.WriteString(w, `],"pages":`+strconv.Itoa(int(pages(total)))+`}`)
 		}
 		if err != nil {
 			return s.storeError(err, errInternal)
 		}
 		return nil
-	}) {
-		return &managementv1.ListAPIsResponse{}, nil
-	}
-	apis, total, err := s.store.ListAPIs(ctx, cats, offset, limit)
-	if err != nil {
-		return nil, s.storeError(err, errInternal)
-	}
+	})
+}
+
+// apiPage is the answer of one page of APIs: `{"apis":[..],"pages":n}`,
+// n counting total.
+func apiPage(apis []store.API, total int) *httpbody.HttpBody {
 	var b bytes.Buffer
 	b.WriteString(`{"apis":[`)
 	for i, a := range apis {
@@ -147,7 +158,7 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 	b.WriteString(`],"pages":`)
 	b.WriteString(strconv.Itoa(int(pages(total))))
 	b.WriteByte('}')
-	return &managementv1.ListAPIsResponse{Body: &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}}, nil
+	return &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}
 }
 
 // writeItem writes one list item: a classic API's definition, or an OAS

@@ -73,7 +73,7 @@ func seedClassic(tb testing.TB, db string, n int) []string {
 			if doc, err = rawjson.Set(doc, rawjson.Quote(dbID), "id"); err != nil {
 				return err
 			}
-			if err := t.PutAPI(store.API{ID: ids[i], DBID: dbID, Kind: store.Classic, Doc: doc}, store.AnyRevision); err != nil {
+			if err := t.PutAPI(store.API{ID: ids[i], DBID: dbID, Kind: store.Classic, Name: fmt.Sprintf("API %d #seeded", i), Doc: doc}, store.AnyRevision); err != nil {
 				return err
 			}
 		}

@@ -52,6 +52,26 @@ func TestUIBrowser(t *testing.T) {
 	}
 	b.ShotView("apis")
 
+	// Search: a part of a listen path, in another case, finds one API;
+	// the form keeps what was typed.
+	apiIDs := func() []string {
+		return browsertest.Eval[[]string](b, `Array.from(document.querySelectorAll('#apis tbody tr')).map(r => r.cells[5].textContent.trim())`)
+	}
+	b.Type("#q", "/EXPIRING")
+	if got := b.Follow(`form.filters button[type="submit"]`); got != 200 {
+		t.Fatalf("search: %d", got)
+	}
+	if got := apiIDs(); !slices.Equal(got, []string{ids[1]}) {
+		t.Fatalf("search /EXPIRING: APIs %q, want %s alone", got, ids[1])
+	}
+	if q := browsertest.Eval[string](b, `document.querySelector('#q').value`); q != "/EXPIRING" {
+		t.Fatalf("search field holds %q after the search", q)
+	}
+	b.Open(in.base + "/ui/apis?q=PAY&kind=oas&active=yes")
+	if got := apiIDs(); !slices.Equal(got, []string{"payments-oas"}) {
+		t.Fatalf("active Tyk OAS APIs named pay: %q", got)
+	}
+
 	// Migration: pick the three classic APIs, dry run.
 	if got := b.Follow(`a[href="/ui/migrate"]`); got != 200 {
 		t.Fatalf("migrate: %d", got)

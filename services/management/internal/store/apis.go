@@ -614,22 +614,10 @@ func (t *Tx) EachListed(categories []string, offset, limit int, begin func(total
 			return fn(a)
 		})
 	}
-	seen := map[string]bool{}
-	var ids []string
-	for _, c := range categories {
-		prefix := pairKey(categoryPrefix, c, "")
-		err := t.r.Scan(prefix, nil, func(k, _ []byte) error {
-			if id := string(k[len(prefix):]); !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	ids, err := t.categorised(categories)
+	if err != nil {
+		return err
 	}
-	sort.Strings(ids)
 	if err := begin(len(ids)); err != nil {
 		return err
 	}
@@ -647,6 +635,77 @@ func (t *Tx) EachListed(categories []string, offset, limit int, begin func(total
 		}
 	}
 	return nil
+}
+
+// categorised lists, in ID order and once each, the IDs of the APIs in any
+// of categories, from the category index.
+func (t *Tx) categorised(categories []string) ([]string, error) {
+	seen := map[string]bool{}
+	var ids []string
+	for _, c := range categories {
+		prefix := pairKey(categoryPrefix, c, "")
+		err := t.r.Scan(prefix, nil, func(k, _ []byte) error {
+			if id := string(k[len(prefix):]); !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// EachFound is a search: it reads the header of every API in any of
+// categories (every API when none is given), in ID order, and asks match
+// about it, with a.Doc a view of the stored document (valid only during
+// the call, a.Derived left out): match decides from the header (ID, DBID,
+// Kind, Name) and reads the document only when it must. Of the matches it
+// skips offset and calls fn with the next limit (limit < 0: all), decoded
+// in full, a.Doc again a view valid only during the call; it returns how
+// many APIs matched. Only the records fn is called with are copied.
+func (t *Tx) EachFound(categories []string, match func(a API) bool, offset, limit int, fn func(API) error) (int, error) {
+	total := 0
+	visit := func(id string, v []byte) error {
+		a, doc, err := decodeHeader(id, v)
+		if err != nil {
+			return err
+		}
+		a.Doc, a.Derived, a.DerivedBy = doc, nil, ""
+		if !match(a) {
+			return nil
+		}
+		if total++; total <= offset || limit >= 0 && total > offset+limit {
+			return nil
+		}
+		return fn(a)
+	}
+	if len(categories) == 0 {
+		err := t.r.Scan(apiPrefix, nil, func(k, v []byte) error {
+			return visit(string(k[len(apiPrefix):]), v)
+		})
+		return total, err
+	}
+	ids, err := t.categorised(categories)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		v, err := t.r.Get(key(apiPrefix, id))
+		if err != nil {
+			return total, err
+		}
+		if v == nil {
+			return total, fmt.Errorf("%w: category index names api %q, which is not stored", ErrCorrupt, id)
+		}
+		if err := visit(id, v); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // checkIndexes verifies that every index entry matches the records, for tests.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -147,6 +148,24 @@ func (s *Store) ListAPIs(ctx context.Context, categories []string, offset, limit
 	var total int
 	err := s.View(ctx, func(tx *Tx) (err error) {
 		apis, total, err = tx.List(categories, offset, limit)
+		return err
+	})
+	return apis, total, err
+}
+
+// SearchAPIs returns a page of the APIs match finds (Tx.EachFound): limit
+// of them after skipping offset (limit < 0: all), each copied whole, and
+// how many there are.
+func (s *Store) SearchAPIs(ctx context.Context, categories []string, match func(API) bool, offset, limit int) ([]API, int, error) {
+	var apis []API
+	var total int
+	err := s.View(ctx, func(tx *Tx) (err error) {
+		apis = apis[:0]
+		total, err = tx.EachFound(categories, match, offset, limit, func(a API) error {
+			a.Doc = bytes.Clone(a.Doc)
+			apis = append(apis, a)
+			return nil
+		})
 		return err
 	})
 	return apis, total, err

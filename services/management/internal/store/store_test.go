@@ -738,3 +738,56 @@ func TestCheckReachesTheEngine(t *testing.T) {
 		t.Fatalf("the store's Check finds %T (%v), want bbolt's engine under the test wrapper", c, ok)
 	}
 }
+
+// TestSearch: EachFound asks match about every API's header (of the
+// categories, when given) with a view of its document, counts the matches
+// and decodes only the page's; SearchAPIs copies them out of the
+// transaction.
+func TestSearch(t *testing.T) {
+	s := open(t)
+	put(t, s, classic("c1", db(1), "Orders #shop"), classic("c2", db(2), "Stock #shop"), oas("o1", db(3), "shop"),
+		classic("c3", db(4), "Old orders"))
+	asked := map[string]bool{}
+	byName := func(part string) func(API) bool {
+		return func(a API) bool {
+			if a.Derived != nil || !strings.Contains(string(a.Doc), `"`+a.ID+`"`) {
+				t.Errorf("match got %s without its document view or with its derived definition", a.ID)
+			}
+			asked[a.ID] = true
+			return strings.Contains(strings.ToLower(a.Name), part)
+		}
+	}
+	for _, c := range []struct {
+		cats           []string
+		part           string
+		offset, limit  int
+		want, askedFor string
+		total          int
+	}{
+		{nil, "orders", 0, -1, "c1,c3", "c1,c2,c3,o1", 2},
+		{nil, "orders", 1, 10, "c3", "c1,c2,c3,o1", 2},
+		{nil, "", 1, 2, "c2,c3", "c1,c2,c3,o1", 4},
+		{nil, "orders", 2, 10, "", "c1,c2,c3,o1", 2},
+		{[]string{"shop"}, "", 0, -1, "c1,c2,o1", "c1,c2,o1", 3},
+		{[]string{"shop", "none"}, "orders", 0, -1, "c1", "c1,c2,o1", 1},
+	} {
+		clear(asked)
+		apis, total, err := s.SearchAPIs(bg, c.cats, byName(c.part), c.offset, c.limit)
+		var ids []string
+		for _, a := range apis {
+			ids = append(ids, a.ID)
+			if want, _ := get(t, s, a.ID); string(a.Doc) != string(want.Doc) || a.Name != want.Name {
+				t.Errorf("%s: %+v, stored %+v", a.ID, a, want)
+			}
+		}
+		var seen []string
+		for id := range asked {
+			seen = append(seen, id)
+		}
+		slices.Sort(seen)
+		if err != nil || strings.Join(ids, ",") != c.want || total != c.total || strings.Join(seen, ",") != c.askedFor {
+			t.Errorf("%v %q [%d:%d]: %v of %d (%v), asked about %v; want %s of %d, asked about %s",
+				c.cats, c.part, c.offset, c.limit, ids, total, err, seen, c.want, c.total, c.askedFor)
+		}
+	}
+}

@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/grpc/status"
-
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
 )
@@ -71,18 +69,30 @@ func (it *listItem) row() apiRow {
 	return r
 }
 
-// listAPIs calls ListAPIs for one service page (p ≥ 1), or every API
-// (p = 0), and reads its rows.
-func (u *UI) listAPIs(q *request, p int64, category string) ([]apiRow, int, error) {
-	res, err := u.svc.ListAPIs(q.ctx, &managementv1.ListAPIsRequest{P: &p, Category: category})
-	if err != nil {
-		return nil, 0, err
+// listAPIs reads the rows of one service page (p ≥ 1) of the APIs f
+// finds: ListAPIs without a search, SearchAPIs with one.
+func (u *UI) listAPIs(q *request, f apiFilter, p int64) ([]apiRow, int, error) {
+	var body []byte
+	if f.searches() {
+		active := map[string]string{"yes": "true", "no": "false"}[f.Active]
+		res, err := u.svc.SearchAPIs(q.ctx, &managementv1.SearchAPIsRequest{Q: f.Q, P: &p, Kind: f.Kind, Active: active,
+			Category: f.Category, Fields: "name,listen_path,api_id"})
+		if err != nil {
+			return nil, 0, err
+		}
+		body = res.GetBody().GetData()
+	} else {
+		res, err := u.svc.ListAPIs(q.ctx, &managementv1.ListAPIsRequest{P: &p, Category: f.Category})
+		if err != nil {
+			return nil, 0, err
+		}
+		body = res.GetBody().GetData()
 	}
 	var list struct {
 		APIs  []json.RawMessage `json:"apis"`
 		Pages int               `json:"pages"`
 	}
-	if err := json.Unmarshal(res.GetBody().GetData(), &list); err != nil {
+	if err := json.Unmarshal(body, &list); err != nil {
 		return nil, 0, err
 	}
 	rows := make([]apiRow, 0, len(list.APIs))
@@ -123,28 +133,9 @@ func readFilter(v url.Values) apiFilter {
 	return f
 }
 
-// scans says whether the filter needs every API read (the service filters
-// by category only).
-func (f apiFilter) scans() bool { return f.Q != "" || f.Kind != "" || f.Active != "" }
-
-func (f apiFilter) match(r apiRow) bool {
-	if f.Kind != "" && r.OAS != (f.Kind == "oas") {
-		return false
-	}
-	if f.Active != "" && r.Active != (f.Active == "yes") {
-		return false
-	}
-	if f.Q == "" {
-		return true
-	}
-	q := strings.ToLower(f.Q)
-	for _, s := range []string{r.Name, r.ListenPath, r.ID, r.DBID} {
-		if strings.Contains(strings.ToLower(s), q) {
-			return true
-		}
-	}
-	return false
-}
+// searches says whether the filter is a search (SearchAPIs) rather than a
+// list, which filters by category only.
+func (f apiFilter) searches() bool { return f.Q != "" || f.Kind != "" || f.Active != "" }
 
 // query is the filter as a URL query for page p.
 func (f apiFilter) query(p int) string {
@@ -161,48 +152,27 @@ func (f apiFilter) query(p int) string {
 }
 
 // findAPIs is one UI page of the APIs matching f, and the number of
-// pages. Without a search it reads the five service pages it shows; a
-// search reads every API (of the category) once and filters them.
+// pages: the five service pages it shows (fewer when one comes back
+// short), listed or searched. A search matches q in any case against the
+// name, listen path, API ID and db id; the service decides from each
+// record's header and reads a document's listen path or state only when it
+// must, so no search reads every definition.
 func (u *UI) findAPIs(q *request, f apiFilter) ([]apiRow, int, error) {
 	per := int64(uiPageSize / listPageSize)
-	if !f.scans() {
-		var rows []apiRow
-		pages := 0
-		for i := range per {
-			got, n, err := u.listAPIs(q, int64(f.Page-1)*per+i+1, f.Category)
-			if err != nil {
-				return nil, 0, err
-			}
-			rows = append(rows, got...)
-			pages = (n + int(per) - 1) / int(per)
-			if len(got) < listPageSize {
-				break
-			}
-		}
-		return rows, pages, nil
-	}
-	// one search reads every API at a time: its answer is the whole store's
-	// definitions (some 40 MB for 10,000 APIs), so searches queue rather
-	// than add up
-	select {
-	case u.scans <- struct{}{}:
-		defer func() { <-u.scans }()
-	case <-q.ctx.Done():
-		return nil, 0, status.FromContextError(q.ctx.Err()).Err()
-	}
-	all, _, err := u.listAPIs(q, 0, f.Category)
-	if err != nil {
-		return nil, 0, err
-	}
 	var rows []apiRow
-	for _, r := range all {
-		if f.match(r) {
-			rows = append(rows, r)
+	pages := 0
+	for i := range per {
+		got, n, err := u.listAPIs(q, f, int64(f.Page-1)*per+i+1)
+		if err != nil {
+			return nil, 0, err
+		}
+		rows = append(rows, got...)
+		pages = (n + int(per) - 1) / int(per)
+		if len(got) < listPageSize {
+			break
 		}
 	}
-	pages := (len(rows) + uiPageSize - 1) / uiPageSize
-	from := min((f.Page-1)*uiPageSize, len(rows))
-	return rows[from:min(from+uiPageSize, len(rows))], pages, nil
+	return rows, pages, nil
 }
 
 type apisData struct {

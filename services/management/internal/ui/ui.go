@@ -82,7 +82,6 @@ type UI struct {
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	log      *slog.Logger
-	scans    chan struct{} // one token per search reading every API
 }
 
 // New returns the UI's handler.
@@ -100,7 +99,7 @@ func New(o Options) *UI {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	u := &UI{opts: o, svc: managementv1.NewManagementServiceClient(o.Conn), sessions: newSessions(o.IdleTimeout, o.MaxSessions, o.Now),
-		pages: parsePages(), mux: http.NewServeMux(), log: o.Log.With("component", "ui"), scans: make(chan struct{}, 1)}
+		pages: parsePages(), mux: http.NewServeMux(), log: o.Log.With("component", "ui")}
 	static, _ := fs.Sub(staticFS, "static")
 	u.mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
 	u.mux.HandleFunc("GET /ui/{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/apis", http.StatusSeeOther) })

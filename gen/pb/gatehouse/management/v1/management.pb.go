@@ -1450,6 +1450,149 @@ func (x *GetAPIResponse) GetBody() *httpbody.HttpBody {
 	return nil
 }
 
+// SearchAPIsRequest holds the Dashboard's API search (q, p) and the
+// filters management adds for its UI (kind, active, category, fields);
+// every one given must match.
+type SearchAPIsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// q is a part of the API's name, matched in any case and as text (a
+	// regular expression character matches itself); empty matches every API.
+	Q string `protobuf:"bytes,1,opt,name=q,proto3" json:"q,omitempty"`
+	// p is the page number from 1; 0 or negative lists every match; unset means 1.
+	P *int64 `protobuf:"varint,2,opt,name=p,proto3,oneof" json:"p,omitempty"`
+	// kind is `classic` or `oas`; empty: both.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// active is `true` or `false` (classic `active`, OAS
+	// `x-tyk-api-gateway.info.state.active`); empty: both.
+	Active string `protobuf:"bytes,4,opt,name=active,proto3" json:"active,omitempty"`
+	// category is a comma list, as ListAPIs reads it; an API in any of them is searched.
+	Category string `protobuf:"bytes,5,opt,name=category,proto3" json:"category,omitempty"`
+	// fields is a comma list of what q is matched against: `name` (the
+	// default), `listen_path`, `api_id` (the API ID or its db id).
+	Fields        string `protobuf:"bytes,6,opt,name=fields,proto3" json:"fields,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAPIsRequest) Reset() {
+	*x = SearchAPIsRequest{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAPIsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAPIsRequest) ProtoMessage() {}
+
+func (x *SearchAPIsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAPIsRequest.ProtoReflect.Descriptor instead.
+func (*SearchAPIsRequest) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SearchAPIsRequest) GetQ() string {
+	if x != nil {
+		return x.Q
+	}
+	return ""
+}
+
+func (x *SearchAPIsRequest) GetP() int64 {
+	if x != nil && x.P != nil {
+		return *x.P
+	}
+	return 0
+}
+
+func (x *SearchAPIsRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *SearchAPIsRequest) GetActive() string {
+	if x != nil {
+		return x.Active
+	}
+	return ""
+}
+
+func (x *SearchAPIsRequest) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *SearchAPIsRequest) GetFields() string {
+	if x != nil {
+		return x.Fields
+	}
+	return ""
+}
+
+// SearchAPIsResponse carries `{"apis":[..],"pages":n}` as raw JSON, as
+// ListAPIsResponse does.
+type SearchAPIsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// body is the JSON answer.
+	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SearchAPIsResponse) Reset() {
+	*x = SearchAPIsResponse{}
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SearchAPIsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SearchAPIsResponse) ProtoMessage() {}
+
+func (x *SearchAPIsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SearchAPIsResponse.ProtoReflect.Descriptor instead.
+func (*SearchAPIsResponse) Descriptor() ([]byte, []int) {
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SearchAPIsResponse) GetBody() *httpbody.HttpBody {
+	if x != nil {
+		return x.Body
+	}
+	return nil
+}
+
 // UpdateAPIRequest carries the new `{"api_definition":{..}}` as raw JSON.
 type UpdateAPIRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1463,7 +1606,7 @@ type UpdateAPIRequest struct {
 
 func (x *UpdateAPIRequest) Reset() {
 	*x = UpdateAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1618,7 @@ func (x *UpdateAPIRequest) String() string {
 func (*UpdateAPIRequest) ProtoMessage() {}
 
 func (x *UpdateAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[23]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1631,7 @@ func (x *UpdateAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{23}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateAPIRequest) GetApiId() string {
@@ -1520,7 +1663,7 @@ type UpdateAPIResponse struct {
 
 func (x *UpdateAPIResponse) Reset() {
 	*x = UpdateAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1675,7 @@ func (x *UpdateAPIResponse) String() string {
 func (*UpdateAPIResponse) ProtoMessage() {}
 
 func (x *UpdateAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[24]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1688,7 @@ func (x *UpdateAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{24}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateAPIResponse) GetStatus() string {
@@ -1582,7 +1725,7 @@ type DeleteAPIRequest struct {
 
 func (x *DeleteAPIRequest) Reset() {
 	*x = DeleteAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1737,7 @@ func (x *DeleteAPIRequest) String() string {
 func (*DeleteAPIRequest) ProtoMessage() {}
 
 func (x *DeleteAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[25]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1750,7 @@ func (x *DeleteAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{25}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *DeleteAPIRequest) GetApiId() string {
@@ -1639,7 +1782,7 @@ type DeleteAPIResponse struct {
 
 func (x *DeleteAPIResponse) Reset() {
 	*x = DeleteAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1794,7 @@ func (x *DeleteAPIResponse) String() string {
 func (*DeleteAPIResponse) ProtoMessage() {}
 
 func (x *DeleteAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[26]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1807,7 @@ func (x *DeleteAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{26}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteAPIResponse) GetStatus() string {
@@ -1701,7 +1844,7 @@ type CreateOASAPIRequest struct {
 
 func (x *CreateOASAPIRequest) Reset() {
 	*x = CreateOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1856,7 @@ func (x *CreateOASAPIRequest) String() string {
 func (*CreateOASAPIRequest) ProtoMessage() {}
 
 func (x *CreateOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[27]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1869,7 @@ func (x *CreateOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*CreateOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{27}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CreateOASAPIRequest) GetBody() *httpbody.HttpBody {
@@ -1753,7 +1896,7 @@ type CreateOASAPIResponse struct {
 
 func (x *CreateOASAPIResponse) Reset() {
 	*x = CreateOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1908,7 @@ func (x *CreateOASAPIResponse) String() string {
 func (*CreateOASAPIResponse) ProtoMessage() {}
 
 func (x *CreateOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[28]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1921,7 @@ func (x *CreateOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*CreateOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{28}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CreateOASAPIResponse) GetStatus() string {
@@ -1822,7 +1965,7 @@ type GetOASAPIRequest struct {
 
 func (x *GetOASAPIRequest) Reset() {
 	*x = GetOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +1977,7 @@ func (x *GetOASAPIRequest) String() string {
 func (*GetOASAPIRequest) ProtoMessage() {}
 
 func (x *GetOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[29]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +1990,7 @@ func (x *GetOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*GetOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{29}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetOASAPIRequest) GetApiId() string {
@@ -1875,7 +2018,7 @@ type GetOASAPIResponse struct {
 
 func (x *GetOASAPIResponse) Reset() {
 	*x = GetOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1887,7 +2030,7 @@ func (x *GetOASAPIResponse) String() string {
 func (*GetOASAPIResponse) ProtoMessage() {}
 
 func (x *GetOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[30]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1900,7 +2043,7 @@ func (x *GetOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*GetOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{30}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetOASAPIResponse) GetBody() *httpbody.HttpBody {
@@ -1923,7 +2066,7 @@ type UpdateOASAPIRequest struct {
 
 func (x *UpdateOASAPIRequest) Reset() {
 	*x = UpdateOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2078,7 @@ func (x *UpdateOASAPIRequest) String() string {
 func (*UpdateOASAPIRequest) ProtoMessage() {}
 
 func (x *UpdateOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[31]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2091,7 @@ func (x *UpdateOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*UpdateOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{31}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *UpdateOASAPIRequest) GetApiId() string {
@@ -1980,7 +2123,7 @@ type UpdateOASAPIResponse struct {
 
 func (x *UpdateOASAPIResponse) Reset() {
 	*x = UpdateOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1992,7 +2135,7 @@ func (x *UpdateOASAPIResponse) String() string {
 func (*UpdateOASAPIResponse) ProtoMessage() {}
 
 func (x *UpdateOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[32]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2005,7 +2148,7 @@ func (x *UpdateOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*UpdateOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{32}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *UpdateOASAPIResponse) GetStatus() string {
@@ -2042,7 +2185,7 @@ type DeleteOASAPIRequest struct {
 
 func (x *DeleteOASAPIRequest) Reset() {
 	*x = DeleteOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2197,7 @@ func (x *DeleteOASAPIRequest) String() string {
 func (*DeleteOASAPIRequest) ProtoMessage() {}
 
 func (x *DeleteOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[33]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2210,7 @@ func (x *DeleteOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*DeleteOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{33}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *DeleteOASAPIRequest) GetApiId() string {
@@ -2099,7 +2242,7 @@ type DeleteOASAPIResponse struct {
 
 func (x *DeleteOASAPIResponse) Reset() {
 	*x = DeleteOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2254,7 @@ func (x *DeleteOASAPIResponse) String() string {
 func (*DeleteOASAPIResponse) ProtoMessage() {}
 
 func (x *DeleteOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[34]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2267,7 @@ func (x *DeleteOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*DeleteOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{34}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *DeleteOASAPIResponse) GetStatus() string {
@@ -2157,7 +2300,7 @@ type ListCategoriesRequest struct {
 
 func (x *ListCategoriesRequest) Reset() {
 	*x = ListCategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2169,7 +2312,7 @@ func (x *ListCategoriesRequest) String() string {
 func (*ListCategoriesRequest) ProtoMessage() {}
 
 func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[35]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2182,7 +2325,7 @@ func (x *ListCategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesRequest.ProtoReflect.Descriptor instead.
 func (*ListCategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{35}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{37}
 }
 
 // CategoryCount is one category in use.
@@ -2198,7 +2341,7 @@ type CategoryCount struct {
 
 func (x *CategoryCount) Reset() {
 	*x = CategoryCount{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2353,7 @@ func (x *CategoryCount) String() string {
 func (*CategoryCount) ProtoMessage() {}
 
 func (x *CategoryCount) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[36]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2366,7 @@ func (x *CategoryCount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CategoryCount.ProtoReflect.Descriptor instead.
 func (*CategoryCount) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{36}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CategoryCount) GetName() string {
@@ -2251,7 +2394,7 @@ type ListCategoriesResponse struct {
 
 func (x *ListCategoriesResponse) Reset() {
 	*x = ListCategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2406,7 @@ func (x *ListCategoriesResponse) String() string {
 func (*ListCategoriesResponse) ProtoMessage() {}
 
 func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[37]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2419,7 @@ func (x *ListCategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCategoriesResponse.ProtoReflect.Descriptor instead.
 func (*ListCategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{37}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListCategoriesResponse) GetCategories() []*CategoryCount {
@@ -2302,7 +2445,7 @@ type ListOASAPIVersionsRequest struct {
 
 func (x *ListOASAPIVersionsRequest) Reset() {
 	*x = ListOASAPIVersionsRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2457,7 @@ func (x *ListOASAPIVersionsRequest) String() string {
 func (*ListOASAPIVersionsRequest) ProtoMessage() {}
 
 func (x *ListOASAPIVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[38]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2470,7 @@ func (x *ListOASAPIVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOASAPIVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListOASAPIVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{38}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListOASAPIVersionsRequest) GetApiId() string {
@@ -2362,7 +2505,7 @@ type ListOASAPIVersionsResponse struct {
 
 func (x *ListOASAPIVersionsResponse) Reset() {
 	*x = ListOASAPIVersionsResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2517,7 @@ func (x *ListOASAPIVersionsResponse) String() string {
 func (*ListOASAPIVersionsResponse) ProtoMessage() {}
 
 func (x *ListOASAPIVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[39]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2530,7 @@ func (x *ListOASAPIVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOASAPIVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListOASAPIVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{39}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListOASAPIVersionsResponse) GetBody() *httpbody.HttpBody {
@@ -2407,7 +2550,7 @@ type GetAPICategoriesRequest struct {
 
 func (x *GetAPICategoriesRequest) Reset() {
 	*x = GetAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2419,7 +2562,7 @@ func (x *GetAPICategoriesRequest) String() string {
 func (*GetAPICategoriesRequest) ProtoMessage() {}
 
 func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[40]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2432,7 +2575,7 @@ func (x *GetAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{40}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetAPICategoriesRequest) GetApiId() string {
@@ -2453,7 +2596,7 @@ type GetAPICategoriesResponse struct {
 
 func (x *GetAPICategoriesResponse) Reset() {
 	*x = GetAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2608,7 @@ func (x *GetAPICategoriesResponse) String() string {
 func (*GetAPICategoriesResponse) ProtoMessage() {}
 
 func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[41]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2621,7 @@ func (x *GetAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*GetAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{41}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetAPICategoriesResponse) GetCategories() []string {
@@ -2501,7 +2644,7 @@ type UpdateAPICategoriesRequest struct {
 
 func (x *UpdateAPICategoriesRequest) Reset() {
 	*x = UpdateAPICategoriesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2656,7 @@ func (x *UpdateAPICategoriesRequest) String() string {
 func (*UpdateAPICategoriesRequest) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[42]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2669,7 @@ func (x *UpdateAPICategoriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{42}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *UpdateAPICategoriesRequest) GetApiId() string {
@@ -2558,7 +2701,7 @@ type UpdateAPICategoriesResponse struct {
 
 func (x *UpdateAPICategoriesResponse) Reset() {
 	*x = UpdateAPICategoriesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2570,7 +2713,7 @@ func (x *UpdateAPICategoriesResponse) String() string {
 func (*UpdateAPICategoriesResponse) ProtoMessage() {}
 
 func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[43]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2583,7 +2726,7 @@ func (x *UpdateAPICategoriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPICategoriesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPICategoriesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{43}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *UpdateAPICategoriesResponse) GetStatus() string {
@@ -2624,7 +2767,7 @@ type ExportOASAPIRequest struct {
 
 func (x *ExportOASAPIRequest) Reset() {
 	*x = ExportOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2636,7 +2779,7 @@ func (x *ExportOASAPIRequest) String() string {
 func (*ExportOASAPIRequest) ProtoMessage() {}
 
 func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[44]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2649,7 +2792,7 @@ func (x *ExportOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{44}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ExportOASAPIRequest) GetApiId() string {
@@ -2687,7 +2830,7 @@ type ExportOASAPIResponse struct {
 
 func (x *ExportOASAPIResponse) Reset() {
 	*x = ExportOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +2842,7 @@ func (x *ExportOASAPIResponse) String() string {
 func (*ExportOASAPIResponse) ProtoMessage() {}
 
 func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[45]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +2855,7 @@ func (x *ExportOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*ExportOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{45}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ExportOASAPIResponse) GetFile() *httpbody.HttpBody {
@@ -2748,7 +2891,7 @@ type MigrateRequest struct {
 
 func (x *MigrateRequest) Reset() {
 	*x = MigrateRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2903,7 @@ func (x *MigrateRequest) String() string {
 func (*MigrateRequest) ProtoMessage() {}
 
 func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[46]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2916,7 @@ func (x *MigrateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateRequest.ProtoReflect.Descriptor instead.
 func (*MigrateRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{46}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *MigrateRequest) GetMode() string {
@@ -2830,7 +2973,7 @@ type MigrateResponse struct {
 
 func (x *MigrateResponse) Reset() {
 	*x = MigrateResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2842,7 +2985,7 @@ func (x *MigrateResponse) String() string {
 func (*MigrateResponse) ProtoMessage() {}
 
 func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[47]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2855,7 +2998,7 @@ func (x *MigrateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateResponse.ProtoReflect.Descriptor instead.
 func (*MigrateResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{47}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *MigrateResponse) GetReport() *httpbody.HttpBody {
@@ -2882,7 +3025,7 @@ type ErrorResponse struct {
 
 func (x *ErrorResponse) Reset() {
 	*x = ErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2894,7 +3037,7 @@ func (x *ErrorResponse) String() string {
 func (*ErrorResponse) ProtoMessage() {}
 
 func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[48]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2907,7 +3050,7 @@ func (x *ErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorResponse.ProtoReflect.Descriptor instead.
 func (*ErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{48}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *ErrorResponse) GetStatus() string {
@@ -2949,7 +3092,7 @@ type MigrateErrorResponse struct {
 
 func (x *MigrateErrorResponse) Reset() {
 	*x = MigrateErrorResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2961,7 +3104,7 @@ func (x *MigrateErrorResponse) String() string {
 func (*MigrateErrorResponse) ProtoMessage() {}
 
 func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[49]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2974,7 +3117,7 @@ func (x *MigrateErrorResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MigrateErrorResponse.ProtoReflect.Descriptor instead.
 func (*MigrateErrorResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{49}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *MigrateErrorResponse) GetId() string {
@@ -3017,7 +3160,7 @@ type RawBody struct {
 
 func (x *RawBody) Reset() {
 	*x = RawBody{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3029,7 +3172,7 @@ func (x *RawBody) String() string {
 func (*RawBody) ProtoMessage() {}
 
 func (x *RawBody) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[50]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3042,7 +3185,7 @@ func (x *RawBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawBody.ProtoReflect.Descriptor instead.
 func (*RawBody) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{50}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
 }
 
 // CreatePolicyRequest carries a policy: one JSON object, stored verbatim.
@@ -3056,7 +3199,7 @@ type CreatePolicyRequest struct {
 
 func (x *CreatePolicyRequest) Reset() {
 	*x = CreatePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3068,7 +3211,7 @@ func (x *CreatePolicyRequest) String() string {
 func (*CreatePolicyRequest) ProtoMessage() {}
 
 func (x *CreatePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[51]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3081,7 +3224,7 @@ func (x *CreatePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePolicyRequest.ProtoReflect.Descriptor instead.
 func (*CreatePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{51}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *CreatePolicyRequest) GetBody() *httpbody.HttpBody {
@@ -3106,7 +3249,7 @@ type CreatePolicyResponse struct {
 
 func (x *CreatePolicyResponse) Reset() {
 	*x = CreatePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3118,7 +3261,7 @@ func (x *CreatePolicyResponse) String() string {
 func (*CreatePolicyResponse) ProtoMessage() {}
 
 func (x *CreatePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[52]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3131,7 +3274,7 @@ func (x *CreatePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePolicyResponse.ProtoReflect.Descriptor instead.
 func (*CreatePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{52}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *CreatePolicyResponse) GetStatus() string {
@@ -3168,7 +3311,7 @@ type ListPoliciesRequest struct {
 
 func (x *ListPoliciesRequest) Reset() {
 	*x = ListPoliciesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3180,7 +3323,7 @@ func (x *ListPoliciesRequest) String() string {
 func (*ListPoliciesRequest) ProtoMessage() {}
 
 func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[53]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3193,7 +3336,7 @@ func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ListPoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{53}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListPoliciesRequest) GetP() int64 {
@@ -3236,7 +3379,7 @@ type SearchPoliciesRequest struct {
 
 func (x *SearchPoliciesRequest) Reset() {
 	*x = SearchPoliciesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3248,7 +3391,7 @@ func (x *SearchPoliciesRequest) String() string {
 func (*SearchPoliciesRequest) ProtoMessage() {}
 
 func (x *SearchPoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[54]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3261,7 +3404,7 @@ func (x *SearchPoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchPoliciesRequest.ProtoReflect.Descriptor instead.
 func (*SearchPoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{54}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SearchPoliciesRequest) GetQ() string {
@@ -3331,7 +3474,7 @@ type SearchPoliciesResponse struct {
 
 func (x *SearchPoliciesResponse) Reset() {
 	*x = SearchPoliciesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3343,7 +3486,7 @@ func (x *SearchPoliciesResponse) String() string {
 func (*SearchPoliciesResponse) ProtoMessage() {}
 
 func (x *SearchPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[55]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3356,7 +3499,7 @@ func (x *SearchPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*SearchPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{55}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *SearchPoliciesResponse) GetBody() *httpbody.HttpBody {
@@ -3377,7 +3520,7 @@ type ListPoliciesResponse struct {
 
 func (x *ListPoliciesResponse) Reset() {
 	*x = ListPoliciesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3389,7 +3532,7 @@ func (x *ListPoliciesResponse) String() string {
 func (*ListPoliciesResponse) ProtoMessage() {}
 
 func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[56]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3402,7 +3545,7 @@ func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ListPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{56}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ListPoliciesResponse) GetBody() *httpbody.HttpBody {
@@ -3423,7 +3566,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3435,7 +3578,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[57]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3448,7 +3591,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{57}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetPolicyRequest) GetPolicyId() string {
@@ -3469,7 +3612,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3481,7 +3624,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[58]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3494,7 +3637,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{58}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *GetPolicyResponse) GetBody() *httpbody.HttpBody {
@@ -3517,7 +3660,7 @@ type UpdatePolicyRequest struct {
 
 func (x *UpdatePolicyRequest) Reset() {
 	*x = UpdatePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3529,7 +3672,7 @@ func (x *UpdatePolicyRequest) String() string {
 func (*UpdatePolicyRequest) ProtoMessage() {}
 
 func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[59]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3542,7 +3685,7 @@ func (x *UpdatePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyRequest.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{59}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *UpdatePolicyRequest) GetPolicyId() string {
@@ -3574,7 +3717,7 @@ type UpdatePolicyResponse struct {
 
 func (x *UpdatePolicyResponse) Reset() {
 	*x = UpdatePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3586,7 +3729,7 @@ func (x *UpdatePolicyResponse) String() string {
 func (*UpdatePolicyResponse) ProtoMessage() {}
 
 func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[60]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3599,7 +3742,7 @@ func (x *UpdatePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatePolicyResponse.ProtoReflect.Descriptor instead.
 func (*UpdatePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{60}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *UpdatePolicyResponse) GetStatus() string {
@@ -3636,7 +3779,7 @@ type DeletePolicyRequest struct {
 
 func (x *DeletePolicyRequest) Reset() {
 	*x = DeletePolicyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3648,7 +3791,7 @@ func (x *DeletePolicyRequest) String() string {
 func (*DeletePolicyRequest) ProtoMessage() {}
 
 func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[61]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3661,7 +3804,7 @@ func (x *DeletePolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyRequest.ProtoReflect.Descriptor instead.
 func (*DeletePolicyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{61}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *DeletePolicyRequest) GetPolicyId() string {
@@ -3693,7 +3836,7 @@ type DeletePolicyResponse struct {
 
 func (x *DeletePolicyResponse) Reset() {
 	*x = DeletePolicyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3705,7 +3848,7 @@ func (x *DeletePolicyResponse) String() string {
 func (*DeletePolicyResponse) ProtoMessage() {}
 
 func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[62]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3718,7 +3861,7 @@ func (x *DeletePolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeletePolicyResponse.ProtoReflect.Descriptor instead.
 func (*DeletePolicyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{62}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *DeletePolicyResponse) GetStatus() string {
@@ -3753,7 +3896,7 @@ type CreateAssetRequest struct {
 
 func (x *CreateAssetRequest) Reset() {
 	*x = CreateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3765,7 +3908,7 @@ func (x *CreateAssetRequest) String() string {
 func (*CreateAssetRequest) ProtoMessage() {}
 
 func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[63]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3778,7 +3921,7 @@ func (x *CreateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetRequest.ProtoReflect.Descriptor instead.
 func (*CreateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{63}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CreateAssetRequest) GetBody() *httpbody.HttpBody {
@@ -3803,7 +3946,7 @@ type CreateAssetResponse struct {
 
 func (x *CreateAssetResponse) Reset() {
 	*x = CreateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3815,7 +3958,7 @@ func (x *CreateAssetResponse) String() string {
 func (*CreateAssetResponse) ProtoMessage() {}
 
 func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[64]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3828,7 +3971,7 @@ func (x *CreateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAssetResponse.ProtoReflect.Descriptor instead.
 func (*CreateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{64}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CreateAssetResponse) GetStatus() string {
@@ -3864,7 +4007,7 @@ type ListAssetsRequest struct {
 
 func (x *ListAssetsRequest) Reset() {
 	*x = ListAssetsRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3876,7 +4019,7 @@ func (x *ListAssetsRequest) String() string {
 func (*ListAssetsRequest) ProtoMessage() {}
 
 func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[65]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3889,7 +4032,7 @@ func (x *ListAssetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsRequest.ProtoReflect.Descriptor instead.
 func (*ListAssetsRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{65}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ListAssetsRequest) GetKind() string {
@@ -3910,7 +4053,7 @@ type ListAssetsResponse struct {
 
 func (x *ListAssetsResponse) Reset() {
 	*x = ListAssetsResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3922,7 +4065,7 @@ func (x *ListAssetsResponse) String() string {
 func (*ListAssetsResponse) ProtoMessage() {}
 
 func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[66]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3935,7 +4078,7 @@ func (x *ListAssetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAssetsResponse.ProtoReflect.Descriptor instead.
 func (*ListAssetsResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{66}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ListAssetsResponse) GetBody() *httpbody.HttpBody {
@@ -3956,7 +4099,7 @@ type GetAssetRequest struct {
 
 func (x *GetAssetRequest) Reset() {
 	*x = GetAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3968,7 +4111,7 @@ func (x *GetAssetRequest) String() string {
 func (*GetAssetRequest) ProtoMessage() {}
 
 func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[67]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3981,7 +4124,7 @@ func (x *GetAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetRequest.ProtoReflect.Descriptor instead.
 func (*GetAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{67}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *GetAssetRequest) GetAssetId() string {
@@ -4002,7 +4145,7 @@ type GetAssetResponse struct {
 
 func (x *GetAssetResponse) Reset() {
 	*x = GetAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4014,7 +4157,7 @@ func (x *GetAssetResponse) String() string {
 func (*GetAssetResponse) ProtoMessage() {}
 
 func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[68]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4027,7 +4170,7 @@ func (x *GetAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAssetResponse.ProtoReflect.Descriptor instead.
 func (*GetAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{68}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *GetAssetResponse) GetBody() *httpbody.HttpBody {
@@ -4050,7 +4193,7 @@ type UpdateAssetRequest struct {
 
 func (x *UpdateAssetRequest) Reset() {
 	*x = UpdateAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4062,7 +4205,7 @@ func (x *UpdateAssetRequest) String() string {
 func (*UpdateAssetRequest) ProtoMessage() {}
 
 func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[69]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4075,7 +4218,7 @@ func (x *UpdateAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{69}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *UpdateAssetRequest) GetAssetId() string {
@@ -4107,7 +4250,7 @@ type UpdateAssetResponse struct {
 
 func (x *UpdateAssetResponse) Reset() {
 	*x = UpdateAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4119,7 +4262,7 @@ func (x *UpdateAssetResponse) String() string {
 func (*UpdateAssetResponse) ProtoMessage() {}
 
 func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[70]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4132,7 +4275,7 @@ func (x *UpdateAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAssetResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{70}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *UpdateAssetResponse) GetStatus() string {
@@ -4167,7 +4310,7 @@ type DeleteAssetRequest struct {
 
 func (x *DeleteAssetRequest) Reset() {
 	*x = DeleteAssetRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4179,7 +4322,7 @@ func (x *DeleteAssetRequest) String() string {
 func (*DeleteAssetRequest) ProtoMessage() {}
 
 func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[71]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4192,7 +4335,7 @@ func (x *DeleteAssetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAssetRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{71}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *DeleteAssetRequest) GetAssetId() string {
@@ -4217,7 +4360,7 @@ type DeleteAssetResponse struct {
 
 func (x *DeleteAssetResponse) Reset() {
 	*x = DeleteAssetResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4229,7 +4372,7 @@ func (x *DeleteAssetResponse) String() string {
 func (*DeleteAssetResponse) ProtoMessage() {}
 
 func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[72]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4242,7 +4385,7 @@ func (x *DeleteAssetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAssetResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAssetResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{72}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *DeleteAssetResponse) GetStatus() string {
@@ -4275,7 +4418,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4287,7 +4430,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[73]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4300,7 +4443,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{73}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
 }
 
 // Node is a Tyk Gateway registered with the service.
@@ -4320,7 +4463,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4332,7 +4475,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[74]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4345,7 +4488,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{74}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *Node) GetId() string {
@@ -4387,7 +4530,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4399,7 +4542,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[75]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4412,7 +4555,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{75}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -4441,7 +4584,7 @@ type KeyData struct {
 
 func (x *KeyData) Reset() {
 	*x = KeyData{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4453,7 +4596,7 @@ func (x *KeyData) String() string {
 func (*KeyData) ProtoMessage() {}
 
 func (x *KeyData) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[76]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4466,7 +4609,7 @@ func (x *KeyData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyData.ProtoReflect.Descriptor instead.
 func (*KeyData) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{76}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *KeyData) GetApiModel() *structpb.Struct {
@@ -4510,7 +4653,7 @@ type KeysDetailed struct {
 
 func (x *KeysDetailed) Reset() {
 	*x = KeysDetailed{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4522,7 +4665,7 @@ func (x *KeysDetailed) String() string {
 func (*KeysDetailed) ProtoMessage() {}
 
 func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[77]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4535,7 +4678,7 @@ func (x *KeysDetailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeysDetailed.ProtoReflect.Descriptor instead.
 func (*KeysDetailed) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{77}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *KeysDetailed) GetKeys() []*KeyData {
@@ -4563,7 +4706,7 @@ type KeyList struct {
 
 func (x *KeyList) Reset() {
 	*x = KeyList{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4575,7 +4718,7 @@ func (x *KeyList) String() string {
 func (*KeyList) ProtoMessage() {}
 
 func (x *KeyList) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[78]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4588,7 +4731,7 @@ func (x *KeyList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyList.ProtoReflect.Descriptor instead.
 func (*KeyList) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{78}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *KeyList) GetKeys() []string {
@@ -4612,7 +4755,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4624,7 +4767,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[79]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4637,7 +4780,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{79}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *CreateKeyRequest) GetBody() *httpbody.HttpBody {
@@ -4669,7 +4812,7 @@ type CreateKeyResponse struct {
 
 func (x *CreateKeyResponse) Reset() {
 	*x = CreateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4681,7 +4824,7 @@ func (x *CreateKeyResponse) String() string {
 func (*CreateKeyResponse) ProtoMessage() {}
 
 func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[80]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4694,7 +4837,7 @@ func (x *CreateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{80}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CreateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4731,7 +4874,7 @@ type CreateCustomKeyRequest struct {
 
 func (x *CreateCustomKeyRequest) Reset() {
 	*x = CreateCustomKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4743,7 +4886,7 @@ func (x *CreateCustomKeyRequest) String() string {
 func (*CreateCustomKeyRequest) ProtoMessage() {}
 
 func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[81]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4756,7 +4899,7 @@ func (x *CreateCustomKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{81}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CreateCustomKeyRequest) GetKeyId() string {
@@ -4788,7 +4931,7 @@ type CreateCustomKeyResponse struct {
 
 func (x *CreateCustomKeyResponse) Reset() {
 	*x = CreateCustomKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4800,7 +4943,7 @@ func (x *CreateCustomKeyResponse) String() string {
 func (*CreateCustomKeyResponse) ProtoMessage() {}
 
 func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[82]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4813,7 +4956,7 @@ func (x *CreateCustomKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateCustomKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateCustomKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{82}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CreateCustomKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4856,7 +4999,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4868,7 +5011,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[83]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4881,7 +5024,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{83}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetKeyRequest) GetKeyId() string {
@@ -4925,7 +5068,7 @@ type GetKeyResponse struct {
 
 func (x *GetKeyResponse) Reset() {
 	*x = GetKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4937,7 +5080,7 @@ func (x *GetKeyResponse) String() string {
 func (*GetKeyResponse) ProtoMessage() {}
 
 func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[84]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4950,7 +5093,7 @@ func (x *GetKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{84}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetKeyResponse) GetBody() *httpbody.HttpBody {
@@ -4988,7 +5131,7 @@ type UpdateKeyRequest struct {
 
 func (x *UpdateKeyRequest) Reset() {
 	*x = UpdateKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5000,7 +5143,7 @@ func (x *UpdateKeyRequest) String() string {
 func (*UpdateKeyRequest) ProtoMessage() {}
 
 func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[85]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5013,7 +5156,7 @@ func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{85}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *UpdateKeyRequest) GetKeyId() string {
@@ -5071,7 +5214,7 @@ type UpdateKeyResponse struct {
 
 func (x *UpdateKeyResponse) Reset() {
 	*x = UpdateKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5083,7 +5226,7 @@ func (x *UpdateKeyResponse) String() string {
 func (*UpdateKeyResponse) ProtoMessage() {}
 
 func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[86]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5096,7 +5239,7 @@ func (x *UpdateKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{86}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *UpdateKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5130,7 +5273,7 @@ type DeleteKeyRequest struct {
 
 func (x *DeleteKeyRequest) Reset() {
 	*x = DeleteKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5285,7 @@ func (x *DeleteKeyRequest) String() string {
 func (*DeleteKeyRequest) ProtoMessage() {}
 
 func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[87]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5298,7 @@ func (x *DeleteKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{87}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *DeleteKeyRequest) GetKeyId() string {
@@ -5201,7 +5344,7 @@ type DeleteKeyResponse struct {
 
 func (x *DeleteKeyResponse) Reset() {
 	*x = DeleteKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5213,7 +5356,7 @@ func (x *DeleteKeyResponse) String() string {
 func (*DeleteKeyResponse) ProtoMessage() {}
 
 func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[88]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5226,7 +5369,7 @@ func (x *DeleteKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{88}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *DeleteKeyResponse) GetStatus() string {
@@ -5263,7 +5406,7 @@ type ListKeysDetailedRequest struct {
 
 func (x *ListKeysDetailedRequest) Reset() {
 	*x = ListKeysDetailedRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5275,7 +5418,7 @@ func (x *ListKeysDetailedRequest) String() string {
 func (*ListKeysDetailedRequest) ProtoMessage() {}
 
 func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[89]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5288,7 +5431,7 @@ func (x *ListKeysDetailedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{89}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ListKeysDetailedRequest) GetP() int64 {
@@ -5317,7 +5460,7 @@ type ListKeysDetailedResponse struct {
 
 func (x *ListKeysDetailedResponse) Reset() {
 	*x = ListKeysDetailedResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5329,7 +5472,7 @@ func (x *ListKeysDetailedResponse) String() string {
 func (*ListKeysDetailedResponse) ProtoMessage() {}
 
 func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[90]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5342,7 +5485,7 @@ func (x *ListKeysDetailedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysDetailedResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysDetailedResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{90}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *ListKeysDetailedResponse) GetBody() *httpbody.HttpBody {
@@ -5363,7 +5506,7 @@ type PreviewKeyRequest struct {
 
 func (x *PreviewKeyRequest) Reset() {
 	*x = PreviewKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5375,7 +5518,7 @@ func (x *PreviewKeyRequest) String() string {
 func (*PreviewKeyRequest) ProtoMessage() {}
 
 func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[91]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5388,7 +5531,7 @@ func (x *PreviewKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyRequest.ProtoReflect.Descriptor instead.
 func (*PreviewKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{91}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *PreviewKeyRequest) GetBody() *httpbody.HttpBody {
@@ -5409,7 +5552,7 @@ type PreviewKeyResponse struct {
 
 func (x *PreviewKeyResponse) Reset() {
 	*x = PreviewKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5421,7 +5564,7 @@ func (x *PreviewKeyResponse) String() string {
 func (*PreviewKeyResponse) ProtoMessage() {}
 
 func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[92]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5434,7 +5577,7 @@ func (x *PreviewKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewKeyResponse.ProtoReflect.Descriptor instead.
 func (*PreviewKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{92}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *PreviewKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5455,7 +5598,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5467,7 +5610,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[93]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5480,7 +5623,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{93}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ListKeysRequest) GetP() int64 {
@@ -5503,7 +5646,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5515,7 +5658,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[94]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5528,7 +5671,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{94}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ListKeysResponse) GetData() *KeyList {
@@ -5558,7 +5701,7 @@ type ListAPIKeysRequest struct {
 
 func (x *ListAPIKeysRequest) Reset() {
 	*x = ListAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5570,7 +5713,7 @@ func (x *ListAPIKeysRequest) String() string {
 func (*ListAPIKeysRequest) ProtoMessage() {}
 
 func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[95]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5583,7 +5726,7 @@ func (x *ListAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{95}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *ListAPIKeysRequest) GetApiId() string {
@@ -5613,7 +5756,7 @@ type ListAPIKeysResponse struct {
 
 func (x *ListAPIKeysResponse) Reset() {
 	*x = ListAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5625,7 +5768,7 @@ func (x *ListAPIKeysResponse) String() string {
 func (*ListAPIKeysResponse) ProtoMessage() {}
 
 func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[96]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5638,7 +5781,7 @@ func (x *ListAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{96}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *ListAPIKeysResponse) GetData() *KeyList {
@@ -5674,7 +5817,7 @@ type GetAPIKeyRequest struct {
 
 func (x *GetAPIKeyRequest) Reset() {
 	*x = GetAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5686,7 +5829,7 @@ func (x *GetAPIKeyRequest) String() string {
 func (*GetAPIKeyRequest) ProtoMessage() {}
 
 func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[97]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5699,7 +5842,7 @@ func (x *GetAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{97}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *GetAPIKeyRequest) GetApiId() string {
@@ -5750,7 +5893,7 @@ type GetAPIKeyResponse struct {
 
 func (x *GetAPIKeyResponse) Reset() {
 	*x = GetAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5762,7 +5905,7 @@ func (x *GetAPIKeyResponse) String() string {
 func (*GetAPIKeyResponse) ProtoMessage() {}
 
 func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[98]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5775,7 +5918,7 @@ func (x *GetAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*GetAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{98}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5815,7 +5958,7 @@ type UpdateAPIKeyRequest struct {
 
 func (x *UpdateAPIKeyRequest) Reset() {
 	*x = UpdateAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5827,7 +5970,7 @@ func (x *UpdateAPIKeyRequest) String() string {
 func (*UpdateAPIKeyRequest) ProtoMessage() {}
 
 func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[99]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5840,7 +5983,7 @@ func (x *UpdateAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{99}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *UpdateAPIKeyRequest) GetApiId() string {
@@ -5905,7 +6048,7 @@ type UpdateAPIKeyResponse struct {
 
 func (x *UpdateAPIKeyResponse) Reset() {
 	*x = UpdateAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5917,7 +6060,7 @@ func (x *UpdateAPIKeyResponse) String() string {
 func (*UpdateAPIKeyResponse) ProtoMessage() {}
 
 func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[100]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5930,7 +6073,7 @@ func (x *UpdateAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{100}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *UpdateAPIKeyResponse) GetBody() *httpbody.HttpBody {
@@ -5966,7 +6109,7 @@ type DeleteAPIKeyRequest struct {
 
 func (x *DeleteAPIKeyRequest) Reset() {
 	*x = DeleteAPIKeyRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5978,7 +6121,7 @@ func (x *DeleteAPIKeyRequest) String() string {
 func (*DeleteAPIKeyRequest) ProtoMessage() {}
 
 func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[101]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5991,7 +6134,7 @@ func (x *DeleteAPIKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{101}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *DeleteAPIKeyRequest) GetApiId() string {
@@ -6044,7 +6187,7 @@ type DeleteAPIKeyResponse struct {
 
 func (x *DeleteAPIKeyResponse) Reset() {
 	*x = DeleteAPIKeyResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6056,7 +6199,7 @@ func (x *DeleteAPIKeyResponse) String() string {
 func (*DeleteAPIKeyResponse) ProtoMessage() {}
 
 func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[102]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6069,7 +6212,7 @@ func (x *DeleteAPIKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAPIKeyResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAPIKeyResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{102}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *DeleteAPIKeyResponse) GetStatus() string {
@@ -6109,7 +6252,7 @@ type SearchAPIKeysRequest struct {
 
 func (x *SearchAPIKeysRequest) Reset() {
 	*x = SearchAPIKeysRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6121,7 +6264,7 @@ func (x *SearchAPIKeysRequest) String() string {
 func (*SearchAPIKeysRequest) ProtoMessage() {}
 
 func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[103]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6134,7 +6277,7 @@ func (x *SearchAPIKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysRequest.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{103}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *SearchAPIKeysRequest) GetApiId() string {
@@ -6171,7 +6314,7 @@ type SearchAPIKeysResponse struct {
 
 func (x *SearchAPIKeysResponse) Reset() {
 	*x = SearchAPIKeysResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6183,7 +6326,7 @@ func (x *SearchAPIKeysResponse) String() string {
 func (*SearchAPIKeysResponse) ProtoMessage() {}
 
 func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[104]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6196,7 +6339,7 @@ func (x *SearchAPIKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchAPIKeysResponse.ProtoReflect.Descriptor instead.
 func (*SearchAPIKeysResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{104}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *SearchAPIKeysResponse) GetData() *KeyList {
@@ -6244,7 +6387,7 @@ type ImportOASAPIRequest struct {
 
 func (x *ImportOASAPIRequest) Reset() {
 	*x = ImportOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6256,7 +6399,7 @@ func (x *ImportOASAPIRequest) String() string {
 func (*ImportOASAPIRequest) ProtoMessage() {}
 
 func (x *ImportOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[105]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6269,7 +6412,7 @@ func (x *ImportOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*ImportOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{105}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ImportOASAPIRequest) GetBody() *httpbody.HttpBody {
@@ -6376,7 +6519,7 @@ type ImportOASAPIResponse struct {
 
 func (x *ImportOASAPIResponse) Reset() {
 	*x = ImportOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6388,7 +6531,7 @@ func (x *ImportOASAPIResponse) String() string {
 func (*ImportOASAPIResponse) ProtoMessage() {}
 
 func (x *ImportOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[106]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6401,7 +6544,7 @@ func (x *ImportOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*ImportOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{106}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ImportOASAPIResponse) GetStatus() string {
@@ -6463,7 +6606,7 @@ type DryRunOASAPIRequest struct {
 
 func (x *DryRunOASAPIRequest) Reset() {
 	*x = DryRunOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6475,7 +6618,7 @@ func (x *DryRunOASAPIRequest) String() string {
 func (*DryRunOASAPIRequest) ProtoMessage() {}
 
 func (x *DryRunOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[107]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6488,7 +6631,7 @@ func (x *DryRunOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DryRunOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*DryRunOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{107}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *DryRunOASAPIRequest) GetBody() *httpbody.HttpBody {
@@ -6593,7 +6736,7 @@ type DryRunOASAPIResponse struct {
 
 func (x *DryRunOASAPIResponse) Reset() {
 	*x = DryRunOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6605,7 +6748,7 @@ func (x *DryRunOASAPIResponse) String() string {
 func (*DryRunOASAPIResponse) ProtoMessage() {}
 
 func (x *DryRunOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[108]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6618,7 +6761,7 @@ func (x *DryRunOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DryRunOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*DryRunOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{108}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{110}
 }
 
 func (x *DryRunOASAPIResponse) GetBody() *httpbody.HttpBody {
@@ -6649,7 +6792,7 @@ type PatchOASAPIRequest struct {
 
 func (x *PatchOASAPIRequest) Reset() {
 	*x = PatchOASAPIRequest{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[111]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6661,7 +6804,7 @@ func (x *PatchOASAPIRequest) String() string {
 func (*PatchOASAPIRequest) ProtoMessage() {}
 
 func (x *PatchOASAPIRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[109]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[111]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6674,7 +6817,7 @@ func (x *PatchOASAPIRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchOASAPIRequest.ProtoReflect.Descriptor instead.
 func (*PatchOASAPIRequest) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{109}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{111}
 }
 
 func (x *PatchOASAPIRequest) GetApiId() string {
@@ -6753,7 +6896,7 @@ type PatchOASAPIResponse struct {
 
 func (x *PatchOASAPIResponse) Reset() {
 	*x = PatchOASAPIResponse{}
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[112]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6765,7 +6908,7 @@ func (x *PatchOASAPIResponse) String() string {
 func (*PatchOASAPIResponse) ProtoMessage() {}
 
 func (x *PatchOASAPIResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gatehouse_management_v1_management_proto_msgTypes[110]
+	mi := &file_gatehouse_management_v1_management_proto_msgTypes[112]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6778,7 +6921,7 @@ func (x *PatchOASAPIResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchOASAPIResponse.ProtoReflect.Descriptor instead.
 func (*PatchOASAPIResponse) Descriptor() ([]byte, []int) {
-	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{110}
+	return file_gatehouse_management_v1_management_proto_rawDescGZIP(), []int{112}
 }
 
 func (x *PatchOASAPIResponse) GetStatus() string {
@@ -6911,6 +7054,16 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\rGetAPIRequest\x12\x16\n" +
 	"\x06api_id\x18\x01 \x01(\tR\x06api_id\":\n" +
 	"\x0eGetAPIResponse\x12(\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"\x9a\x01\n" +
+	"\x11SearchAPIsRequest\x12\f\n" +
+	"\x01q\x18\x01 \x01(\tR\x01q\x12\x11\n" +
+	"\x01p\x18\x02 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06active\x18\x04 \x01(\tR\x06active\x12\x1a\n" +
+	"\bcategory\x18\x05 \x01(\tR\bcategory\x12\x16\n" +
+	"\x06fields\x18\x06 \x01(\tR\x06fieldsB\x04\n" +
+	"\x02_p\">\n" +
+	"\x12SearchAPIsResponse\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"T\n" +
 	"\x10UpdateAPIRequest\x12\x16\n" +
 	"\x06api_id\x18\x01 \x01(\tR\x06api_id\x12(\n" +
@@ -7288,7 +7441,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x13PatchOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\x81\xa8\x01\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\xad\xac\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -7370,7 +7523,15 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"=27`{\"api_definition\":{..}}`, every field as it was given.\x9a\x02\x01\x06JZ\n" +
 	"\x03404\x12S\n" +
 	"%No such API: Message `API not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\xd1\x03\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\xa9\x04\n" +
+	"\n" +
+	"SearchAPIs\x12*.gatehouse.management.v1.SearchAPIsRequest\x1a+.gatehouse.management.v1.SearchAPIsResponse\"\xc1\x03\x92A\x9f\x03J\x81\x02\n" +
+	"\x03200\x12\xf9\x01\n" +
+	"\x8c\x01The APIs whose name holds q (any case, as text: no q is an invalid pattern; no q: every API), in API ID order, one page of 10 (p <= 0: all).\x12h\n" +
+	"f2``{\"apis\":[{\"api_definition\":{..},\"categories\":[..]}],\"pages\":n}`, items as ListAPIs writes them.\x9a\x02\x01\x06J\x98\x01\n" +
+	"\x03400\x12\x90\x01\n" +
+	"b`p` is not an integer, or `kind`, `active` or `fields` holds a value not listed: Message names it.\x12*\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x18b\x04body\x12\x10/api/apis/search\x12\xd1\x03\n" +
 	"\tUpdateAPI\x12).gatehouse.management.v1.UpdateAPIRequest\x1a*.gatehouse.management.v1.UpdateAPIResponse\"\xec\x02\x92A\xc8\x02JO\n" +
 	"\x03200\x12H\n" +
 	"\x16Message `API updated`.\x12.\n" +
@@ -7724,7 +7885,7 @@ func file_gatehouse_management_v1_management_proto_rawDescGZIP() []byte {
 	return file_gatehouse_management_v1_management_proto_rawDescData
 }
 
-var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 112)
+var file_gatehouse_management_v1_management_proto_msgTypes = make([]protoimpl.MessageInfo, 114)
 var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*UserInput)(nil),                   // 0: gatehouse.management.v1.UserInput
 	(*User)(nil),                        // 1: gatehouse.management.v1.User
@@ -7749,272 +7910,277 @@ var file_gatehouse_management_v1_management_proto_goTypes = []any{
 	(*ListAPIsResponse)(nil),            // 20: gatehouse.management.v1.ListAPIsResponse
 	(*GetAPIRequest)(nil),               // 21: gatehouse.management.v1.GetAPIRequest
 	(*GetAPIResponse)(nil),              // 22: gatehouse.management.v1.GetAPIResponse
-	(*UpdateAPIRequest)(nil),            // 23: gatehouse.management.v1.UpdateAPIRequest
-	(*UpdateAPIResponse)(nil),           // 24: gatehouse.management.v1.UpdateAPIResponse
-	(*DeleteAPIRequest)(nil),            // 25: gatehouse.management.v1.DeleteAPIRequest
-	(*DeleteAPIResponse)(nil),           // 26: gatehouse.management.v1.DeleteAPIResponse
-	(*CreateOASAPIRequest)(nil),         // 27: gatehouse.management.v1.CreateOASAPIRequest
-	(*CreateOASAPIResponse)(nil),        // 28: gatehouse.management.v1.CreateOASAPIResponse
-	(*GetOASAPIRequest)(nil),            // 29: gatehouse.management.v1.GetOASAPIRequest
-	(*GetOASAPIResponse)(nil),           // 30: gatehouse.management.v1.GetOASAPIResponse
-	(*UpdateOASAPIRequest)(nil),         // 31: gatehouse.management.v1.UpdateOASAPIRequest
-	(*UpdateOASAPIResponse)(nil),        // 32: gatehouse.management.v1.UpdateOASAPIResponse
-	(*DeleteOASAPIRequest)(nil),         // 33: gatehouse.management.v1.DeleteOASAPIRequest
-	(*DeleteOASAPIResponse)(nil),        // 34: gatehouse.management.v1.DeleteOASAPIResponse
-	(*ListCategoriesRequest)(nil),       // 35: gatehouse.management.v1.ListCategoriesRequest
-	(*CategoryCount)(nil),               // 36: gatehouse.management.v1.CategoryCount
-	(*ListCategoriesResponse)(nil),      // 37: gatehouse.management.v1.ListCategoriesResponse
-	(*ListOASAPIVersionsRequest)(nil),   // 38: gatehouse.management.v1.ListOASAPIVersionsRequest
-	(*ListOASAPIVersionsResponse)(nil),  // 39: gatehouse.management.v1.ListOASAPIVersionsResponse
-	(*GetAPICategoriesRequest)(nil),     // 40: gatehouse.management.v1.GetAPICategoriesRequest
-	(*GetAPICategoriesResponse)(nil),    // 41: gatehouse.management.v1.GetAPICategoriesResponse
-	(*UpdateAPICategoriesRequest)(nil),  // 42: gatehouse.management.v1.UpdateAPICategoriesRequest
-	(*UpdateAPICategoriesResponse)(nil), // 43: gatehouse.management.v1.UpdateAPICategoriesResponse
-	(*ExportOASAPIRequest)(nil),         // 44: gatehouse.management.v1.ExportOASAPIRequest
-	(*ExportOASAPIResponse)(nil),        // 45: gatehouse.management.v1.ExportOASAPIResponse
-	(*MigrateRequest)(nil),              // 46: gatehouse.management.v1.MigrateRequest
-	(*MigrateResponse)(nil),             // 47: gatehouse.management.v1.MigrateResponse
-	(*ErrorResponse)(nil),               // 48: gatehouse.management.v1.ErrorResponse
-	(*MigrateErrorResponse)(nil),        // 49: gatehouse.management.v1.MigrateErrorResponse
-	(*RawBody)(nil),                     // 50: gatehouse.management.v1.RawBody
-	(*CreatePolicyRequest)(nil),         // 51: gatehouse.management.v1.CreatePolicyRequest
-	(*CreatePolicyResponse)(nil),        // 52: gatehouse.management.v1.CreatePolicyResponse
-	(*ListPoliciesRequest)(nil),         // 53: gatehouse.management.v1.ListPoliciesRequest
-	(*SearchPoliciesRequest)(nil),       // 54: gatehouse.management.v1.SearchPoliciesRequest
-	(*SearchPoliciesResponse)(nil),      // 55: gatehouse.management.v1.SearchPoliciesResponse
-	(*ListPoliciesResponse)(nil),        // 56: gatehouse.management.v1.ListPoliciesResponse
-	(*GetPolicyRequest)(nil),            // 57: gatehouse.management.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),           // 58: gatehouse.management.v1.GetPolicyResponse
-	(*UpdatePolicyRequest)(nil),         // 59: gatehouse.management.v1.UpdatePolicyRequest
-	(*UpdatePolicyResponse)(nil),        // 60: gatehouse.management.v1.UpdatePolicyResponse
-	(*DeletePolicyRequest)(nil),         // 61: gatehouse.management.v1.DeletePolicyRequest
-	(*DeletePolicyResponse)(nil),        // 62: gatehouse.management.v1.DeletePolicyResponse
-	(*CreateAssetRequest)(nil),          // 63: gatehouse.management.v1.CreateAssetRequest
-	(*CreateAssetResponse)(nil),         // 64: gatehouse.management.v1.CreateAssetResponse
-	(*ListAssetsRequest)(nil),           // 65: gatehouse.management.v1.ListAssetsRequest
-	(*ListAssetsResponse)(nil),          // 66: gatehouse.management.v1.ListAssetsResponse
-	(*GetAssetRequest)(nil),             // 67: gatehouse.management.v1.GetAssetRequest
-	(*GetAssetResponse)(nil),            // 68: gatehouse.management.v1.GetAssetResponse
-	(*UpdateAssetRequest)(nil),          // 69: gatehouse.management.v1.UpdateAssetRequest
-	(*UpdateAssetResponse)(nil),         // 70: gatehouse.management.v1.UpdateAssetResponse
-	(*DeleteAssetRequest)(nil),          // 71: gatehouse.management.v1.DeleteAssetRequest
-	(*DeleteAssetResponse)(nil),         // 72: gatehouse.management.v1.DeleteAssetResponse
-	(*ListNodesRequest)(nil),            // 73: gatehouse.management.v1.ListNodesRequest
-	(*Node)(nil),                        // 74: gatehouse.management.v1.Node
-	(*ListNodesResponse)(nil),           // 75: gatehouse.management.v1.ListNodesResponse
-	(*KeyData)(nil),                     // 76: gatehouse.management.v1.KeyData
-	(*KeysDetailed)(nil),                // 77: gatehouse.management.v1.KeysDetailed
-	(*KeyList)(nil),                     // 78: gatehouse.management.v1.KeyList
-	(*CreateKeyRequest)(nil),            // 79: gatehouse.management.v1.CreateKeyRequest
-	(*CreateKeyResponse)(nil),           // 80: gatehouse.management.v1.CreateKeyResponse
-	(*CreateCustomKeyRequest)(nil),      // 81: gatehouse.management.v1.CreateCustomKeyRequest
-	(*CreateCustomKeyResponse)(nil),     // 82: gatehouse.management.v1.CreateCustomKeyResponse
-	(*GetKeyRequest)(nil),               // 83: gatehouse.management.v1.GetKeyRequest
-	(*GetKeyResponse)(nil),              // 84: gatehouse.management.v1.GetKeyResponse
-	(*UpdateKeyRequest)(nil),            // 85: gatehouse.management.v1.UpdateKeyRequest
-	(*UpdateKeyResponse)(nil),           // 86: gatehouse.management.v1.UpdateKeyResponse
-	(*DeleteKeyRequest)(nil),            // 87: gatehouse.management.v1.DeleteKeyRequest
-	(*DeleteKeyResponse)(nil),           // 88: gatehouse.management.v1.DeleteKeyResponse
-	(*ListKeysDetailedRequest)(nil),     // 89: gatehouse.management.v1.ListKeysDetailedRequest
-	(*ListKeysDetailedResponse)(nil),    // 90: gatehouse.management.v1.ListKeysDetailedResponse
-	(*PreviewKeyRequest)(nil),           // 91: gatehouse.management.v1.PreviewKeyRequest
-	(*PreviewKeyResponse)(nil),          // 92: gatehouse.management.v1.PreviewKeyResponse
-	(*ListKeysRequest)(nil),             // 93: gatehouse.management.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),            // 94: gatehouse.management.v1.ListKeysResponse
-	(*ListAPIKeysRequest)(nil),          // 95: gatehouse.management.v1.ListAPIKeysRequest
-	(*ListAPIKeysResponse)(nil),         // 96: gatehouse.management.v1.ListAPIKeysResponse
-	(*GetAPIKeyRequest)(nil),            // 97: gatehouse.management.v1.GetAPIKeyRequest
-	(*GetAPIKeyResponse)(nil),           // 98: gatehouse.management.v1.GetAPIKeyResponse
-	(*UpdateAPIKeyRequest)(nil),         // 99: gatehouse.management.v1.UpdateAPIKeyRequest
-	(*UpdateAPIKeyResponse)(nil),        // 100: gatehouse.management.v1.UpdateAPIKeyResponse
-	(*DeleteAPIKeyRequest)(nil),         // 101: gatehouse.management.v1.DeleteAPIKeyRequest
-	(*DeleteAPIKeyResponse)(nil),        // 102: gatehouse.management.v1.DeleteAPIKeyResponse
-	(*SearchAPIKeysRequest)(nil),        // 103: gatehouse.management.v1.SearchAPIKeysRequest
-	(*SearchAPIKeysResponse)(nil),       // 104: gatehouse.management.v1.SearchAPIKeysResponse
-	(*ImportOASAPIRequest)(nil),         // 105: gatehouse.management.v1.ImportOASAPIRequest
-	(*ImportOASAPIResponse)(nil),        // 106: gatehouse.management.v1.ImportOASAPIResponse
-	(*DryRunOASAPIRequest)(nil),         // 107: gatehouse.management.v1.DryRunOASAPIRequest
-	(*DryRunOASAPIResponse)(nil),        // 108: gatehouse.management.v1.DryRunOASAPIResponse
-	(*PatchOASAPIRequest)(nil),          // 109: gatehouse.management.v1.PatchOASAPIRequest
-	(*PatchOASAPIResponse)(nil),         // 110: gatehouse.management.v1.PatchOASAPIResponse
-	nil,                                 // 111: gatehouse.management.v1.User.UserPermissionsEntry
-	(*structpb.Struct)(nil),             // 112: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 113: google.protobuf.Value
-	(*httpbody.HttpBody)(nil),           // 114: google.api.HttpBody
+	(*SearchAPIsRequest)(nil),           // 23: gatehouse.management.v1.SearchAPIsRequest
+	(*SearchAPIsResponse)(nil),          // 24: gatehouse.management.v1.SearchAPIsResponse
+	(*UpdateAPIRequest)(nil),            // 25: gatehouse.management.v1.UpdateAPIRequest
+	(*UpdateAPIResponse)(nil),           // 26: gatehouse.management.v1.UpdateAPIResponse
+	(*DeleteAPIRequest)(nil),            // 27: gatehouse.management.v1.DeleteAPIRequest
+	(*DeleteAPIResponse)(nil),           // 28: gatehouse.management.v1.DeleteAPIResponse
+	(*CreateOASAPIRequest)(nil),         // 29: gatehouse.management.v1.CreateOASAPIRequest
+	(*CreateOASAPIResponse)(nil),        // 30: gatehouse.management.v1.CreateOASAPIResponse
+	(*GetOASAPIRequest)(nil),            // 31: gatehouse.management.v1.GetOASAPIRequest
+	(*GetOASAPIResponse)(nil),           // 32: gatehouse.management.v1.GetOASAPIResponse
+	(*UpdateOASAPIRequest)(nil),         // 33: gatehouse.management.v1.UpdateOASAPIRequest
+	(*UpdateOASAPIResponse)(nil),        // 34: gatehouse.management.v1.UpdateOASAPIResponse
+	(*DeleteOASAPIRequest)(nil),         // 35: gatehouse.management.v1.DeleteOASAPIRequest
+	(*DeleteOASAPIResponse)(nil),        // 36: gatehouse.management.v1.DeleteOASAPIResponse
+	(*ListCategoriesRequest)(nil),       // 37: gatehouse.management.v1.ListCategoriesRequest
+	(*CategoryCount)(nil),               // 38: gatehouse.management.v1.CategoryCount
+	(*ListCategoriesResponse)(nil),      // 39: gatehouse.management.v1.ListCategoriesResponse
+	(*ListOASAPIVersionsRequest)(nil),   // 40: gatehouse.management.v1.ListOASAPIVersionsRequest
+	(*ListOASAPIVersionsResponse)(nil),  // 41: gatehouse.management.v1.ListOASAPIVersionsResponse
+	(*GetAPICategoriesRequest)(nil),     // 42: gatehouse.management.v1.GetAPICategoriesRequest
+	(*GetAPICategoriesResponse)(nil),    // 43: gatehouse.management.v1.GetAPICategoriesResponse
+	(*UpdateAPICategoriesRequest)(nil),  // 44: gatehouse.management.v1.UpdateAPICategoriesRequest
+	(*UpdateAPICategoriesResponse)(nil), // 45: gatehouse.management.v1.UpdateAPICategoriesResponse
+	(*ExportOASAPIRequest)(nil),         // 46: gatehouse.management.v1.ExportOASAPIRequest
+	(*ExportOASAPIResponse)(nil),        // 47: gatehouse.management.v1.ExportOASAPIResponse
+	(*MigrateRequest)(nil),              // 48: gatehouse.management.v1.MigrateRequest
+	(*MigrateResponse)(nil),             // 49: gatehouse.management.v1.MigrateResponse
+	(*ErrorResponse)(nil),               // 50: gatehouse.management.v1.ErrorResponse
+	(*MigrateErrorResponse)(nil),        // 51: gatehouse.management.v1.MigrateErrorResponse
+	(*RawBody)(nil),                     // 52: gatehouse.management.v1.RawBody
+	(*CreatePolicyRequest)(nil),         // 53: gatehouse.management.v1.CreatePolicyRequest
+	(*CreatePolicyResponse)(nil),        // 54: gatehouse.management.v1.CreatePolicyResponse
+	(*ListPoliciesRequest)(nil),         // 55: gatehouse.management.v1.ListPoliciesRequest
+	(*SearchPoliciesRequest)(nil),       // 56: gatehouse.management.v1.SearchPoliciesRequest
+	(*SearchPoliciesResponse)(nil),      // 57: gatehouse.management.v1.SearchPoliciesResponse
+	(*ListPoliciesResponse)(nil),        // 58: gatehouse.management.v1.ListPoliciesResponse
+	(*GetPolicyRequest)(nil),            // 59: gatehouse.management.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),           // 60: gatehouse.management.v1.GetPolicyResponse
+	(*UpdatePolicyRequest)(nil),         // 61: gatehouse.management.v1.UpdatePolicyRequest
+	(*UpdatePolicyResponse)(nil),        // 62: gatehouse.management.v1.UpdatePolicyResponse
+	(*DeletePolicyRequest)(nil),         // 63: gatehouse.management.v1.DeletePolicyRequest
+	(*DeletePolicyResponse)(nil),        // 64: gatehouse.management.v1.DeletePolicyResponse
+	(*CreateAssetRequest)(nil),          // 65: gatehouse.management.v1.CreateAssetRequest
+	(*CreateAssetResponse)(nil),         // 66: gatehouse.management.v1.CreateAssetResponse
+	(*ListAssetsRequest)(nil),           // 67: gatehouse.management.v1.ListAssetsRequest
+	(*ListAssetsResponse)(nil),          // 68: gatehouse.management.v1.ListAssetsResponse
+	(*GetAssetRequest)(nil),             // 69: gatehouse.management.v1.GetAssetRequest
+	(*GetAssetResponse)(nil),            // 70: gatehouse.management.v1.GetAssetResponse
+	(*UpdateAssetRequest)(nil),          // 71: gatehouse.management.v1.UpdateAssetRequest
+	(*UpdateAssetResponse)(nil),         // 72: gatehouse.management.v1.UpdateAssetResponse
+	(*DeleteAssetRequest)(nil),          // 73: gatehouse.management.v1.DeleteAssetRequest
+	(*DeleteAssetResponse)(nil),         // 74: gatehouse.management.v1.DeleteAssetResponse
+	(*ListNodesRequest)(nil),            // 75: gatehouse.management.v1.ListNodesRequest
+	(*Node)(nil),                        // 76: gatehouse.management.v1.Node
+	(*ListNodesResponse)(nil),           // 77: gatehouse.management.v1.ListNodesResponse
+	(*KeyData)(nil),                     // 78: gatehouse.management.v1.KeyData
+	(*KeysDetailed)(nil),                // 79: gatehouse.management.v1.KeysDetailed
+	(*KeyList)(nil),                     // 80: gatehouse.management.v1.KeyList
+	(*CreateKeyRequest)(nil),            // 81: gatehouse.management.v1.CreateKeyRequest
+	(*CreateKeyResponse)(nil),           // 82: gatehouse.management.v1.CreateKeyResponse
+	(*CreateCustomKeyRequest)(nil),      // 83: gatehouse.management.v1.CreateCustomKeyRequest
+	(*CreateCustomKeyResponse)(nil),     // 84: gatehouse.management.v1.CreateCustomKeyResponse
+	(*GetKeyRequest)(nil),               // 85: gatehouse.management.v1.GetKeyRequest
+	(*GetKeyResponse)(nil),              // 86: gatehouse.management.v1.GetKeyResponse
+	(*UpdateKeyRequest)(nil),            // 87: gatehouse.management.v1.UpdateKeyRequest
+	(*UpdateKeyResponse)(nil),           // 88: gatehouse.management.v1.UpdateKeyResponse
+	(*DeleteKeyRequest)(nil),            // 89: gatehouse.management.v1.DeleteKeyRequest
+	(*DeleteKeyResponse)(nil),           // 90: gatehouse.management.v1.DeleteKeyResponse
+	(*ListKeysDetailedRequest)(nil),     // 91: gatehouse.management.v1.ListKeysDetailedRequest
+	(*ListKeysDetailedResponse)(nil),    // 92: gatehouse.management.v1.ListKeysDetailedResponse
+	(*PreviewKeyRequest)(nil),           // 93: gatehouse.management.v1.PreviewKeyRequest
+	(*PreviewKeyResponse)(nil),          // 94: gatehouse.management.v1.PreviewKeyResponse
+	(*ListKeysRequest)(nil),             // 95: gatehouse.management.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),            // 96: gatehouse.management.v1.ListKeysResponse
+	(*ListAPIKeysRequest)(nil),          // 97: gatehouse.management.v1.ListAPIKeysRequest
+	(*ListAPIKeysResponse)(nil),         // 98: gatehouse.management.v1.ListAPIKeysResponse
+	(*GetAPIKeyRequest)(nil),            // 99: gatehouse.management.v1.GetAPIKeyRequest
+	(*GetAPIKeyResponse)(nil),           // 100: gatehouse.management.v1.GetAPIKeyResponse
+	(*UpdateAPIKeyRequest)(nil),         // 101: gatehouse.management.v1.UpdateAPIKeyRequest
+	(*UpdateAPIKeyResponse)(nil),        // 102: gatehouse.management.v1.UpdateAPIKeyResponse
+	(*DeleteAPIKeyRequest)(nil),         // 103: gatehouse.management.v1.DeleteAPIKeyRequest
+	(*DeleteAPIKeyResponse)(nil),        // 104: gatehouse.management.v1.DeleteAPIKeyResponse
+	(*SearchAPIKeysRequest)(nil),        // 105: gatehouse.management.v1.SearchAPIKeysRequest
+	(*SearchAPIKeysResponse)(nil),       // 106: gatehouse.management.v1.SearchAPIKeysResponse
+	(*ImportOASAPIRequest)(nil),         // 107: gatehouse.management.v1.ImportOASAPIRequest
+	(*ImportOASAPIResponse)(nil),        // 108: gatehouse.management.v1.ImportOASAPIResponse
+	(*DryRunOASAPIRequest)(nil),         // 109: gatehouse.management.v1.DryRunOASAPIRequest
+	(*DryRunOASAPIResponse)(nil),        // 110: gatehouse.management.v1.DryRunOASAPIResponse
+	(*PatchOASAPIRequest)(nil),          // 111: gatehouse.management.v1.PatchOASAPIRequest
+	(*PatchOASAPIResponse)(nil),         // 112: gatehouse.management.v1.PatchOASAPIResponse
+	nil,                                 // 113: gatehouse.management.v1.User.UserPermissionsEntry
+	(*structpb.Struct)(nil),             // 114: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 115: google.protobuf.Value
+	(*httpbody.HttpBody)(nil),           // 116: google.api.HttpBody
 }
 var file_gatehouse_management_v1_management_proto_depIdxs = []int32{
-	112, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
-	111, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
+	114, // 0: gatehouse.management.v1.UserInput.user_permissions:type_name -> google.protobuf.Struct
+	113, // 1: gatehouse.management.v1.User.user_permissions:type_name -> gatehouse.management.v1.User.UserPermissionsEntry
 	0,   // 2: gatehouse.management.v1.CreateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
 	1,   // 3: gatehouse.management.v1.ListUsersResponse.users:type_name -> gatehouse.management.v1.User
 	1,   // 4: gatehouse.management.v1.GetUserResponse.user:type_name -> gatehouse.management.v1.User
 	0,   // 5: gatehouse.management.v1.UpdateUserRequest.user:type_name -> gatehouse.management.v1.UserInput
-	113, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
-	113, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
-	113, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
+	115, // 6: gatehouse.management.v1.UpdateUserResponse.meta:type_name -> google.protobuf.Value
+	115, // 7: gatehouse.management.v1.DeleteUserResponse.meta:type_name -> google.protobuf.Value
+	115, // 8: gatehouse.management.v1.ResetUserKeyResponse.meta:type_name -> google.protobuf.Value
 	15,  // 9: gatehouse.management.v1.ListAuditLogsResponse.logs:type_name -> gatehouse.management.v1.AuditLogEntry
-	114, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
-	114, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
-	114, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
-	114, // 13: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
-	113, // 14: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
-	113, // 15: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
-	114, // 16: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
-	114, // 17: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
-	114, // 18: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
-	113, // 19: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
-	113, // 20: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
-	36,  // 21: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
-	114, // 22: gatehouse.management.v1.ListOASAPIVersionsResponse.body:type_name -> google.api.HttpBody
-	113, // 23: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
-	114, // 24: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
-	114, // 25: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
-	113, // 26: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
-	113, // 27: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
-	114, // 28: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
-	113, // 29: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
-	114, // 30: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
-	114, // 31: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
-	114, // 32: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
-	114, // 33: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
-	113, // 34: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
-	113, // 35: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
-	114, // 36: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
-	114, // 37: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
-	114, // 38: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
-	114, // 39: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
-	74,  // 40: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
-	112, // 41: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
-	112, // 42: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
-	76,  // 43: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
-	114, // 44: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
-	114, // 45: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
-	114, // 46: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
-	114, // 47: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
-	114, // 48: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
-	114, // 49: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
-	114, // 50: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
-	113, // 51: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
-	114, // 52: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
-	114, // 53: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
-	114, // 54: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
-	78,  // 55: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	78,  // 56: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	114, // 57: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
-	114, // 58: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
-	114, // 59: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
-	113, // 60: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
-	78,  // 61: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
-	114, // 62: gatehouse.management.v1.ImportOASAPIRequest.body:type_name -> google.api.HttpBody
-	114, // 63: gatehouse.management.v1.DryRunOASAPIRequest.body:type_name -> google.api.HttpBody
-	114, // 64: gatehouse.management.v1.DryRunOASAPIResponse.body:type_name -> google.api.HttpBody
-	114, // 65: gatehouse.management.v1.PatchOASAPIRequest.body:type_name -> google.api.HttpBody
-	113, // 66: gatehouse.management.v1.PatchOASAPIResponse.meta:type_name -> google.protobuf.Value
-	2,   // 67: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
-	4,   // 68: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
-	6,   // 69: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
-	8,   // 70: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
-	10,  // 71: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
-	12,  // 72: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
-	14,  // 73: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
-	17,  // 74: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
-	19,  // 75: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
-	21,  // 76: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
-	23,  // 77: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
-	25,  // 78: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
-	27,  // 79: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
-	105, // 80: gatehouse.management.v1.ManagementService.ImportOASAPI:input_type -> gatehouse.management.v1.ImportOASAPIRequest
-	107, // 81: gatehouse.management.v1.ManagementService.DryRunOASAPI:input_type -> gatehouse.management.v1.DryRunOASAPIRequest
-	29,  // 82: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
-	31,  // 83: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
-	109, // 84: gatehouse.management.v1.ManagementService.PatchOASAPI:input_type -> gatehouse.management.v1.PatchOASAPIRequest
-	33,  // 85: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
-	35,  // 86: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
-	38,  // 87: gatehouse.management.v1.ManagementService.ListOASAPIVersions:input_type -> gatehouse.management.v1.ListOASAPIVersionsRequest
-	40,  // 88: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
-	42,  // 89: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
-	44,  // 90: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
-	46,  // 91: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
-	51,  // 92: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
-	53,  // 93: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
-	57,  // 94: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
-	54,  // 95: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
-	59,  // 96: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
-	61,  // 97: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
-	63,  // 98: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
-	65,  // 99: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
-	67,  // 100: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
-	69,  // 101: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
-	71,  // 102: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
-	73,  // 103: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
-	79,  // 104: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
-	81,  // 105: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
-	83,  // 106: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
-	85,  // 107: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
-	87,  // 108: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
-	89,  // 109: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
-	91,  // 110: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
-	93,  // 111: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
-	95,  // 112: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
-	97,  // 113: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
-	99,  // 114: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
-	101, // 115: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
-	103, // 116: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
-	3,   // 117: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
-	5,   // 118: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
-	7,   // 119: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
-	9,   // 120: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
-	11,  // 121: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
-	13,  // 122: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
-	16,  // 123: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
-	18,  // 124: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
-	20,  // 125: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
-	22,  // 126: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
-	24,  // 127: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
-	26,  // 128: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
-	28,  // 129: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
-	106, // 130: gatehouse.management.v1.ManagementService.ImportOASAPI:output_type -> gatehouse.management.v1.ImportOASAPIResponse
-	108, // 131: gatehouse.management.v1.ManagementService.DryRunOASAPI:output_type -> gatehouse.management.v1.DryRunOASAPIResponse
-	30,  // 132: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
-	32,  // 133: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
-	110, // 134: gatehouse.management.v1.ManagementService.PatchOASAPI:output_type -> gatehouse.management.v1.PatchOASAPIResponse
-	34,  // 135: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
-	37,  // 136: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
-	39,  // 137: gatehouse.management.v1.ManagementService.ListOASAPIVersions:output_type -> gatehouse.management.v1.ListOASAPIVersionsResponse
-	41,  // 138: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
-	43,  // 139: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
-	45,  // 140: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
-	47,  // 141: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
-	52,  // 142: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
-	56,  // 143: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
-	58,  // 144: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
-	55,  // 145: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
-	60,  // 146: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
-	62,  // 147: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
-	64,  // 148: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
-	66,  // 149: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
-	68,  // 150: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
-	70,  // 151: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
-	72,  // 152: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
-	75,  // 153: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
-	80,  // 154: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
-	82,  // 155: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
-	84,  // 156: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
-	86,  // 157: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
-	88,  // 158: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
-	90,  // 159: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
-	92,  // 160: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
-	94,  // 161: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
-	96,  // 162: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
-	98,  // 163: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
-	100, // 164: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
-	102, // 165: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
-	104, // 166: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
-	117, // [117:167] is the sub-list for method output_type
-	67,  // [67:117] is the sub-list for method input_type
-	67,  // [67:67] is the sub-list for extension type_name
-	67,  // [67:67] is the sub-list for extension extendee
-	0,   // [0:67] is the sub-list for field type_name
+	116, // 10: gatehouse.management.v1.CreateAPIRequest.body:type_name -> google.api.HttpBody
+	116, // 11: gatehouse.management.v1.ListAPIsResponse.body:type_name -> google.api.HttpBody
+	116, // 12: gatehouse.management.v1.GetAPIResponse.body:type_name -> google.api.HttpBody
+	116, // 13: gatehouse.management.v1.SearchAPIsResponse.body:type_name -> google.api.HttpBody
+	116, // 14: gatehouse.management.v1.UpdateAPIRequest.body:type_name -> google.api.HttpBody
+	115, // 15: gatehouse.management.v1.UpdateAPIResponse.meta:type_name -> google.protobuf.Value
+	115, // 16: gatehouse.management.v1.DeleteAPIResponse.meta:type_name -> google.protobuf.Value
+	116, // 17: gatehouse.management.v1.CreateOASAPIRequest.body:type_name -> google.api.HttpBody
+	116, // 18: gatehouse.management.v1.GetOASAPIResponse.body:type_name -> google.api.HttpBody
+	116, // 19: gatehouse.management.v1.UpdateOASAPIRequest.body:type_name -> google.api.HttpBody
+	115, // 20: gatehouse.management.v1.UpdateOASAPIResponse.meta:type_name -> google.protobuf.Value
+	115, // 21: gatehouse.management.v1.DeleteOASAPIResponse.meta:type_name -> google.protobuf.Value
+	38,  // 22: gatehouse.management.v1.ListCategoriesResponse.categories:type_name -> gatehouse.management.v1.CategoryCount
+	116, // 23: gatehouse.management.v1.ListOASAPIVersionsResponse.body:type_name -> google.api.HttpBody
+	115, // 24: gatehouse.management.v1.UpdateAPICategoriesResponse.meta:type_name -> google.protobuf.Value
+	116, // 25: gatehouse.management.v1.ExportOASAPIResponse.file:type_name -> google.api.HttpBody
+	116, // 26: gatehouse.management.v1.MigrateResponse.report:type_name -> google.api.HttpBody
+	115, // 27: gatehouse.management.v1.ErrorResponse.meta:type_name -> google.protobuf.Value
+	115, // 28: gatehouse.management.v1.MigrateErrorResponse.meta:type_name -> google.protobuf.Value
+	116, // 29: gatehouse.management.v1.CreatePolicyRequest.body:type_name -> google.api.HttpBody
+	115, // 30: gatehouse.management.v1.CreatePolicyResponse.meta:type_name -> google.protobuf.Value
+	116, // 31: gatehouse.management.v1.SearchPoliciesResponse.body:type_name -> google.api.HttpBody
+	116, // 32: gatehouse.management.v1.ListPoliciesResponse.body:type_name -> google.api.HttpBody
+	116, // 33: gatehouse.management.v1.GetPolicyResponse.body:type_name -> google.api.HttpBody
+	116, // 34: gatehouse.management.v1.UpdatePolicyRequest.body:type_name -> google.api.HttpBody
+	115, // 35: gatehouse.management.v1.UpdatePolicyResponse.meta:type_name -> google.protobuf.Value
+	115, // 36: gatehouse.management.v1.DeletePolicyResponse.meta:type_name -> google.protobuf.Value
+	116, // 37: gatehouse.management.v1.CreateAssetRequest.body:type_name -> google.api.HttpBody
+	116, // 38: gatehouse.management.v1.ListAssetsResponse.body:type_name -> google.api.HttpBody
+	116, // 39: gatehouse.management.v1.GetAssetResponse.body:type_name -> google.api.HttpBody
+	116, // 40: gatehouse.management.v1.UpdateAssetRequest.body:type_name -> google.api.HttpBody
+	76,  // 41: gatehouse.management.v1.ListNodesResponse.nodes:type_name -> gatehouse.management.v1.Node
+	114, // 42: gatehouse.management.v1.KeyData.api_model:type_name -> google.protobuf.Struct
+	114, // 43: gatehouse.management.v1.KeyData.data:type_name -> google.protobuf.Struct
+	78,  // 44: gatehouse.management.v1.KeysDetailed.keys:type_name -> gatehouse.management.v1.KeyData
+	116, // 45: gatehouse.management.v1.CreateKeyRequest.body:type_name -> google.api.HttpBody
+	116, // 46: gatehouse.management.v1.CreateKeyResponse.body:type_name -> google.api.HttpBody
+	116, // 47: gatehouse.management.v1.CreateCustomKeyRequest.body:type_name -> google.api.HttpBody
+	116, // 48: gatehouse.management.v1.CreateCustomKeyResponse.body:type_name -> google.api.HttpBody
+	116, // 49: gatehouse.management.v1.GetKeyResponse.body:type_name -> google.api.HttpBody
+	116, // 50: gatehouse.management.v1.UpdateKeyRequest.body:type_name -> google.api.HttpBody
+	116, // 51: gatehouse.management.v1.UpdateKeyResponse.body:type_name -> google.api.HttpBody
+	115, // 52: gatehouse.management.v1.DeleteKeyResponse.meta:type_name -> google.protobuf.Value
+	116, // 53: gatehouse.management.v1.ListKeysDetailedResponse.body:type_name -> google.api.HttpBody
+	116, // 54: gatehouse.management.v1.PreviewKeyRequest.body:type_name -> google.api.HttpBody
+	116, // 55: gatehouse.management.v1.PreviewKeyResponse.body:type_name -> google.api.HttpBody
+	80,  // 56: gatehouse.management.v1.ListKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	80,  // 57: gatehouse.management.v1.ListAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	116, // 58: gatehouse.management.v1.GetAPIKeyResponse.body:type_name -> google.api.HttpBody
+	116, // 59: gatehouse.management.v1.UpdateAPIKeyRequest.body:type_name -> google.api.HttpBody
+	116, // 60: gatehouse.management.v1.UpdateAPIKeyResponse.body:type_name -> google.api.HttpBody
+	115, // 61: gatehouse.management.v1.DeleteAPIKeyResponse.meta:type_name -> google.protobuf.Value
+	80,  // 62: gatehouse.management.v1.SearchAPIKeysResponse.data:type_name -> gatehouse.management.v1.KeyList
+	116, // 63: gatehouse.management.v1.ImportOASAPIRequest.body:type_name -> google.api.HttpBody
+	116, // 64: gatehouse.management.v1.DryRunOASAPIRequest.body:type_name -> google.api.HttpBody
+	116, // 65: gatehouse.management.v1.DryRunOASAPIResponse.body:type_name -> google.api.HttpBody
+	116, // 66: gatehouse.management.v1.PatchOASAPIRequest.body:type_name -> google.api.HttpBody
+	115, // 67: gatehouse.management.v1.PatchOASAPIResponse.meta:type_name -> google.protobuf.Value
+	2,   // 68: gatehouse.management.v1.ManagementService.CreateUser:input_type -> gatehouse.management.v1.CreateUserRequest
+	4,   // 69: gatehouse.management.v1.ManagementService.ListUsers:input_type -> gatehouse.management.v1.ListUsersRequest
+	6,   // 70: gatehouse.management.v1.ManagementService.GetUser:input_type -> gatehouse.management.v1.GetUserRequest
+	8,   // 71: gatehouse.management.v1.ManagementService.UpdateUser:input_type -> gatehouse.management.v1.UpdateUserRequest
+	10,  // 72: gatehouse.management.v1.ManagementService.DeleteUser:input_type -> gatehouse.management.v1.DeleteUserRequest
+	12,  // 73: gatehouse.management.v1.ManagementService.ResetUserKey:input_type -> gatehouse.management.v1.ResetUserKeyRequest
+	14,  // 74: gatehouse.management.v1.ManagementService.ListAuditLogs:input_type -> gatehouse.management.v1.ListAuditLogsRequest
+	17,  // 75: gatehouse.management.v1.ManagementService.CreateAPI:input_type -> gatehouse.management.v1.CreateAPIRequest
+	19,  // 76: gatehouse.management.v1.ManagementService.ListAPIs:input_type -> gatehouse.management.v1.ListAPIsRequest
+	21,  // 77: gatehouse.management.v1.ManagementService.GetAPI:input_type -> gatehouse.management.v1.GetAPIRequest
+	23,  // 78: gatehouse.management.v1.ManagementService.SearchAPIs:input_type -> gatehouse.management.v1.SearchAPIsRequest
+	25,  // 79: gatehouse.management.v1.ManagementService.UpdateAPI:input_type -> gatehouse.management.v1.UpdateAPIRequest
+	27,  // 80: gatehouse.management.v1.ManagementService.DeleteAPI:input_type -> gatehouse.management.v1.DeleteAPIRequest
+	29,  // 81: gatehouse.management.v1.ManagementService.CreateOASAPI:input_type -> gatehouse.management.v1.CreateOASAPIRequest
+	107, // 82: gatehouse.management.v1.ManagementService.ImportOASAPI:input_type -> gatehouse.management.v1.ImportOASAPIRequest
+	109, // 83: gatehouse.management.v1.ManagementService.DryRunOASAPI:input_type -> gatehouse.management.v1.DryRunOASAPIRequest
+	31,  // 84: gatehouse.management.v1.ManagementService.GetOASAPI:input_type -> gatehouse.management.v1.GetOASAPIRequest
+	33,  // 85: gatehouse.management.v1.ManagementService.UpdateOASAPI:input_type -> gatehouse.management.v1.UpdateOASAPIRequest
+	111, // 86: gatehouse.management.v1.ManagementService.PatchOASAPI:input_type -> gatehouse.management.v1.PatchOASAPIRequest
+	35,  // 87: gatehouse.management.v1.ManagementService.DeleteOASAPI:input_type -> gatehouse.management.v1.DeleteOASAPIRequest
+	37,  // 88: gatehouse.management.v1.ManagementService.ListCategories:input_type -> gatehouse.management.v1.ListCategoriesRequest
+	40,  // 89: gatehouse.management.v1.ManagementService.ListOASAPIVersions:input_type -> gatehouse.management.v1.ListOASAPIVersionsRequest
+	42,  // 90: gatehouse.management.v1.ManagementService.GetAPICategories:input_type -> gatehouse.management.v1.GetAPICategoriesRequest
+	44,  // 91: gatehouse.management.v1.ManagementService.UpdateAPICategories:input_type -> gatehouse.management.v1.UpdateAPICategoriesRequest
+	46,  // 92: gatehouse.management.v1.ManagementService.ExportOASAPI:input_type -> gatehouse.management.v1.ExportOASAPIRequest
+	48,  // 93: gatehouse.management.v1.ManagementService.Migrate:input_type -> gatehouse.management.v1.MigrateRequest
+	53,  // 94: gatehouse.management.v1.ManagementService.CreatePolicy:input_type -> gatehouse.management.v1.CreatePolicyRequest
+	55,  // 95: gatehouse.management.v1.ManagementService.ListPolicies:input_type -> gatehouse.management.v1.ListPoliciesRequest
+	59,  // 96: gatehouse.management.v1.ManagementService.GetPolicy:input_type -> gatehouse.management.v1.GetPolicyRequest
+	56,  // 97: gatehouse.management.v1.ManagementService.SearchPolicies:input_type -> gatehouse.management.v1.SearchPoliciesRequest
+	61,  // 98: gatehouse.management.v1.ManagementService.UpdatePolicy:input_type -> gatehouse.management.v1.UpdatePolicyRequest
+	63,  // 99: gatehouse.management.v1.ManagementService.DeletePolicy:input_type -> gatehouse.management.v1.DeletePolicyRequest
+	65,  // 100: gatehouse.management.v1.ManagementService.CreateAsset:input_type -> gatehouse.management.v1.CreateAssetRequest
+	67,  // 101: gatehouse.management.v1.ManagementService.ListAssets:input_type -> gatehouse.management.v1.ListAssetsRequest
+	69,  // 102: gatehouse.management.v1.ManagementService.GetAsset:input_type -> gatehouse.management.v1.GetAssetRequest
+	71,  // 103: gatehouse.management.v1.ManagementService.UpdateAsset:input_type -> gatehouse.management.v1.UpdateAssetRequest
+	73,  // 104: gatehouse.management.v1.ManagementService.DeleteAsset:input_type -> gatehouse.management.v1.DeleteAssetRequest
+	75,  // 105: gatehouse.management.v1.ManagementService.ListNodes:input_type -> gatehouse.management.v1.ListNodesRequest
+	81,  // 106: gatehouse.management.v1.ManagementService.CreateKey:input_type -> gatehouse.management.v1.CreateKeyRequest
+	83,  // 107: gatehouse.management.v1.ManagementService.CreateCustomKey:input_type -> gatehouse.management.v1.CreateCustomKeyRequest
+	85,  // 108: gatehouse.management.v1.ManagementService.GetKey:input_type -> gatehouse.management.v1.GetKeyRequest
+	87,  // 109: gatehouse.management.v1.ManagementService.UpdateKey:input_type -> gatehouse.management.v1.UpdateKeyRequest
+	89,  // 110: gatehouse.management.v1.ManagementService.DeleteKey:input_type -> gatehouse.management.v1.DeleteKeyRequest
+	91,  // 111: gatehouse.management.v1.ManagementService.ListKeysDetailed:input_type -> gatehouse.management.v1.ListKeysDetailedRequest
+	93,  // 112: gatehouse.management.v1.ManagementService.PreviewKey:input_type -> gatehouse.management.v1.PreviewKeyRequest
+	95,  // 113: gatehouse.management.v1.ManagementService.ListKeys:input_type -> gatehouse.management.v1.ListKeysRequest
+	97,  // 114: gatehouse.management.v1.ManagementService.ListAPIKeys:input_type -> gatehouse.management.v1.ListAPIKeysRequest
+	99,  // 115: gatehouse.management.v1.ManagementService.GetAPIKey:input_type -> gatehouse.management.v1.GetAPIKeyRequest
+	101, // 116: gatehouse.management.v1.ManagementService.UpdateAPIKey:input_type -> gatehouse.management.v1.UpdateAPIKeyRequest
+	103, // 117: gatehouse.management.v1.ManagementService.DeleteAPIKey:input_type -> gatehouse.management.v1.DeleteAPIKeyRequest
+	105, // 118: gatehouse.management.v1.ManagementService.SearchAPIKeys:input_type -> gatehouse.management.v1.SearchAPIKeysRequest
+	3,   // 119: gatehouse.management.v1.ManagementService.CreateUser:output_type -> gatehouse.management.v1.CreateUserResponse
+	5,   // 120: gatehouse.management.v1.ManagementService.ListUsers:output_type -> gatehouse.management.v1.ListUsersResponse
+	7,   // 121: gatehouse.management.v1.ManagementService.GetUser:output_type -> gatehouse.management.v1.GetUserResponse
+	9,   // 122: gatehouse.management.v1.ManagementService.UpdateUser:output_type -> gatehouse.management.v1.UpdateUserResponse
+	11,  // 123: gatehouse.management.v1.ManagementService.DeleteUser:output_type -> gatehouse.management.v1.DeleteUserResponse
+	13,  // 124: gatehouse.management.v1.ManagementService.ResetUserKey:output_type -> gatehouse.management.v1.ResetUserKeyResponse
+	16,  // 125: gatehouse.management.v1.ManagementService.ListAuditLogs:output_type -> gatehouse.management.v1.ListAuditLogsResponse
+	18,  // 126: gatehouse.management.v1.ManagementService.CreateAPI:output_type -> gatehouse.management.v1.CreateAPIResponse
+	20,  // 127: gatehouse.management.v1.ManagementService.ListAPIs:output_type -> gatehouse.management.v1.ListAPIsResponse
+	22,  // 128: gatehouse.management.v1.ManagementService.GetAPI:output_type -> gatehouse.management.v1.GetAPIResponse
+	24,  // 129: gatehouse.management.v1.ManagementService.SearchAPIs:output_type -> gatehouse.management.v1.SearchAPIsResponse
+	26,  // 130: gatehouse.management.v1.ManagementService.UpdateAPI:output_type -> gatehouse.management.v1.UpdateAPIResponse
+	28,  // 131: gatehouse.management.v1.ManagementService.DeleteAPI:output_type -> gatehouse.management.v1.DeleteAPIResponse
+	30,  // 132: gatehouse.management.v1.ManagementService.CreateOASAPI:output_type -> gatehouse.management.v1.CreateOASAPIResponse
+	108, // 133: gatehouse.management.v1.ManagementService.ImportOASAPI:output_type -> gatehouse.management.v1.ImportOASAPIResponse
+	110, // 134: gatehouse.management.v1.ManagementService.DryRunOASAPI:output_type -> gatehouse.management.v1.DryRunOASAPIResponse
+	32,  // 135: gatehouse.management.v1.ManagementService.GetOASAPI:output_type -> gatehouse.management.v1.GetOASAPIResponse
+	34,  // 136: gatehouse.management.v1.ManagementService.UpdateOASAPI:output_type -> gatehouse.management.v1.UpdateOASAPIResponse
+	112, // 137: gatehouse.management.v1.ManagementService.PatchOASAPI:output_type -> gatehouse.management.v1.PatchOASAPIResponse
+	36,  // 138: gatehouse.management.v1.ManagementService.DeleteOASAPI:output_type -> gatehouse.management.v1.DeleteOASAPIResponse
+	39,  // 139: gatehouse.management.v1.ManagementService.ListCategories:output_type -> gatehouse.management.v1.ListCategoriesResponse
+	41,  // 140: gatehouse.management.v1.ManagementService.ListOASAPIVersions:output_type -> gatehouse.management.v1.ListOASAPIVersionsResponse
+	43,  // 141: gatehouse.management.v1.ManagementService.GetAPICategories:output_type -> gatehouse.management.v1.GetAPICategoriesResponse
+	45,  // 142: gatehouse.management.v1.ManagementService.UpdateAPICategories:output_type -> gatehouse.management.v1.UpdateAPICategoriesResponse
+	47,  // 143: gatehouse.management.v1.ManagementService.ExportOASAPI:output_type -> gatehouse.management.v1.ExportOASAPIResponse
+	49,  // 144: gatehouse.management.v1.ManagementService.Migrate:output_type -> gatehouse.management.v1.MigrateResponse
+	54,  // 145: gatehouse.management.v1.ManagementService.CreatePolicy:output_type -> gatehouse.management.v1.CreatePolicyResponse
+	58,  // 146: gatehouse.management.v1.ManagementService.ListPolicies:output_type -> gatehouse.management.v1.ListPoliciesResponse
+	60,  // 147: gatehouse.management.v1.ManagementService.GetPolicy:output_type -> gatehouse.management.v1.GetPolicyResponse
+	57,  // 148: gatehouse.management.v1.ManagementService.SearchPolicies:output_type -> gatehouse.management.v1.SearchPoliciesResponse
+	62,  // 149: gatehouse.management.v1.ManagementService.UpdatePolicy:output_type -> gatehouse.management.v1.UpdatePolicyResponse
+	64,  // 150: gatehouse.management.v1.ManagementService.DeletePolicy:output_type -> gatehouse.management.v1.DeletePolicyResponse
+	66,  // 151: gatehouse.management.v1.ManagementService.CreateAsset:output_type -> gatehouse.management.v1.CreateAssetResponse
+	68,  // 152: gatehouse.management.v1.ManagementService.ListAssets:output_type -> gatehouse.management.v1.ListAssetsResponse
+	70,  // 153: gatehouse.management.v1.ManagementService.GetAsset:output_type -> gatehouse.management.v1.GetAssetResponse
+	72,  // 154: gatehouse.management.v1.ManagementService.UpdateAsset:output_type -> gatehouse.management.v1.UpdateAssetResponse
+	74,  // 155: gatehouse.management.v1.ManagementService.DeleteAsset:output_type -> gatehouse.management.v1.DeleteAssetResponse
+	77,  // 156: gatehouse.management.v1.ManagementService.ListNodes:output_type -> gatehouse.management.v1.ListNodesResponse
+	82,  // 157: gatehouse.management.v1.ManagementService.CreateKey:output_type -> gatehouse.management.v1.CreateKeyResponse
+	84,  // 158: gatehouse.management.v1.ManagementService.CreateCustomKey:output_type -> gatehouse.management.v1.CreateCustomKeyResponse
+	86,  // 159: gatehouse.management.v1.ManagementService.GetKey:output_type -> gatehouse.management.v1.GetKeyResponse
+	88,  // 160: gatehouse.management.v1.ManagementService.UpdateKey:output_type -> gatehouse.management.v1.UpdateKeyResponse
+	90,  // 161: gatehouse.management.v1.ManagementService.DeleteKey:output_type -> gatehouse.management.v1.DeleteKeyResponse
+	92,  // 162: gatehouse.management.v1.ManagementService.ListKeysDetailed:output_type -> gatehouse.management.v1.ListKeysDetailedResponse
+	94,  // 163: gatehouse.management.v1.ManagementService.PreviewKey:output_type -> gatehouse.management.v1.PreviewKeyResponse
+	96,  // 164: gatehouse.management.v1.ManagementService.ListKeys:output_type -> gatehouse.management.v1.ListKeysResponse
+	98,  // 165: gatehouse.management.v1.ManagementService.ListAPIKeys:output_type -> gatehouse.management.v1.ListAPIKeysResponse
+	100, // 166: gatehouse.management.v1.ManagementService.GetAPIKey:output_type -> gatehouse.management.v1.GetAPIKeyResponse
+	102, // 167: gatehouse.management.v1.ManagementService.UpdateAPIKey:output_type -> gatehouse.management.v1.UpdateAPIKeyResponse
+	104, // 168: gatehouse.management.v1.ManagementService.DeleteAPIKey:output_type -> gatehouse.management.v1.DeleteAPIKeyResponse
+	106, // 169: gatehouse.management.v1.ManagementService.SearchAPIKeys:output_type -> gatehouse.management.v1.SearchAPIKeysResponse
+	119, // [119:170] is the sub-list for method output_type
+	68,  // [68:119] is the sub-list for method input_type
+	68,  // [68:68] is the sub-list for extension type_name
+	68,  // [68:68] is the sub-list for extension extendee
+	0,   // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_gatehouse_management_v1_management_proto_init() }
@@ -8026,22 +8192,23 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[4].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[53].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[54].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[89].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[93].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[23].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[55].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[56].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[91].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[95].OneofWrappers = []any{}
-	file_gatehouse_management_v1_management_proto_msgTypes[103].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[97].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[105].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[107].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[109].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[111].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gatehouse_management_v1_management_proto_rawDesc), len(file_gatehouse_management_v1_management_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   112,
+			NumMessages:   114,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -434,6 +434,41 @@ func local_request_ManagementService_GetAPI_0(ctx context.Context, marshaler run
 	return msg, metadata, err
 }
 
+var filter_ManagementService_SearchAPIs_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_ManagementService_SearchAPIs_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SearchAPIsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_SearchAPIs_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.SearchAPIs(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ManagementService_SearchAPIs_0(ctx context.Context, marshaler runtime.Marshaler, server ManagementServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq SearchAPIsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ManagementService_SearchAPIs_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.SearchAPIs(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 func request_ManagementService_UpdateAPI_0(ctx context.Context, marshaler runtime.Marshaler, client ManagementServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
 	var (
 		protoReq UpdateAPIRequest
@@ -2422,6 +2457,26 @@ func RegisterManagementServiceHandlerServer(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_GetAPI_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_GetAPI_0{resp.(*GetAPIResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_SearchAPIs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/SearchAPIs", runtime.WithHTTPPathPattern("/api/apis/search"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ManagementService_SearchAPIs_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_SearchAPIs_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_SearchAPIs_0{resp.(*SearchAPIsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPut, pattern_ManagementService_UpdateAPI_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -3449,6 +3504,23 @@ func RegisterManagementServiceHandlerClient(ctx context.Context, mux *runtime.Se
 		}
 		forward_ManagementService_GetAPI_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_GetAPI_0{resp.(*GetAPIResponse)}, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ManagementService_SearchAPIs_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/gatehouse.management.v1.ManagementService/SearchAPIs", runtime.WithHTTPPathPattern("/api/apis/search"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ManagementService_SearchAPIs_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ManagementService_SearchAPIs_0(annotatedContext, mux, outboundMarshaler, w, req, response_ManagementService_SearchAPIs_0{resp.(*SearchAPIsResponse)}, mux.GetForwardResponseOptions()...)
+	})
 	mux.Handle(http.MethodPut, pattern_ManagementService_UpdateAPI_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
 		ctx, cancel := context.WithCancel(req.Context())
 		defer cancel()
@@ -4159,6 +4231,15 @@ func (m response_ManagementService_GetAPI_0) XXX_ResponseBody() interface{} {
 	return response.Body
 }
 
+type response_ManagementService_SearchAPIs_0 struct {
+	*SearchAPIsResponse
+}
+
+func (m response_ManagementService_SearchAPIs_0) XXX_ResponseBody() interface{} {
+	response := m.SearchAPIsResponse
+	return response.Body
+}
+
 type response_ManagementService_DryRunOASAPI_0 struct {
 	*DryRunOASAPIResponse
 }
@@ -4333,6 +4414,7 @@ var (
 	pattern_ManagementService_CreateAPI_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "apis"}, ""))
 	pattern_ManagementService_ListAPIs_0            = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"api", "apis"}, ""))
 	pattern_ManagementService_GetAPI_0              = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "apis", "api_id"}, ""))
+	pattern_ManagementService_SearchAPIs_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "apis", "search"}, ""))
 	pattern_ManagementService_UpdateAPI_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "apis", "api_id"}, ""))
 	pattern_ManagementService_DeleteAPI_0           = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"api", "apis", "api_id"}, ""))
 	pattern_ManagementService_CreateOASAPI_0        = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 2, 2}, []string{"api", "apis", "oas"}, ""))
@@ -4387,6 +4469,7 @@ var (
 	forward_ManagementService_CreateAPI_0           = runtime.ForwardResponseMessage
 	forward_ManagementService_ListAPIs_0            = runtime.ForwardResponseMessage
 	forward_ManagementService_GetAPI_0              = runtime.ForwardResponseMessage
+	forward_ManagementService_SearchAPIs_0          = runtime.ForwardResponseMessage
 	forward_ManagementService_UpdateAPI_0           = runtime.ForwardResponseMessage
 	forward_ManagementService_DeleteAPI_0           = runtime.ForwardResponseMessage
 	forward_ManagementService_CreateOASAPI_0        = runtime.ForwardResponseMessage

@@ -29,6 +29,7 @@ const (
 	ManagementService_CreateAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/CreateAPI"
 	ManagementService_ListAPIs_FullMethodName            = "/gatehouse.management.v1.ManagementService/ListAPIs"
 	ManagementService_GetAPI_FullMethodName              = "/gatehouse.management.v1.ManagementService/GetAPI"
+	ManagementService_SearchAPIs_FullMethodName          = "/gatehouse.management.v1.ManagementService/SearchAPIs"
 	ManagementService_UpdateAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/UpdateAPI"
 	ManagementService_DeleteAPI_FullMethodName           = "/gatehouse.management.v1.ManagementService/DeleteAPI"
 	ManagementService_CreateOASAPI_FullMethodName        = "/gatehouse.management.v1.ManagementService/CreateOASAPI"
@@ -116,6 +117,11 @@ type ManagementServiceClient interface {
 	ListAPIs(ctx context.Context, in *ListAPIsRequest, opts ...grpc.CallOption) (*ListAPIsResponse, error)
 	// GetAPI reads a classic API definition, `{"api_definition":{..}}`.
 	GetAPI(ctx context.Context, in *GetAPIRequest, opts ...grpc.CallOption) (*GetAPIResponse, error)
+	// SearchAPIs lists the classic and OAS APIs whose name holds q, in the
+	// shape and pages of ListAPIs, `{"apis":[..],"pages":n}` (the Dashboard's
+	// searchApis). Declared after GetAPI so that its literal path wins over
+	// /api/apis/{api_id}.
+	SearchAPIs(ctx context.Context, in *SearchAPIsRequest, opts ...grpc.CallOption) (*SearchAPIsResponse, error)
 	// UpdateAPI replaces a classic API definition, keeping its IDs.
 	UpdateAPI(ctx context.Context, in *UpdateAPIRequest, opts ...grpc.CallOption) (*UpdateAPIResponse, error)
 	// DeleteAPI removes a classic API.
@@ -333,6 +339,16 @@ func (c *managementServiceClient) GetAPI(ctx context.Context, in *GetAPIRequest,
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAPIResponse)
 	err := c.cc.Invoke(ctx, ManagementService_GetAPI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *managementServiceClient) SearchAPIs(ctx context.Context, in *SearchAPIsRequest, opts ...grpc.CallOption) (*SearchAPIsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SearchAPIsResponse)
+	err := c.cc.Invoke(ctx, ManagementService_SearchAPIs_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -784,6 +800,11 @@ type ManagementServiceServer interface {
 	ListAPIs(context.Context, *ListAPIsRequest) (*ListAPIsResponse, error)
 	// GetAPI reads a classic API definition, `{"api_definition":{..}}`.
 	GetAPI(context.Context, *GetAPIRequest) (*GetAPIResponse, error)
+	// SearchAPIs lists the classic and OAS APIs whose name holds q, in the
+	// shape and pages of ListAPIs, `{"apis":[..],"pages":n}` (the Dashboard's
+	// searchApis). Declared after GetAPI so that its literal path wins over
+	// /api/apis/{api_id}.
+	SearchAPIs(context.Context, *SearchAPIsRequest) (*SearchAPIsResponse, error)
 	// UpdateAPI replaces a classic API definition, keeping its IDs.
 	UpdateAPI(context.Context, *UpdateAPIRequest) (*UpdateAPIResponse, error)
 	// DeleteAPI removes a classic API.
@@ -936,6 +957,9 @@ func (UnimplementedManagementServiceServer) ListAPIs(context.Context, *ListAPIsR
 }
 func (UnimplementedManagementServiceServer) GetAPI(context.Context, *GetAPIRequest) (*GetAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAPI not implemented")
+}
+func (UnimplementedManagementServiceServer) SearchAPIs(context.Context, *SearchAPIsRequest) (*SearchAPIsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SearchAPIs not implemented")
 }
 func (UnimplementedManagementServiceServer) UpdateAPI(context.Context, *UpdateAPIRequest) (*UpdateAPIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateAPI not implemented")
@@ -1254,6 +1278,24 @@ func _ManagementService_GetAPI_Handler(srv interface{}, ctx context.Context, dec
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ManagementServiceServer).GetAPI(ctx, req.(*GetAPIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _ManagementService_SearchAPIs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SearchAPIsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ManagementServiceServer).SearchAPIs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ManagementService_SearchAPIs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ManagementServiceServer).SearchAPIs(ctx, req.(*SearchAPIsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -2024,6 +2066,10 @@ var ManagementService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAPI",
 			Handler:    _ManagementService_GetAPI_Handler,
+		},
+		{
+			MethodName: "SearchAPIs",
+			Handler:    _ManagementService_SearchAPIs_Handler,
 		},
 		{
 			MethodName: "UpdateAPI",
