@@ -71,9 +71,14 @@ func (r Request) Check() error {
 }
 
 // chunk is how many APIs one round reads, converts and writes. Reading and
-// converting the next chunk overlaps with writing the current one, and a
-// chunk bounds the memory a run holds.
-const chunk = 1000
+// converting the next chunks overlaps with writing the earlier ones; a small
+// chunk keeps short the start (the first chunk converted, nothing to write
+// yet) and the end (the last chunks written, nothing left to convert),
+// when only one side has work; ahead chunks bound the memory a run holds.
+const (
+	chunk = 256
+	ahead = 4 // converted chunks that wait for the writer, at most
+)
 
 // Write concurrency: how many per-API write transactions a run has open at
 // once. The bbolt engine commits all the updates queued while it was
@@ -193,16 +198,15 @@ type run struct {
 // run migrates ids chunk by chunk: a producer goroutine reads and converts
 // the next chunks while this one writes (the converter uses every core
 // while the writer waits on its transactions' fsync). Without abort, the
-// writes of a chunk start while those of the one before are still in
-// flight, so the engine's committer always finds a full batch queued; each
-// chunk is reported, in order, once its writes are done. The producer and
+// writes of a chunk start while those of the ones before are still in
+// flight; each chunk is reported, in order, once its writes are done. The producer and
 // every write are waited for before run returns, whatever happens.
 func (r *run) run(ctx context.Context, ids []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var producer sync.WaitGroup
 	defer producer.Wait()
 	defer cancel() // runs first: the producer sees it and returns
-	prepared := make(chan []*item, 1)
+	prepared := make(chan []*item, ahead-1)
 	producer.Go(func() {
 		defer close(prepared)
 		for ids := range slices.Chunk(ids, chunk) {
@@ -221,10 +225,15 @@ func (r *run) run(ctx context.Context, ids []string) error {
 		}
 	})
 	w := r.newWriter()
-	var last *writing // the chunk whose writes were started last
+	// started are the chunks whose writes were started and not yet
+	// reported, oldest first: as many as the write concurrency keeps busy
+	// (at least one), so that the engine's committer always finds a full
+	// batch queued.
+	var started []*writing
+	keep := max(1, r.e.writes/chunk)
 	defer func() {
-		if last != nil {
-			last.wait()
+		for _, c := range started {
+			c.wait()
 		}
 	}()
 	for items := range prepared {
@@ -242,14 +251,21 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			}
 			continue
 		}
-		previous := last
-		last = w.start(ctx, items)
-		if previous != nil && !r.finish(previous) {
-			return nil
+		started = append(started, w.start(ctx, items))
+		for len(started) > keep {
+			oldest := started[0]
+			started = started[1:]
+			if !r.finish(oldest) {
+				return nil
+			}
 		}
 	}
-	if last != nil && !r.finish(last) {
-		return nil
+	for len(started) > 0 {
+		oldest := started[0]
+		started = started[1:]
+		if !r.finish(oldest) {
+			return nil
+		}
 	}
 	return ctx.Err()
 }
