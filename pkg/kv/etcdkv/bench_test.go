@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
@@ -45,6 +46,15 @@ func BenchmarkEngines(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					e.View(ctx, func(tx kv.ReadTx) error { _, err := tx.Get([]byte("k")); return err })
+				}
+			})
+			b.Run("GetRecent", func(b *testing.B) { // the gRPC front door's key lookup (kv.Recent, 500 ms)
+				e := eng.open(b)
+				put(b, e, "k", string(value))
+				recent := kv.Recent(ctx, 500*time.Millisecond)
+				b.ReportAllocs()
+				for b.Loop() {
+					e.View(recent, func(tx kv.ReadTx) error { _, err := tx.Get([]byte("k")); return err })
 				}
 			})
 			b.Run("Put1KiB", func(b *testing.B) {
