@@ -25,11 +25,13 @@ import (
 // grpc-go asks for, in order, and counts each DATA frame's bytes to its
 // stream. The front door's tap runs in the same reader right after a
 // stream's HEADERS frame, which is how a call finds its stream's count
-// (track). The call's hold of the in-flight budget grows as the bytes come
-// (inflight.Hold.TryGrow, in the reader, which must not wait: bytes that do
-// not fit end the call busy), bytes past what the method's limit allows end
-// it ResourceExhausted (wireLimit), and the call ends DeadlineExceeded when
-// its message stops arriving (inflight.Progress).
+// (track). The call is admitted when 64 KiB fit in the in-flight budget
+// (waiting for room as a REST request does); then its hold is what has
+// arrived and grows with it (inflight.Hold.TryGrow, in the reader, which
+// must not wait: bytes that do not fit end the call busy), bytes past what
+// the method's limit allows end it ResourceExhausted (wireLimit), and the
+// call ends DeadlineExceeded when its message stops arriving
+// (inflight.Progress).
 
 // meterCreds wraps the transport credentials (TLS, or none) so that every
 // connection is read through a meter.
@@ -216,7 +218,9 @@ func (a *arrival) arrive(n int64) {
 }
 
 // cover refuses a message that went past its method's limit, and grows
-// the hold to cover what has arrived, in GrowStep steps. a.mu is held.
+// the hold to cover what has arrived (exactly: a call's hold is its bytes,
+// so a client's small calls beside its large one hold little of its key's
+// share). a.mu is held.
 func (a *arrival) cover() {
 	if a.whole || a.isFailed() {
 		return
@@ -228,7 +232,7 @@ func (a *arrival) cover() {
 	if a.hold == nil || a.arrived <= a.reserved {
 		return
 	}
-	grow := max(a.arrived-a.reserved, inflight.GrowStep)
+	grow := a.arrived - a.reserved
 	if err := a.hold.TryGrow(grow); err != nil {
 		a.fail(err)
 		return
@@ -254,12 +258,13 @@ func (a *arrival) isFailed() bool {
 	}
 }
 
-// admit gives the call's hold, which holds reserved bytes, to cover the
-// message as it arrives.
+// admit gives the call's hold, admitted with reserved bytes, to cover the
+// message as it arrives: it keeps what has arrived so far.
 func (a *arrival) admit(hold *inflight.Hold, reserved int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.hold, a.reserved = hold, reserved
+	a.hold, a.reserved = hold, min(reserved, a.arrived)
+	hold.Shrink(a.reserved)
 	a.cover()
 }
 

@@ -167,13 +167,13 @@ func TestMessageHeldAsItArrives(t *testing.T) {
 	for range 4 {
 		streams = append(streams, openStream(t, addr, a, 16<<20, 100))
 	}
-	if held := heldBy(budget, inflight.Caller(a), 4*inflight.GrowStep); held != 4*inflight.GrowStep {
-		t.Errorf("4 streams that declared 16 MiB and sent 100 bytes hold %d bytes, want %d (a step each)", held, 4*inflight.GrowStep)
+	// A stream's bytes are the 5-byte prefix and what it sent.
+	if held := heldBy(budget, inflight.Caller(a), 4*105); held != 4*105 {
+		t.Errorf("4 streams that declared 16 MiB and sent 100 bytes hold %d bytes, want %d (what arrived)", held, 4*105)
 	}
 	streams = append(streams, openStream(t, addr, a, 16<<20, 1<<20))
-	held := heldBy(budget, inflight.Caller(a), 4*inflight.GrowStep+1<<20)
-	if held < 4*inflight.GrowStep+1<<20 || held > 4*inflight.GrowStep+1<<20+2*inflight.GrowStep {
-		t.Errorf("after one stream sent 1 MiB the key holds %d bytes, want what arrived (%d) and at most two steps more", held, 4*inflight.GrowStep+1<<20)
+	if held := heldBy(budget, inflight.Caller(a), 4*105+5+1<<20); held != 4*105+5+1<<20 {
+		t.Errorf("after one stream sent 1 MiB the key holds %d bytes, want what arrived (%d)", held, 4*105+5+1<<20)
 	}
 	times := echoes(t, addr, "Bearer b", 20)
 	t.Logf("another key's 20 calls while the first holds 5 streams: median %v, slowest %v", times[10], times[19])
@@ -332,8 +332,9 @@ func TestOpenStreamBounded(t *testing.T) {
 // to its stream by the HEADERS frame grpc-go's reader has just read, which
 // relies on grpc-go reading the connection frame by frame without a
 // buffer of its own): key a's stream that sent 1 MiB holds it, key b's
-// streams opened after it on the same connection hold a step each, and
-// a's stream opened last, sending 512 KiB, holds that.
+// streams opened after it on the same connection their 100 bytes each,
+// and a's stream opened last, sending 512 KiB, holds that (each with its
+// 5-byte prefix).
 func TestStreamsOfOneConnection(t *testing.T) {
 	t.Parallel()
 	budget := inflight.New(64<<20, 0)
@@ -345,12 +346,39 @@ func TestStreamsOfOneConnection(t *testing.T) {
 	for range 3 {
 		openStreamOn(t, cc, addr, echoMethod, b, 16<<20, 100)
 	}
-	heldBy(budget, inflight.Caller(b), 3*inflight.GrowStep)
+	heldBy(budget, inflight.Caller(b), 3*105)
 	openStreamOn(t, cc, addr, echoMethod, a, 16<<20, 512<<10)
-	heldA := heldBy(budget, inflight.Caller(a), 1<<20+512<<10)
+	heldA := heldBy(budget, inflight.Caller(a), 1<<20+512<<10+10)
 	_, heldB := budget.Held(inflight.Caller(b))
-	if heldA < 1<<20+512<<10 || heldA > 1<<20+512<<10+2*inflight.GrowStep || heldB != 3*inflight.GrowStep {
-		t.Errorf("key a holds %d bytes, b %d; want a what its two streams sent (%d) and at most two steps more, b a step a stream (%d)",
-			heldA, heldB, 1<<20+512<<10, 3*inflight.GrowStep)
+	if heldA != 1<<20+512<<10+10 || heldB != 3*105 {
+		t.Errorf("key a holds %d bytes, b %d; want what their streams sent: a %d, b %d", heldA, heldB, 1<<20+512<<10+10, 3*105)
+	}
+}
+
+// TestLargeBesideSmall: under a 4 MiB budget (a share of 1 MiB), a key's
+// message larger than its share is taken while the key's other call holds
+// a few bytes (a client's small calls beside its upload), and refused once
+// its other calls hold more than a 64th of the share.
+func TestLargeBesideSmall(t *testing.T) {
+	t.Parallel()
+	budget := inflight.New(4<<20, 0)
+	addr := serveBudget(t, budget)
+	const a = "Bearer a"
+	openStream(t, addr, a, 16<<20, 100)
+	heldBy(budget, inflight.Caller(a), 105)
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", a)
+	large := wrapperspb.String(strings.Repeat("x", 1<<20-100))
+	if err := conn.Invoke(ctx, echoMethod, large, new(wrapperspb.StringValue)); err != nil {
+		t.Errorf("a message past the key's share beside its call of 100 bytes: %v", err)
+	}
+	openStream(t, addr, a, 16<<20, 32<<10)
+	heldBy(budget, inflight.Caller(a), 105+5+32<<10)
+	if st := status.Convert(conn.Invoke(ctx, echoMethod, large, new(wrapperspb.StringValue))); st.Code() != codes.Unavailable {
+		t.Errorf("a message past the key's share beside its calls of 32 KiB: %v, want Unavailable", st.Code())
 	}
 }

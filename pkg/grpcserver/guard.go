@@ -26,10 +26,11 @@ import (
 type Guards struct {
 	// Door, when set, authenticates every stream before it exists.
 	Door *FrontDoor
-	// Budget, when set, admits each call for the call's key with
-	// inflight.GrowStep bytes (waiting for room as REST requests do), then
-	// grows its hold as its message arrives (arrival.go) and, once the
-	// message is read, keeps only its size until the call ends.
+	// Budget, when set, admits each call for the call's key once
+	// inflight.GrowStep bytes fit (waiting for room as REST requests do),
+	// then holds what has arrived of its message, growing with it
+	// (arrival.go), and once the message is read only its size until the
+	// call ends.
 	Budget *inflight.Budget
 	// Limits give each method its largest message (decompressed).
 	Limits bodylimit.Table

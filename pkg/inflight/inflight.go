@@ -10,7 +10,7 @@
 // that finds no room waits up to Wait, then is refused as busy, so that the
 // memory held for requests stays bounded under any mix of clients. (A
 // single request larger than the share may hold more while its key holds
-// nothing else: bodies up to 16 MiB are taken under a 16 MiB budget.)
+// little else: bodies up to 16 MiB are taken under a 16 MiB budget.)
 package inflight
 
 import (
@@ -146,8 +146,9 @@ type Hold struct {
 // Acquire waits until n bytes fit for caller, at most the budget's wait or
 // until ctx ends; then ErrBusy (or ctx's error as a status). A request
 // larger than the budget holds all of it; one larger than its caller's
-// share grows past it only while its caller holds nothing else (a large
-// body is not refused, and a caller's many requests still share a quarter).
+// share grows past it only while its caller holds little else (fits: a
+// large body is not refused, and a caller's many requests still share a
+// quarter).
 func (b *Budget) Acquire(ctx context.Context, caller string, n int64) (*Hold, error) {
 	b.mu.Lock()
 	b.seq++
@@ -265,9 +266,11 @@ func (b *Budget) take(ctx context.Context, h *Hold, n int64) error {
 
 // fits tells whether n more bytes for h fit in the budget (global) and in
 // its caller's share (share): a hold larger than the share grows past it
-// only while its caller holds nothing else. b.mu is held.
+// only while its caller's other holds are at most a 64th of the share (the
+// small calls a client makes beside a large upload; nothing else of it).
+// b.mu is held.
 func (b *Budget) fits(h *Hold, n int64) (global, share bool) {
-	return b.used+n <= b.size, b.held[h.caller]+n <= b.share || b.held[h.caller] == h.held
+	return b.used+n <= b.size, b.held[h.caller]+n <= b.share || b.held[h.caller]-h.held <= b.share/64
 }
 
 // youngestStuck returns the youngest waiting hold when the waiting holds
