@@ -32,51 +32,71 @@ type Member struct {
 // Members lists the members of the object obj (surrounding whitespace
 // allowed) in document order.
 func Members(obj []byte) ([]Member, error) {
+	var out []Member
+	err := members(obj, func(key []byte, m Member) {
+		m.Key = string(key)
+		out = append(out, m)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// members walks the members of the object obj as strictly as Members
+// reads them (ErrNotObject, ErrSyntax), calling fn with each key, decoded,
+// and its offsets (m.Key left empty). The key is obj's own bytes when it
+// has nothing to decode, valid only during the call: the walk allocates
+// nothing for such keys.
+func members(obj []byte, fn func(key []byte, m Member)) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
-		return nil, ErrNotObject
+		return ErrNotObject
 	}
-	var out []Member
 	i = skipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
-		return out, nil
+		return nil
 	}
 	for i < len(obj) {
 		if obj[i] != '"' {
-			return nil, ErrSyntax
+			return ErrSyntax
 		}
 		keyEnd, err := SkipString(obj, i)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		key, ok := String(obj[i:keyEnd])
-		if !ok {
-			return nil, ErrSyntax
+		key := obj[i+1 : keyEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !utf8.Valid(key) || !noControl(key) {
+			k, ok := String(obj[i:keyEnd])
+			if !ok {
+				return ErrSyntax
+			}
+			key = []byte(k)
 		}
 		j := skipSpace(obj, keyEnd)
 		if j >= len(obj) || obj[j] != ':' {
-			return nil, ErrSyntax
+			return ErrSyntax
 		}
 		vs := skipSpace(obj, j+1)
 		ve, err := SkipValue(obj, vs)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, Member{Key: key, Start: i, ValueStart: vs, ValueEnd: ve})
+		fn(key, Member{Start: i, ValueStart: vs, ValueEnd: ve})
 		k := skipSpace(obj, ve)
 		if k >= len(obj) {
-			return nil, ErrSyntax
+			return ErrSyntax
 		}
 		switch obj[k] {
 		case ',':
 			i = skipSpace(obj, k+1)
 		case '}':
-			return out, nil
+			return nil
 		default:
-			return nil, ErrSyntax
+			return ErrSyntax
 		}
 	}
-	return nil, ErrSyntax
+	return ErrSyntax
 }
 
 // Each calls fn with the key (quotes removed; escapes decoded, when there
@@ -124,18 +144,21 @@ func Each(obj []byte, fn func(key, value []byte) error) error {
 	return nil
 }
 
-// Find returns the last member named key (the one a JSON decoder would keep).
+// Find returns the last member named key (the one a JSON decoder would
+// keep), reading the object as Members does without allocating for keys.
 func Find(obj []byte, key string) (Member, bool, error) {
-	ms, err := Members(obj)
-	if err != nil {
+	var last Member
+	found := false
+	err := members(obj, func(k []byte, m Member) {
+		if string(k) == key {
+			last, found = m, true
+		}
+	})
+	if err != nil || !found {
 		return Member{}, false, err
 	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].Key == key {
-			return ms[i], true, nil
-		}
-	}
-	return Member{}, false, nil
+	last.Key = key
+	return last, true, nil
 }
 
 // Lookup returns the raw value at path (object keys from the root).

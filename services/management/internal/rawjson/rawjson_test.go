@@ -169,3 +169,26 @@ func TestAppendQuoteAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzFind holds Find to encoding/json: in a valid object it finds the
+// member a decoder keeps (the last of its name, escapes decoded) and
+// nothing else.
+func FuzzFind(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1,"a":[2]}`, `{"\u0061":{"b":"}"},"é":1}`, ` {"a\"" : "\"" } `} {
+		f.Add([]byte(s), "a")
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, key string) {
+		var want map[string]json.RawMessage
+		if !utf8.Valid(doc) || json.Unmarshal(doc, &want) != nil || want == nil {
+			return
+		}
+		m, found, err := Find(doc, key)
+		v, ok := want[key]
+		if err != nil || found != ok {
+			t.Fatalf("Find(%s, %q): found %v, %v; encoding/json %v", doc, key, found, err, ok)
+		}
+		if found && (m.Key != key || !bytes.Equal(doc[m.ValueStart:m.ValueEnd], bytes.TrimSpace(v))) {
+			t.Fatalf("Find(%s, %q): %+v (%s), encoding/json %s", doc, key, m, doc[m.ValueStart:m.ValueEnd], v)
+		}
+	})
+}
