@@ -2,6 +2,7 @@ package oasdoc
 
 import (
 	"context"
+	"errors"
 	"hash/maphash"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -33,27 +34,48 @@ const (
 // validInBatches reports whether doc, whose root members are root, meets
 // the OpenAPI rules as checkOpenAPI(decodeOpenAPI(doc)) checks them, found
 // holding a batch of its paths at a time. false means: not known.
-func validInBatches(ctx context.Context, doc []byte, root []rawjson.Member) bool {
+//
+// problem, when not valid, is the first problem kin-openapi found in a batch
+// (resolving or checking it), wrapped as the whole check wraps it, or nil:
+// with several problems in a document, the whole check may name another
+// one first.
+func validInBatches(ctx context.Context, doc []byte, root []rawjson.Member) (valid bool, problem error) {
 	return validInBatchesOf(ctx, doc, root, max(len(doc)/batchDivisor, minBatch))
 }
 
+// problemError is a problem kin-openapi found in a batch.
+type problemError struct{ err error }
+
+func (p *problemError) Error() string { return p.err.Error() }
+
 // validInBatchesOf is validInBatches with batches of limit bytes of text.
-func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, limit int) bool {
+func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, limit int) (bool, error) {
+	valid, err := checkInBatches(ctx, doc, root, limit)
+	var p *problemError
+	if errors.As(err, &p) {
+		return false, p.err
+	}
+	return valid && err == nil, nil
+}
+
+// checkInBatches is validInBatchesOf; its error is a *problemError, or
+// means: not known.
+func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limit int) (bool, error) {
 	d, paths, components, err := decodeRoot(doc, root)
 	if err != nil || !d.IsOpenAPI30() || d.Webhooks != nil || d.JSONSchemaDialect != "" {
-		return false
+		return false, nil
 	}
 	// the entries a batch references bring at most twice its own text
 	// (twice the smallest batch's when it is smaller: tests take each path
 	// alone)
 	ix, ok := indexComponents(components, 2*max(limit, minBatch))
 	if !ok {
-		return false
+		return false, nil
 	}
 	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()), ix: ix, root: *d,
 		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, schemes: ix.names}
-	if !b.checkComponents() {
-		return false
+	if err := b.checkComponents(); err != nil {
+		return false, err
 	}
 	b.batch = openapi3.NewPaths()
 	s := &scanner{data: paths, canonical: true}
@@ -69,13 +91,19 @@ func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, li
 		}
 		return b.add(string(key), item, paths[start:s.pos])
 	})
-	if err != nil || b.flush() != nil {
-		return false
+	if err == nil {
+		err = b.flush()
+	}
+	if err != nil {
+		return false, err
 	}
 	// the paths object's own extensions, as Paths.Validate checks them last
 	rest := openapi3.NewPaths()
 	rest.Extensions = extensions
-	return rest.Validate(b.opt) == nil
+	if err := rest.Validate(b.opt); err != nil {
+		return false, &problemError{&openapi3.SectionValidationError{Section: "paths", Cause: err}}
+	}
+	return true, nil
 }
 
 // pathBatches checks a document in batches: its components, then its paths.
@@ -108,19 +136,25 @@ func (b *pathBatches) resolve(d *openapi3.T) error {
 
 // checkComponents checks the root, without paths, with the components a
 // batch of them at a time, each batch with the entries it references.
-func (b *pathBatches) checkComponents() bool {
-	check := func(own []int32, texts [][]byte) bool {
+func (b *pathBatches) checkComponents() error {
+	check := func(own []int32, texts [][]byte) error {
 		set, ok := b.ix.closure(own, texts)
 		if !ok {
-			return false
+			return errUnsupported
 		}
 		c, err := b.ix.components(set)
 		if err != nil {
-			return false
+			return errUnsupported
 		}
 		d := b.root
 		d.Components, d.Paths = c, openapi3.NewPaths()
-		return b.resolve(&d) == nil && d.Validate(b.ctx, openapi3.DisableExamplesValidation()) == nil
+		if err := b.resolve(&d); err != nil {
+			return &problemError{err}
+		}
+		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
+			return &problemError{err}
+		}
+		return nil
 	}
 	var own []int32
 	var texts [][]byte
@@ -129,13 +163,16 @@ func (b *pathBatches) checkComponents() bool {
 		own = append(own, int32(i))
 		texts = append(texts, b.ix.text[e.valueStart:e.valueEnd])
 		if size += int(e.valueEnd - e.keyStart); size >= b.limit {
-			if !check(own, texts) {
-				return false
+			if err := check(own, texts); err != nil {
+				return err
 			}
 			own, texts, size = own[:0], texts[:0], 0
 		}
 	}
-	return len(own) == 0 && len(b.ix.entries) > 0 || check(own, texts)
+	if len(own) == 0 && len(b.ix.entries) > 0 {
+		return nil
+	}
+	return check(own, texts)
 }
 
 // add takes the path item of path, whose text is text, into the batch and
@@ -180,15 +217,15 @@ func (b *pathBatches) flush() error {
 	}
 	c, err := b.ix.components(set)
 	if err != nil {
-		return err
+		return errUnsupported
 	}
 	d := b.root
 	d.Components, d.Paths = c, b.batch
 	if err := b.resolve(&d); err != nil {
-		return err
+		return &problemError{err}
 	}
 	if err := b.batch.Validate(b.opt); err != nil {
-		return err
+		return &problemError{&openapi3.SectionValidationError{Section: "paths", Cause: err}}
 	}
 	b.batch, b.texts, b.size = openapi3.NewPaths(), b.texts[:0], 0
 	return nil

@@ -135,11 +135,13 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 	}
 	follow := func(text []byte) bool {
 		for _, ref := range refsIn(text) {
-			i, ok := ix.lookup(ref)
+			i, found, ok := ix.lookup(ref)
 			if !ok {
 				return false
 			}
-			add(i)
+			if found { // else the batch's resolution names the missing entry
+				add(i)
+			}
 		}
 		return true
 	}
@@ -164,27 +166,28 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 	return set, size <= ix.limit
 }
 
-// lookup finds the entry a reference names.
-func (ix *componentIndex) lookup(ref []byte) (int32, bool) {
+// lookup finds the entry a reference names; ok is false when the reference
+// is not one the index follows.
+func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
 	rest, ok := bytes.CutPrefix(ref, []byte("#/components/"))
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	kindName, name, ok := bytes.Cut(rest, []byte("/"))
 	kind := slices.Index(componentKinds, string(kindName))
 	if !ok || kind < 0 || len(name) == 0 || bytes.ContainsAny(name, `/~%\`) {
-		return 0, false
+		return 0, false, false
 	}
-	i, found := ix.byRef[ix.hash(kind, name)]
+	i, found = ix.byRef[ix.hash(kind, name)]
 	if !found {
-		return 0, false
+		return 0, false, true
 	}
 	e := ix.entries[i]
 	// the hash found it: the name must be the entry's own
 	if int(e.kind) != kind || !bytes.Equal(ix.text[e.keyStart+1:e.keyStart+1+int32(len(name))], name) || ix.text[e.keyStart+1+int32(len(name))] != '"' {
-		return 0, false
+		return 0, false, false
 	}
-	return i, true
+	return i, true, true
 }
 
 // refsIn returns the values of the "$ref" keys in text, as written (a

@@ -75,8 +75,15 @@ func sameAsKin(t *testing.T, doc []byte) (fast, refused bool) {
 	}
 	for _, limit := range []int{1, minBatch} { // each path a batch of its own; the smallest batches taken
 		// (the OpenAPI rules only: the extension is checked before them)
-		if checkTyk(doc, root) == nil && validInBatchesOf(ctx, doc, root, limit) && want != nil {
+		if checkTyk(doc, root) != nil {
+			break
+		}
+		valid, problem := validInBatchesOf(ctx, doc, root, limit)
+		if valid && want != nil {
 			t.Errorf("checked in batches of %d bytes, a document kin-openapi refuses (%v) is valid: %s", limit, want, doc)
+		}
+		if problem != nil && want == nil {
+			t.Errorf("checked in batches of %d bytes, a document kin-openapi accepts has a problem (%v): %s", limit, problem, doc)
 		}
 	}
 	d, err := decodeFast(doc, root)
@@ -353,7 +360,8 @@ func TestBatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return validInBatchesOf(ctx, doc, root, 1)
+		valid, _ := validInBatchesOf(ctx, doc, root, 1)
+		return valid
 	}
 	withExtensions := strings.Replace(diffBase, `"responses":{"NotFound"`, `"x-c":{"a":1},"responses":{"NotFound"`, 1)
 	withExtensions = strings.Replace(withExtensions, `"securitySchemes":{"key"`, `"x-d":[2],"securitySchemes":{"key"`, 1)
@@ -444,12 +452,18 @@ func FuzzFastDecoder(f *testing.F) {
 	})
 }
 
-// TestWholeCheckWaitsItsTurn: a large document the batches do not find
-// valid waits while another is checked whole, until its context ends; a
+// TestWholeCheckWaitsItsTurn: a large document with a problem the batches
+// find is refused with it at once, the message kin-openapi gives when it is
+// the only one; one whose batches cannot tell (a reference they do not
+// follow) waits while another is checked whole, until its context ends; a
 // large valid one does not wait.
 func TestWholeCheckWaitsItsTurn(t *testing.T) {
 	large := strings.Replace(diffBase, `"title":"t"`, `"title":"t","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)
 	valid, refused := []byte(large), []byte(strings.Replace(large, pathError[0], pathError[1], 1))
+	unknown := []byte(strings.Replace(string(refused), `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`, 1))
+	if string(unknown) == string(refused) {
+		t.Fatal("no reference replaced")
+	}
 	wholeChecks <- struct{}{} // another whole check under way
 	defer func() { <-wholeChecks }()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -457,13 +471,16 @@ func TestWholeCheckWaitsItsTurn(t *testing.T) {
 	if err := Validate(ctx, valid); err != nil {
 		t.Fatalf("valid document: %v", err)
 	}
-	if err := Validate(ctx, refused); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("refused document while another is checked whole: %v, want its context's end", err)
+	if got, want := Validate(ctx, refused), kinValidate(context.Background(), refused); errText(got) != errText(want) {
+		t.Fatalf("refused document: %v, want %v", got, want)
+	}
+	if err := Validate(ctx, unknown); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("document the batches cannot tell while another is checked whole: %v, want its context's end", err)
 	}
 	<-wholeChecks
-	err := Validate(context.Background(), refused)
+	err := Validate(context.Background(), unknown)
 	wholeChecks <- struct{}{}
 	if _, ok := err.(*Invalid); !ok || !strings.Contains(err.Error(), `nowhere`) {
-		t.Fatalf("refused document checked: %v", err)
+		t.Fatalf("document checked whole: %v", err)
 	}
 }

@@ -154,7 +154,15 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 		return []error{err}
 	}
 	var errs []error
-	if !validInBatches(ctx, doc, root) { // valid, found holding a batch at a time (batches.go)
+	// valid, found holding a batch at a time (batches.go); or refused, for
+	// a large document, with the problem a batch found, so that it is not
+	// modelled whole; otherwise checked whole, for kin-openapi's first
+	// problem
+	switch valid, problem := validInBatches(ctx, doc, root); {
+	case valid:
+	case problem != nil && len(doc) > wholeCheckAlone:
+		errs = append(errs, invalid("invalid OpenAPI document: %s", problem))
+	default:
 		if err := checkWhole(ctx, doc, root); err != nil {
 			errs = append(errs, err)
 		}
@@ -175,8 +183,9 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 
 // wholeChecks admits one check of a whole large document at a time: its
 // model costs tens of times its text (a 7.9 MB document of 300,000 small
-// component schemas held 290 MB), and documents validInBatches does not
-// find valid — refused ones, mostly — take that way, so concurrent ones
+// component schemas held 290 MB). A large document takes that way only when
+// the batches can neither find it valid nor name a problem in it (a
+// reference they do not follow, a problem in decoding), so concurrent ones
 // would multiply it. Documents found valid in batches never wait here.
 var wholeChecks = make(chan struct{}, 1)
 
