@@ -207,8 +207,8 @@ func newArrival() *arrival {
 	return &arrival{progress: inflight.NewProgress(time.Now()), max: MaxRecvMsgSize + 5, failed: make(chan struct{})}
 }
 
-// arrive counts n more bytes of the call's stream, growing its hold ahead
-// of them; when they do not fit, the call fails (failed is closed).
+// arrive counts n more bytes of the call's stream and grows its hold by
+// them; when they do not fit, the call fails (failed is closed).
 func (a *arrival) arrive(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
