@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,19 @@ func TestHostileBinary(t *testing.T) {
 		body := `{"openapi":"3.0.3","info":{"title":"big","version":"1"},"paths":{},"x-big":[` + tiny + `0]}`
 		a.Refused("POST OAS JSON", "POST", "/api/apis/oas", "", []byte(body), 400, "1000000", 64)
 	})
+	// Issue 32: an OAS document costs at most 8x its size, accepted or
+	// refused (small component schemas were modelled whole at about 36x
+	// their text; oasdoc's BenchmarkIntakePeak has the other shapes).
+	schemas := oasSchemas(100_000)
+	t.Run("OAS document of 100,000 schemas, one bad", func(t *testing.T) {
+		a.T = t
+		bad := strings.Replace(schemas, `"S99999":{"type":"string"}`, `"S99999":{"type":"wrong"}`, 1)
+		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(bad), 400, "S99999", 8*float64(len(bad))/(1<<20))
+	})
+	t.Run("OAS document of 100,000 schemas", func(t *testing.T) {
+		a.T = t
+		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(schemas), 200, "API created", 8*float64(len(schemas))/(1<<20))
+	})
 	t.Run("OAS YAML of 7.7M nodes", func(t *testing.T) {
 		a.T = t
 		body := "openapi: 3.0.3\ninfo:\n  title: big\n  version: '1'\npaths: {}\nx-big: [" + tiny + "0]\n"
@@ -75,6 +89,21 @@ func TestHostileLong(t *testing.T) {
 		a.ConcurrentBodies(32, "POST", "/api/apis", []byte(def), servertest.PodLimitMiB)
 	})
 	t.Run("1,000 held streams", func(t *testing.T) { a.T = t; a.HeldStreams(10, 100, 256) })
+}
+
+// oasSchemas is a valid Tyk OAS document of one path and n component
+// schemas of one string each.
+func oasSchemas(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Schemas","version":"1"},"paths":{"/p":{"get":{"responses":{"200":{"description":"ok"}}}}},"components":{"schemas":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"S%d":{"type":"string"}`, i)
+	}
+	b.WriteString(`}},"x-tyk-api-gateway":{"info":{"name":"Schemas","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/s/"}}}}`)
+	return b.String()
 }
 
 // binaryUser creates a user with perms on the attacked binary and returns its key.
