@@ -11,6 +11,7 @@ import (
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/services/management/internal/keys"
 	"github.com/gatehouse/gatehouse/services/management/internal/oasdoc"
+	"github.com/gatehouse/gatehouse/services/management/internal/oasimport"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
@@ -62,18 +63,42 @@ func oasError(err error) error {
 }
 
 func (s *Server) CreateOASAPI(ctx context.Context, req *managementv1.CreateOASAPIRequest) (*managementv1.CreateOASAPIResponse, error) {
-	doc, err := oasDocument(ctx, req.GetBody())
+	v, err := s.newVersion(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := s.createdDoc(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	a, err := s.newOAS(doc)
-	if err == nil {
-		err = s.store.CreateAPI(ctx, a)
-	}
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
+	if err := s.storeNew(ctx, a, req.GetBaseApiId(), v); err != nil {
+		return nil, err
+	}
 	return &managementv1.CreateOASAPIResponse{Status: "OK", Message: "API created", Meta: a.DBID, Id: a.ID}, nil
+}
+
+// createdDoc is the validated document of a create: the body, laid over
+// the template templateID names when set.
+func (s *Server) createdDoc(ctx context.Context, req *managementv1.CreateOASAPIRequest) ([]byte, error) {
+	if req.GetTemplateId() == "" {
+		return oasDocument(ctx, req.GetBody())
+	}
+	t, err := s.template(ctx, req.GetTemplateId())
+	if err != nil {
+		return nil, err
+	}
+	doc, err := bodyJSON(ctx, req.GetBody())
+	if err != nil {
+		return nil, err
+	}
+	if doc, err = oasimport.WithTemplate(doc, t); err != nil {
+		return nil, importError(err)
+	}
+	return checkOAS(ctx, doc)
 }
 
 // newOAS is the record of a new Tyk OAS API from a validated document: its

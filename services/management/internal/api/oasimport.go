@@ -207,26 +207,35 @@ func (s *Server) ImportOASAPI(ctx context.Context, req *managementv1.ImportOASAP
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
-	notFound := errInternal
-	if v == nil {
-		err = s.store.CreateAPI(ctx, a)
-	} else {
-		notFound = errNotBase(req.GetBaseApiId())
-		err = s.store.CreateVersion(ctx, req.GetBaseApiId(), a, func(base store.API) (store.API, error) {
-			doc, err := oasimport.AddVersion(base.Doc, *v, a.ID)
-			if err != nil {
-				return base, importError(err)
-			}
-			if doc, err = checkOAS(ctx, doc); err != nil {
-				return base, err
-			}
-			return s.records.OAS(base, doc)
-		})
-	}
-	if err != nil {
-		return nil, s.storeError(err, notFound)
+	if err := s.storeNew(ctx, a, req.GetBaseApiId(), v); err != nil {
+		return nil, err
 	}
 	return &managementv1.ImportOASAPIResponse{Status: "OK", Message: "API imported", Meta: a.DBID, Id: a.ID}, nil
+}
+
+// storeNew stores a, a new Tyk OAS API: with v, as a version of the API
+// baseRef names, whose versioning block lists it in the same write.
+func (s *Server) storeNew(ctx context.Context, a store.API, baseRef string, v *oasimport.Version) error {
+	if v == nil {
+		if err := s.store.CreateAPI(ctx, a); err != nil {
+			return s.storeError(err, errInternal)
+		}
+		return nil
+	}
+	err := s.store.CreateVersion(ctx, baseRef, a, func(base store.API) (store.API, error) {
+		doc, err := oasimport.AddVersion(base.Doc, *v, a.ID)
+		if err != nil {
+			return base, importError(err)
+		}
+		if doc, err = checkOAS(ctx, doc); err != nil {
+			return base, err
+		}
+		return s.records.OAS(base, doc)
+	})
+	if err != nil {
+		return s.storeError(err, errNotBase(baseRef))
+	}
+	return nil
 }
 
 // DryRunOASAPI answers POST /api/apis/oas/dry-run with the document an

@@ -404,3 +404,39 @@ func TestOASImportVersion(t *testing.T) {
 }
 
 func asJSONString(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestOASCreateTemplateAndVersion restates the SDK's CreateApiOAS
+// (POST /api/apis/oas) with templateID and with base_api_id,
+// base_api_version_name, new_version_name, set_default: the same rules as
+// the import, without its defaults.
+func TestOASCreateTemplateAndVersion(t *testing.T) {
+	in := start(t, "")
+	asset := `{"kind":"oas-template","name":"cache","id":"cache-template","data":{"x-tyk-api-gateway":{` +
+		`"server":{"listenPath":{"value":"/from-template/","strip":true}},"middleware":{"global":{"cache":{"enabled":true,"timeout":60}}}}}}`
+	expect(t, "add the template", in.admin("POST", "/api/assets", asset), 201, "")
+	base := "4e500000000000000000000000000001"
+	r := in.admin("POST", "/api/apis/oas?templateID=cache-template", oasDoc(base, "Base", "/base/"))
+	expect(t, "create with the template", r, 200, "")
+	x := tykExt(t, in.admin("GET", "/api/apis/oas/"+base, nil).body)
+	if at(x, "middleware", "global", "cache", "timeout") != float64(60) || at(x, "server", "listenPath", "value") != "/base/" ||
+		at(x, "server", "listenPath", "strip") != true {
+		t.Errorf("the document over the template: %v", x)
+	}
+	expect(t, "an unknown template", in.admin("POST", "/api/apis/oas?templateID=nope", oasDoc("4e500000000000000000000000000009", "N", "/n/")), 400,
+		mgmtErr(`templateID: no API template "nope"`))
+
+	child := "4e500000000000000000000000000002"
+	expect(t, "no new version name", in.admin("POST", "/api/apis/oas?base_api_id="+base, oasDoc(child, "V2", "/base-v2/")), 422,
+		mgmtErr("The new version name is required"))
+	expect(t, "create as version v2", in.admin("POST", "/api/apis/oas?base_api_id="+base+"&base_api_version_name=v1&new_version_name=v2",
+		oasDoc(child, "V2", "/base-v2/")), 200, "")
+	vs := at(tykExt(t, in.admin("GET", "/api/apis/oas/"+base, nil).body), "info", "versioning")
+	if got, want := asJSONString(vs), `{"default":"self","enabled":true,"key":"x-api-version","location":"header","name":"v1","versions":[{"id":"`+child+`","name":"v2"}]}`; got != want {
+		t.Errorf("the base's versioning:\n%s\nwant\n%s", got, want)
+	}
+	expect(t, "the child is not created twice", in.admin("POST", "/api/apis/oas?base_api_id="+base+"&new_version_name=v3",
+		oasDoc(child, "V2", "/base-v2/")), 409, "")
+	if got := asJSONString(at(tykExt(t, in.admin("GET", "/api/apis/oas/"+base, nil).body), "info", "versioning")); strings.Contains(got, "v3") {
+		t.Errorf("a refused version changed the base: %s", got)
+	}
+}

@@ -36,3 +36,16 @@ func applyTemplate(root map[string]any, template []byte) (map[string]any, error)
 	}
 	return overlay(base, root), nil
 }
+
+// WithTemplate returns the Tyk OAS document doc laid over the template's
+// data, as a create with templateID makes it (no import defaults).
+func WithTemplate(doc, template []byte) ([]byte, error) {
+	root, err := decodeObject(doc)
+	if err != nil {
+		return nil, refuse("the document must be a JSON object")
+	}
+	if root, err = applyTemplate(root, template); err != nil {
+		return nil, err
+	}
+	return encode(root)
+}

@@ -1837,9 +1837,20 @@ type CreateOASAPIRequest struct {
 	// body is the document; content_type application/x-yaml (also
 	// application/yaml, text/yaml) means YAML, anything else JSON. Over REST the
 	// request's Content-Type header decides.
-	Body          *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Body *httpbody.HttpBody `protobuf:"bytes,1,opt,name=body,proto3" json:"body,omitempty"`
+	// The Dashboard's query parameters, as on ImportOASAPIRequest: template_id
+	// names an asset of kind oas-template whose data the document is laid over
+	// (the caller needs assets read); base_api_id stores the API as a new
+	// version of that Tyk OAS API, named new_version_name (required with it,
+	// else 422), base_api_version_name naming the base's own version (required
+	// while it has none), set_default making the new version the default.
+	TemplateId         string `protobuf:"bytes,2,opt,name=template_id,json=templateID,proto3" json:"template_id,omitempty"`
+	BaseApiId          string `protobuf:"bytes,3,opt,name=base_api_id,proto3" json:"base_api_id,omitempty"`
+	BaseApiVersionName string `protobuf:"bytes,4,opt,name=base_api_version_name,proto3" json:"base_api_version_name,omitempty"`
+	NewVersionName     string `protobuf:"bytes,5,opt,name=new_version_name,proto3" json:"new_version_name,omitempty"`
+	SetDefault         *bool  `protobuf:"varint,6,opt,name=set_default,proto3,oneof" json:"set_default,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CreateOASAPIRequest) Reset() {
@@ -1877,6 +1888,41 @@ func (x *CreateOASAPIRequest) GetBody() *httpbody.HttpBody {
 		return x.Body
 	}
 	return nil
+}
+
+func (x *CreateOASAPIRequest) GetTemplateId() string {
+	if x != nil {
+		return x.TemplateId
+	}
+	return ""
+}
+
+func (x *CreateOASAPIRequest) GetBaseApiId() string {
+	if x != nil {
+		return x.BaseApiId
+	}
+	return ""
+}
+
+func (x *CreateOASAPIRequest) GetBaseApiVersionName() string {
+	if x != nil {
+		return x.BaseApiVersionName
+	}
+	return ""
+}
+
+func (x *CreateOASAPIRequest) GetNewVersionName() string {
+	if x != nil {
+		return x.NewVersionName
+	}
+	return ""
+}
+
+func (x *CreateOASAPIRequest) GetSetDefault() bool {
+	if x != nil && x.SetDefault != nil {
+		return *x.SetDefault
+	}
+	return false
 }
 
 // CreateOASAPIResponse is `{"Status":"OK","Message":"API created","Meta":db id,"ID":api id}`.
@@ -7078,9 +7124,16 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x11DeleteAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"?\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta\"\x9b\x02\n" +
 	"\x13CreateOASAPIRequest\x12(\n" +
-	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"l\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\x12\x1f\n" +
+	"\vtemplate_id\x18\x02 \x01(\tR\n" +
+	"templateID\x12 \n" +
+	"\vbase_api_id\x18\x03 \x01(\tR\vbase_api_id\x124\n" +
+	"\x15base_api_version_name\x18\x04 \x01(\tR\x15base_api_version_name\x12*\n" +
+	"\x10new_version_name\x18\x05 \x01(\tR\x10new_version_name\x12%\n" +
+	"\vset_default\x18\x06 \x01(\bH\x00R\vset_default\x88\x01\x01B\x0e\n" +
+	"\f_set_default\"l\n" +
 	"\x14CreateOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12\x12\n" +
@@ -8193,6 +8246,7 @@ func file_gatehouse_management_v1_management_proto_init() {
 	file_gatehouse_management_v1_management_proto_msgTypes[14].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[19].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[23].OneofWrappers = []any{}
+	file_gatehouse_management_v1_management_proto_msgTypes[29].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[55].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[56].OneofWrappers = []any{}
 	file_gatehouse_management_v1_management_proto_msgTypes[91].OneofWrappers = []any{}

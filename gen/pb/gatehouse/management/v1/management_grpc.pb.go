@@ -128,6 +128,9 @@ type ManagementServiceClient interface {
 	DeleteAPI(ctx context.Context, in *DeleteAPIRequest, opts ...grpc.CallOption) (*DeleteAPIResponse, error)
 	// CreateOASAPI validates and stores a Tyk OAS document (JSON, or YAML when
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
+	// templateID lays the document over an API template's data; base_api_id
+	// (with new_version_name, base_api_version_name, set_default) stores it as a
+	// new version of that Tyk OAS API, as for ImportOASAPI.
 	CreateOASAPI(ctx context.Context, in *CreateOASAPIRequest, opts ...grpc.CallOption) (*CreateOASAPIResponse, error)
 	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
 	// (JSON, or YAML when the content type says so, or the form field file of
@@ -811,6 +814,9 @@ type ManagementServiceServer interface {
 	DeleteAPI(context.Context, *DeleteAPIRequest) (*DeleteAPIResponse, error)
 	// CreateOASAPI validates and stores a Tyk OAS document (JSON, or YAML when
 	// the content type says so); x-tyk-api-gateway.info.id is generated when empty.
+	// templateID lays the document over an API template's data; base_api_id
+	// (with new_version_name, base_api_version_name, set_default) stores it as a
+	// new version of that Tyk OAS API, as for ImportOASAPI.
 	CreateOASAPI(context.Context, *CreateOASAPIRequest) (*CreateOASAPIResponse, error)
 	// ImportOASAPI creates a Tyk OAS API from a plain OpenAPI 3.0 document
 	// (JSON, or YAML when the content type says so, or the form field file of
