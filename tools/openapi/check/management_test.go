@@ -45,7 +45,7 @@ func TestManagementClient(t *testing.T) {
 	if len(list.Payload.Apis) != 1 || *list.Payload.Apis[0].APIDefinition.Name != renamed {
 		t.Fatalf("ListAPIs: %+v", list.Payload)
 	}
-	searched, err := c.ManagementServiceSearchAPIs(ms.NewManagementServiceSearchAPIsParams().WithQ(str("ORDERS v2")).WithP(str("1")).
+	searched, err := c.ManagementServiceSearchAPIs(ms.NewManagementServiceSearchAPIsParams().WithQ(str("ORDERS v2")).WithP(str("1")).WithPageSize(str("20")).
 		WithKind(str("classic")).WithActive(str("false")).WithCategory(str("shop")).WithFields(str("name,listen_path")), a)
 	ok(t, "SearchAPIs", err)
 	if len(searched.Payload.Apis) != 1 || *searched.Payload.Apis[0].APIDefinition.Name != renamed || *searched.Payload.Pages != 1 {

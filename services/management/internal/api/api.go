@@ -124,31 +124,41 @@ func incoming(ctx context.Context, key string) string {
 const pageSize = 10
 
 // paging reads p: unset means 1, 0 or negative means everything.
-func paging(p *int64) (offset, limit int, err error) {
+func paging(p *int64) (offset, limit int, err error) { return pagingBy(p, pageSize) }
+
+// pagingBy is paging with pages of size.
+func pagingBy(p *int64, size int) (offset, limit int, err error) {
 	if p == nil {
-		return 0, pageSize, nil
+		return 0, size, nil
 	}
 	n := *p
 	if n <= 0 {
 		return 0, -1, nil
 	}
-	return (int(min(n, 1<<30)) - 1) * pageSize, pageSize, nil
+	return (int(min(n, 1<<30)) - 1) * size, size, nil
 }
 
-// QueryInt reads the REST query's p as the contract does: surrounding
-// spaces are ignored and text that is not an integer is refused.
-func QueryInt(_, text string) (string, error) {
+// QueryInt reads the REST query's p (and the API search's page_size) as
+// the contract does: surrounding spaces are ignored and text that is not
+// an integer is refused, naming the parameter.
+func QueryInt(name, text string) (string, error) {
 	if text == "" {
 		return "", nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(text))
-	if err != nil {
+	switch {
+	case err != nil && name != "p":
+		return "", badRequest(name + " must be an integer")
+	case err != nil:
 		return "", errBadPage
 	}
 	return strconv.Itoa(n), nil
 }
 
-func pages(total int) int32 { return int32((total + pageSize - 1) / pageSize) }
+func pages(total int) int32 { return pagesOf(total, pageSize) }
+
+// pagesOf is how many pages of size total items fill.
+func pagesOf(total, size int) int32 { return int32((total + size - 1) / size) }
 
 // checkAPIID refuses API IDs that a REST path cannot carry back: empty,
 // over 255 bytes, not UTF-8, or holding /, ?, #, %, quotes, backslashes,

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
@@ -9,14 +10,26 @@ import (
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
+// maxSearchPage bounds a search's page_size: a page's definitions are
+// held whole.
+const maxSearchPage = 100
+
 // SearchAPIs answers GET /api/apis/search, the Dashboard's searchApis: the
 // APIs whose name holds q, in ListAPIs' pages and item shape. kind,
 // active, category and fields are management's own filters (its UI's
-// APIs page searches with them). The store reads each record's header;
+// APIs page searches with them), and page_size, which lets the UI read its
+// page of 50 in one scan. The store reads each record's header;
 // only an API that the header cannot decide has its document read (for
 // its listen path or state), and only the page's matches are copied.
 func (s *Server) SearchAPIs(ctx context.Context, req *managementv1.SearchAPIsRequest) (*managementv1.SearchAPIsResponse, error) {
-	offset, limit, err := paging(req.P)
+	size := pageSize
+	if req.PageSize != nil {
+		if n := req.GetPageSize(); n < 1 || n > maxSearchPage {
+			return nil, badRequest("page_size must be 1 to " + strconv.Itoa(maxSearchPage))
+		}
+		size = int(req.GetPageSize())
+	}
+	offset, limit, err := pagingBy(req.P, size)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +38,7 @@ func (s *Server) SearchAPIs(ctx context.Context, req *managementv1.SearchAPIsReq
 		return nil, err
 	}
 	cats := commaSet(req.GetCategory())
-	if limit < 0 && s.streamAPIs(ctx, func(tx *store.Tx, item func(store.API) error) (int, error) {
+	if limit < 0 && s.streamAPIs(ctx, size, func(tx *store.Tx, item func(store.API) error) (int, error) {
 		return tx.EachFound(cats, m.match, 0, -1, item)
 	}) {
 		return &managementv1.SearchAPIsResponse{}, nil
@@ -34,7 +47,7 @@ func (s *Server) SearchAPIs(ctx context.Context, req *managementv1.SearchAPIsReq
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
-	return &managementv1.SearchAPIsResponse{Body: apiPage(apis, total)}, nil
+	return &managementv1.SearchAPIsResponse{Body: apiPage(apis, total, size)}, nil
 }
 
 // apiSearch is what an API must match.

@@ -96,7 +96,7 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 		return nil, err
 	}
 	cats := commaSet(req.GetCategory())
-	if limit < 0 && s.streamAPIs(ctx, func(tx *store.Tx, item func(store.API) error) (total int, err error) {
+	if limit < 0 && s.streamAPIs(ctx, pageSize, func(tx *store.Tx, item func(store.API) error) (total int, err error) {
 		err = tx.EachListed(cats, 0, -1, func(n int) error { total = n; return nil }, item)
 		return total, err
 	}) {
@@ -106,14 +106,15 @@ func (s *Server) ListAPIs(ctx context.Context, req *managementv1.ListAPIsRequest
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
 	}
-	return &managementv1.ListAPIsResponse{Body: apiPage(apis, total)}, nil
+	return &managementv1.ListAPIsResponse{Body: apiPage(apis, total, pageSize)}, nil
 }
 
 // streamAPIs hands the REST facade a list of every API each gives it (in
-// one store snapshot), `{"apis":[..],"pages":n}` with n from the total
-// each returns, written as it is read and never held (pkg/liststream). It
-// reports false on a gRPC call, which the handler answers in full.
-func (s *Server) streamAPIs(ctx context.Context, each func(tx *store.Tx, item func(store.API) error) (total int, err error)) bool {
+// one store snapshot), `{"apis":[..],"pages":n}` with n the pages of size
+// the total each returns fills, written as it is read and never held
+// (pkg/liststream). It reports false on a gRPC call, which the handler
+// answers in full.
+func (s *Server) streamAPIs(ctx context.Context, size int, each func(tx *store.Tx, item func(store.API) error) (total int, err error)) bool {
 	return liststream.Stream(ctx, func(w *liststream.Writer) error {
 		var b bytes.Buffer
 		var total int
@@ -135,7 +136,7 @@ func (s *Server) streamAPIs(ctx context.Context, each func(tx *store.Tx, item fu
 			return err
 		})
 		if err == nil {
-			_, err = io.WriteString(w, `],"pages":`+strconv.Itoa(int(pages(total)))+`}`)
+			_, err = io.WriteString(w, `],"pages":`+strconv.Itoa(int(pagesOf(total, size)))+`}`)
 		}
 		if err != nil {
 			return s.storeError(err, errInternal)
@@ -145,8 +146,8 @@ func (s *Server) streamAPIs(ctx context.Context, each func(tx *store.Tx, item fu
 }
 
 // apiPage is the answer of one page of APIs: `{"apis":[..],"pages":n}`,
-// n counting total.
-func apiPage(apis []store.API, total int) *httpbody.HttpBody {
+// n the pages of size that total fills.
+func apiPage(apis []store.API, total, size int) *httpbody.HttpBody {
 	var b bytes.Buffer
 	b.WriteString(`{"apis":[`)
 	for i, a := range apis {
@@ -156,7 +157,7 @@ func apiPage(apis []store.API, total int) *httpbody.HttpBody {
 		writeItem(&b, a)
 	}
 	b.WriteString(`],"pages":`)
-	b.WriteString(strconv.Itoa(int(pages(total))))
+	b.WriteString(strconv.Itoa(int(pagesOf(total, size))))
 	b.WriteByte('}')
 	return &httpbody.HttpBody{ContentType: jsonType, Data: b.Bytes()}
 }

@@ -44,7 +44,8 @@ func searchIDs(t *testing.T, r resp) (string, int) {
 // (APIsAPIService.SearchApis with q and p: GET /api/apis/search, "a list of
 // APIs whose names match q; without q all APIs; paginated; p < 0 all"),
 // answered as GET /api/apis answers (ApiDefinitionsResponse), and
-// management's own filters kind, active, category and fields.
+// management's own filters kind, active, category and fields and its
+// page_size.
 func TestDashboardAPISearch(t *testing.T) {
 	in := start(t, "")
 	classic := func(id, name, listen string, active bool) string {
@@ -115,6 +116,9 @@ func TestDashboardAPISearch(t *testing.T) {
 		{"?q=fill&p=0", 15, 2},
 		{"?q=nothing&p=-1", 0, 0},
 		{"?p=3", 1, 3},
+		{"?q=fill&page_size=4&p=4", 3, 4}, // management's own page length
+		{"?q=fill&page_size=100", 15, 1},
+		{"?q=fill&page_size=4&p=0", 15, 4},
 	} {
 		ids, pages := searchIDs(t, in.admin("GET", "/api/apis/search"+c.query, nil))
 		if n := len(strings.FieldsFunc(ids, func(r rune) bool { return r == ',' })); n != c.items || pages != c.page {
@@ -128,6 +132,9 @@ func TestDashboardAPISearch(t *testing.T) {
 		{"?kind=graphql", "kind must be classic or oas"},
 		{"?active=yes", "active must be true or false"},
 		{"?fields=body", "fields must list name, listen_path or api_id"},
+		{"?page_size=0", "page_size must be 1 to 100"},
+		{"?page_size=101", "page_size must be 1 to 100"},
+		{"?page_size=ten", "page_size must be an integer"},
 	} {
 		expect(t, "search"+c.query, in.admin("GET", "/api/apis/search"+c.query, nil), 400, mgmtErr(c.msg))
 	}
@@ -148,6 +155,7 @@ func TestDashboardAPISearch(t *testing.T) {
 	}{
 		{"?q=orders&p=-1", &managementv1.SearchAPIsRequest{Q: "orders", P: proto.Int64(-1)}},
 		{"?q=fill&p=2", &managementv1.SearchAPIsRequest{Q: "fill", P: proto.Int64(2)}},
+		{"?q=fill&p=-1&page_size=4", &managementv1.SearchAPIsRequest{Q: "fill", P: proto.Int64(-1), PageSize: proto.Int64(4)}},
 		{"?kind=oas&fields=listen_path&q=/", &managementv1.SearchAPIsRequest{Kind: "oas", Fields: "listen_path", Q: "/"}},
 	} {
 		r := in.admin("GET", "/api/apis/search"+c.query, nil)

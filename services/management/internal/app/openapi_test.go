@@ -31,7 +31,7 @@ func TestOpenAPIMatchesService(t *testing.T) {
 		{Method: "POST", Path: "/api/apis", URL: "/api/apis", Body: fmt.Sprintf(classic, "a1", "one #red", "one")},
 		{Method: "POST", Path: "/api/apis", URL: "/api/apis", Body: fmt.Sprintf(classic, "a2", "two #blue", "two")},
 		{Method: "GET", Path: "/api/apis", URL: "/api/apis?p=1&category=red", Effect: apisListed(1)},
-		{Method: "GET", Path: "/api/apis/search", URL: "/api/apis/search?q=ONE&p=1&kind=classic&active=false&category=red&fields=name,api_id", Effect: apisListed(1)},
+		{Method: "GET", Path: "/api/apis/search", URL: "/api/apis/search?q=ONE&p=1&page_size=20&kind=classic&active=false&category=red&fields=name,api_id", Effect: apisListed(1)},
 		{Method: "GET", Path: "/api/apis/categories", URL: "/api/apis/categories"},
 		{Method: "DELETE", Path: "/api/apis/{api_id}", URL: "/api/apis/a2?force=false"},
 		{Method: "POST", Path: "/api/users", URL: "/api/users", Body: `{"first_name":"A","email_address":"a@b.c"}`},

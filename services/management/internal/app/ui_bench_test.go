@@ -54,6 +54,13 @@ func BenchmarkUIAPIsKind10k(b *testing.B) {
 	benchPage(b, c, "GET", "/ui/apis?kind=classic&p=100", nil, ids[4999])
 }
 
+// BenchmarkUIAPIsActive10k is page 100 of the active APIs (all 10,000):
+// five SearchAPIs pages, each reading every record's active member.
+func BenchmarkUIAPIsActive10k(b *testing.B) {
+	c, ids := uiBench(b, 10000)
+	benchPage(b, c, "GET", "/ui/apis?active=yes&p=100", nil, ids[4999])
+}
+
 // BenchmarkUIDryRun100 is the dry run of 100 classic APIs (4 KB
 // definitions with warnings) and its page: each API's classic definition
 // beside its Tyk OAS document, marked.

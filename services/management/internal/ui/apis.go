@@ -69,14 +69,16 @@ func (it *listItem) row() apiRow {
 	return r
 }
 
-// listAPIs reads the rows of one service page (p ≥ 1) of the APIs f
-// finds: ListAPIs without a search, SearchAPIs with one.
+// listAPIs reads the rows of one page (p ≥ 1) of the APIs f finds, and
+// the number of pages: a service page of ListAPIs without a search, a UI
+// page of SearchAPIs (page_size 50) with one.
 func (u *UI) listAPIs(q *request, f apiFilter, p int64) ([]apiRow, int, error) {
 	var body []byte
 	if f.searches() {
 		active := map[string]string{"yes": "true", "no": "false"}[f.Active]
-		res, err := u.svc.SearchAPIs(q.ctx, &managementv1.SearchAPIsRequest{Q: f.Q, P: &p, Kind: f.Kind, Active: active,
-			Category: f.Category, Fields: "name,listen_path,api_id"})
+		size := int64(uiPageSize)
+		res, err := u.svc.SearchAPIs(q.ctx, &managementv1.SearchAPIsRequest{Q: f.Q, P: &p, PageSize: &size, Kind: f.Kind,
+			Active: active, Category: f.Category, Fields: "name,listen_path,api_id"})
 		if err != nil {
 			return nil, 0, err
 		}
@@ -152,12 +154,16 @@ func (f apiFilter) query(p int) string {
 }
 
 // findAPIs is one UI page of the APIs matching f, and the number of
-// pages: the five service pages it shows (fewer when one comes back
-// short), listed or searched. A search matches q in any case against the
-// name, listen path, API ID and db id; the service decides from each
-// record's header and reads a document's listen path or state only when it
-// must, so no search reads every definition.
+// pages. A search (q in any case against the name, listen path, API ID
+// and db id, or a kind or state filter) is one SearchAPIs page of 50: the
+// service decides from each record's header and reads a document's listen
+// path or state only when it must, so no search reads every definition.
+// Without one, the page is five of ListAPIs' (fewer when one comes back
+// short).
 func (u *UI) findAPIs(q *request, f apiFilter) ([]apiRow, int, error) {
+	if f.searches() {
+		return u.listAPIs(q, f, int64(f.Page))
+	}
 	per := int64(uiPageSize / listPageSize)
 	var rows []apiRow
 	pages := 0

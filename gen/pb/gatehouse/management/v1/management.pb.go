@@ -1469,7 +1469,9 @@ type SearchAPIsRequest struct {
 	Category string `protobuf:"bytes,5,opt,name=category,proto3" json:"category,omitempty"`
 	// fields is a comma list of what q is matched against: `name` (the
 	// default), `listen_path`, `api_id` (the API ID or its db id).
-	Fields        string `protobuf:"bytes,6,opt,name=fields,proto3" json:"fields,omitempty"`
+	Fields string `protobuf:"bytes,6,opt,name=fields,proto3" json:"fields,omitempty"`
+	// page_size is the length of a page, 1 to 100; unset: 10, as GET /api/apis.
+	PageSize      *int64 `protobuf:"varint,7,opt,name=page_size,proto3,oneof" json:"page_size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1544,6 +1546,13 @@ func (x *SearchAPIsRequest) GetFields() string {
 		return x.Fields
 	}
 	return ""
+}
+
+func (x *SearchAPIsRequest) GetPageSize() int64 {
+	if x != nil && x.PageSize != nil {
+		return *x.PageSize
+	}
+	return 0
 }
 
 // SearchAPIsResponse carries `{"apis":[..],"pages":n}` as raw JSON, as
@@ -7100,15 +7109,18 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\rGetAPIRequest\x12\x16\n" +
 	"\x06api_id\x18\x01 \x01(\tR\x06api_id\":\n" +
 	"\x0eGetAPIResponse\x12(\n" +
-	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"\x9a\x01\n" +
+	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"\xcb\x01\n" +
 	"\x11SearchAPIsRequest\x12\f\n" +
 	"\x01q\x18\x01 \x01(\tR\x01q\x12\x11\n" +
 	"\x01p\x18\x02 \x01(\x03H\x00R\x01p\x88\x01\x01\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
 	"\x06active\x18\x04 \x01(\tR\x06active\x12\x1a\n" +
 	"\bcategory\x18\x05 \x01(\tR\bcategory\x12\x16\n" +
-	"\x06fields\x18\x06 \x01(\tR\x06fieldsB\x04\n" +
-	"\x02_p\">\n" +
+	"\x06fields\x18\x06 \x01(\tR\x06fields\x12!\n" +
+	"\tpage_size\x18\a \x01(\x03H\x01R\tpage_size\x88\x01\x01B\x04\n" +
+	"\x02_pB\f\n" +
+	"\n" +
+	"_page_size\">\n" +
 	"\x12SearchAPIsResponse\x12(\n" +
 	"\x04body\x18\x01 \x01(\v2\x14.google.api.HttpBodyR\x04body\"T\n" +
 	"\x10UpdateAPIRequest\x12\x16\n" +
@@ -7494,7 +7506,7 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"\x13PatchOASAPIResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06Status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\aMessage\x12*\n" +
-	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\xad\xac\x01\n" +
+	"\x04meta\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\x04Meta2\xe7\xac\x01\n" +
 	"\x11ManagementService\x12\xd1\x03\n" +
 	"\n" +
 	"CreateUser\x12*.gatehouse.management.v1.CreateUserRequest\x1a+.gatehouse.management.v1.CreateUserResponse\"\xe9\x02\x92A\xcd\x02J\xb1\x01\n" +
@@ -7576,14 +7588,14 @@ const file_gatehouse_management_v1_management_proto_rawDesc = "" +
 	"=27`{\"api_definition\":{..}}`, every field as it was given.\x9a\x02\x01\x06JZ\n" +
 	"\x03404\x12S\n" +
 	"%No such API: Message `API not found`.\x12*\n" +
-	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\xa9\x04\n" +
+	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x1ab\x04body\x12\x12/api/apis/{api_id}\x12\xe3\x04\n" +
 	"\n" +
-	"SearchAPIs\x12*.gatehouse.management.v1.SearchAPIsRequest\x1a+.gatehouse.management.v1.SearchAPIsResponse\"\xc1\x03\x92A\x9f\x03J\x81\x02\n" +
-	"\x03200\x12\xf9\x01\n" +
-	"\x8c\x01The APIs whose name holds q (any case, as text: no q is an invalid pattern; no q: every API), in API ID order, one page of 10 (p <= 0: all).\x12h\n" +
-	"f2``{\"apis\":[{\"api_definition\":{..},\"categories\":[..]}],\"pages\":n}`, items as ListAPIs writes them.\x9a\x02\x01\x06J\x98\x01\n" +
-	"\x03400\x12\x90\x01\n" +
-	"b`p` is not an integer, or `kind`, `active` or `fields` holds a value not listed: Message names it.\x12*\n" +
+	"SearchAPIs\x12*.gatehouse.management.v1.SearchAPIsRequest\x1a+.gatehouse.management.v1.SearchAPIsResponse\"\xfb\x03\x92A\xd9\x03J\x8e\x02\n" +
+	"\x03200\x12\x86\x02\n" +
+	"\x99\x01The APIs whose name holds q (any case, as text: no q is an invalid pattern; no q: every API), in API ID order, one page of 10 or page_size (p <= 0: all).\x12h\n" +
+	"f2``{\"apis\":[{\"api_definition\":{..},\"categories\":[..]}],\"pages\":n}`, items as ListAPIs writes them.\x9a\x02\x01\x06J\xc5\x01\n" +
+	"\x03400\x12\xbd\x01\n" +
+	"\x8e\x01`p` or `page_size` is not an integer, `page_size` is not 1 to 100, or `kind`, `active` or `fields` holds a value not listed: Message names it.\x12*\n" +
 	"(\x1a&.gatehouse.management.v1.ErrorResponse\x82\xd3\xe4\x93\x02\x18b\x04body\x12\x10/api/apis/search\x12\xd1\x03\n" +
 	"\tUpdateAPI\x12).gatehouse.management.v1.UpdateAPIRequest\x1a*.gatehouse.management.v1.UpdateAPIResponse\"\xec\x02\x92A\xc8\x02JO\n" +
 	"\x03200\x12H\n" +
