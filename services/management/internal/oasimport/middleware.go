@@ -167,6 +167,9 @@ func importAuthentication(root, x map[string]any, enable bool) error {
 		}
 	}
 	delete(auth, "baseIdentityProvider")
+	if len(schemes) == 0 {
+		delete(auth, "securitySchemes") // as Tyk's omitempty leaves it
+	}
 	if len(schemes) >= 2 {
 		kinds := slices.Collect(maps.Values(kinds))
 		switch {

@@ -132,6 +132,12 @@ func TestImportAuthentication(t *testing.T) {
 		t.Errorf("jwt and oauth: baseIdentityProvider %v, want jwt_claim", got)
 	}
 
+	bearer := strings.Replace(petstore, `"security":[{"key":[]},{"jwt":[],"basic":[]},{"bearer":[]}]`, `"security":[{"bearer":[]}]`, 1)
+	doc, _ = Import([]byte(bearer), Params{Authentication: yes()})
+	if got := asJSON(get(ext(t, doc), "server", "authentication")); got != `{"enabled":true}` {
+		t.Errorf("only a scheme Tyk does not import (bearer without JWT): %s", got)
+	}
+
 	none := strings.Replace(petstore, `"security":[{"key":[]},{"jwt":[],"basic":[]},{"bearer":[]}],`, "", 1)
 	var bad *Error
 	if _, err := Import([]byte(none), Params{Authentication: yes()}); !errors.As(err, &bad) || !strings.Contains(bad.Msg, "‘security’ object is empty") {
