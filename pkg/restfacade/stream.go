@@ -20,6 +20,8 @@ type streamKey struct{}
 type streamed struct {
 	sink *liststream.Sink
 	w    http.ResponseWriter
+	r    *http.Request
+	out  runtime.Marshaler
 }
 
 // offerStream gives the request a sink whose messages are marshalled as
@@ -28,14 +30,17 @@ func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		_, out := runtime.MarshalerForRequest(f.mux, r)
 		ctx, sink := liststream.With(r.Context(), func(m proto.Message) ([]byte, error) { return out.Marshal(m) })
-		ctx = context.WithValue(ctx, streamKey{}, &streamed{sink: sink, w: w})
-		next(w, r.WithContext(ctx), params)
+		st := &streamed{sink: sink, w: w, out: out}
+		r = r.WithContext(context.WithValue(ctx, streamKey{}, st))
+		st.r = r
+		next(w, r, params)
 	}
 }
 
 // sendStream is the mux's ForwardResponseRewriter: when the handler handed
 // its answer over, it writes it now. A failure before anything was sent is
-// answered as the handler's error would be; after, the answer ends early
+// answered here as the handler's error would be (the mux would answer it
+// too, but log it as a rewrite error first); after, the answer ends early
 // (and the failure is logged).
 func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error) {
 	s, _ := ctx.Value(streamKey{}).(*streamed)
@@ -43,10 +48,10 @@ func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error
 		return resp, nil
 	}
 	sent, err := s.sink.Send(s.w)
-	if err != nil {
-		if !sent {
-			return nil, err
-		}
+	switch {
+	case err != nil && !sent:
+		runtime.HTTPError(ctx, f.mux, s.out, s.w, s.r, err)
+	case err != nil:
 		f.log.Warn("list answer ended early", "err", err)
 	}
 	return alreadyWritten{}, nil
