@@ -16,34 +16,7 @@ import (
 // before it, after a collection.
 func Peak(f func()) uint64 {
 	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak atomic.Uint64
-	note := func() {
-		if v := read(); v > peak.Load() {
-			peak.Store(v)
-		}
-	}
-	done, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			note()
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	f()
-	close(done)
-	<-stopped
-	note()
-	return max(peak.Load(), base) - base
+	return peakOf("/memory/classes/heap/objects:bytes", time.Millisecond, f)
 }
 
 // PeakHeld runs f and returns the most heap f held at once: the live heap
@@ -55,7 +28,13 @@ func Peak(f func()) uint64 {
 func PeakHeld(f func()) uint64 {
 	defer debug.SetGCPercent(debug.SetGCPercent(1))
 	runtime.GC()
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	return peakOf("/gc/heap/live:bytes", 100*time.Microsecond, f)
+}
+
+// peakOf runs f and returns the most the runtime metric name (a byte count)
+// grew above its value before f, sampled every period and once at the end.
+func peakOf(name string, period time.Duration, f func()) uint64 {
+	sample := []metrics.Sample{{Name: name}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
 	base := read()
 	var peak atomic.Uint64
@@ -67,7 +46,7 @@ func PeakHeld(f func()) uint64 {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		tick := time.NewTicker(100 * time.Microsecond)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
 			note()

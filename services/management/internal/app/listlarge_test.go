@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +17,6 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/config"
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -52,20 +49,8 @@ func BenchmarkListsLarge(b *testing.B) {
 			var worst uint64
 			var size int64
 			for b.Loop() {
-				worst = max(worst, heaptest.Peak(func() {
-					req, _ := http.NewRequest("GET", s.Base+path, nil)
-					req.Header.Set("Authorization", adminToken)
-					res, err := http.DefaultClient.Do(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if res.StatusCode != 200 {
-						body, _ := io.ReadAll(io.LimitReader(res.Body, 300))
-						b.Fatalf("%s: %d %s", path, res.StatusCode, body)
-					}
-					size, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}))
+				peak, n := servertest.GETPeak(b, s.Base+path, adminToken)
+				worst, size = max(worst, peak), n
 			}
 			b.ReportMetric(float64(worst)/(1<<20), "peak-MiB")
 			b.ReportMetric(float64(size)/(1<<20), "answer-MiB")

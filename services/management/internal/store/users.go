@@ -375,14 +375,8 @@ func (s *Store) RetireBootstrap(ctx context.Context, hash []byte) (retired strin
 			}
 		}
 		if id != nil {
-			u, err := tx.user(string(id))
-			if err != nil {
+			if err := tx.deleteUserRecords(string(id)); err != nil {
 				return err
-			}
-			for _, k := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email), key(userPrefix, u.ID)} {
-				if err := tx.del(k); err != nil {
-					return err
-				}
 			}
 		}
 		if err := tx.put(bootstrapKey, bytes.Clone(hash)); err != nil {
@@ -419,16 +413,10 @@ func (s *Store) EnsureServiceUser(ctx context.Context, name string, hash []byte,
 				return err
 			}
 			if id != nil {
-				u, err := tx.user(string(id))
-				if err != nil {
+				if err := tx.deleteUserRecords(string(id)); err != nil {
 					return err
 				}
-				for _, k := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email), key(userPrefix, u.ID)} {
-					if err := tx.del(k); err != nil {
-						return err
-					}
-				}
-				retired = u.ID
+				retired = string(id)
 			}
 		}
 		id, err := tx.r.Get(key(userKeyPrefix, string(hash)))
@@ -462,6 +450,21 @@ func (s *Store) EnsureServiceUser(ctx context.Context, name string, hash []byte,
 		return tx.put(remembered, bytes.Clone(hash))
 	})
 	return retired, err
+}
+
+// deleteUserRecords deletes user id's record and its key and e-mail index
+// entries (a retired bootstrap or service credential).
+func (t *Tx) deleteUserRecords(id string) error {
+	u, err := t.user(id)
+	if err != nil {
+		return err
+	}
+	for _, k := range [][]byte{key(userKeyPrefix, string(u.KeyHash)), emailKey(u.Email), key(userPrefix, u.ID)} {
+		if err := t.del(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // restoreAdmin makes user id an active admin, keeping its other fields.

@@ -3,8 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
 
@@ -71,20 +69,8 @@ func BenchmarkListsLarge(b *testing.B) {
 			var worst uint64
 			var size int64
 			for b.Loop() {
-				worst = max(worst, heaptest.Peak(func() {
-					req, _ := http.NewRequest("GET", p.base+path, nil)
-					req.Header.Set("Authorization", token)
-					res, err := http.DefaultClient.Do(req)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if res.StatusCode != 200 {
-						body, _ := io.ReadAll(io.LimitReader(res.Body, 300))
-						b.Fatalf("%s: %d %s", path, res.StatusCode, body)
-					}
-					size, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-				}))
+				peak, n := servertest.GETPeak(b, p.base+path, token)
+				worst, size = max(worst, peak), n
 			}
 			b.ReportMetric(float64(worst)/(1<<20), "peak-MiB")
 			b.ReportMetric(float64(size)/(1<<20), "answer-MiB")
