@@ -3,8 +3,6 @@ package app
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
 // searchIDs lists the API IDs of a `{"apis":[..],"pages":n}` answer, in
@@ -179,17 +177,7 @@ func TestAPISearchStreams(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "management.db")
 	ids := seedClassic(t, db, 10000)
 	in := start(t, db)
-	var size int64
-	peak := heaptest.Peak(func() {
-		req, _ := http.NewRequest("GET", in.base+"/api/apis/search?q=seeded&p=-1", nil)
-		req.Header.Set("Authorization", adminToken)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-	})
+	peak, size := servertest.GETPeak(t, in.base+"/api/apis/search?q=seeded&p=-1", adminToken)
 	if size < 10000*1024 {
 		t.Fatalf("answered %d bytes, want every API's definition", size)
 	}

@@ -6,9 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 
 	"google.golang.org/protobuf/proto"
 
@@ -73,17 +71,7 @@ func TestAuditListStreams(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "management.db")
 	n := fillAudit(t, db, 20)
 	in := start(t, db)
-	var size int64
-	peak := heaptest.Peak(func() {
-		req, _ := http.NewRequest("GET", in.base+"/api/audit-logs?p=0", nil)
-		req.Header.Set("Authorization", adminToken)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-	})
+	peak, size := servertest.GETPeak(t, in.base+"/api/audit-logs?p=0", adminToken)
 	if peak > 16<<20 {
 		t.Errorf("heap grew by %.1f MiB answering %.1f MiB, want at most 16 MiB", float64(peak)/(1<<20), float64(size)/(1<<20))
 	}
@@ -123,16 +111,8 @@ func BenchmarkListAll(b *testing.B) {
 		var worst uint64
 		var size int64
 		for b.Loop() {
-			worst = max(worst, heaptest.Peak(func() {
-				req, _ := http.NewRequest("GET", in.base+"/api/audit-logs?p=0", nil)
-				req.Header.Set("Authorization", adminToken)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				size, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-			}))
+			peak, n := servertest.GETPeak(b, in.base+"/api/audit-logs?p=0", adminToken)
+			worst, size = max(worst, peak), n
 		}
 		b.ReportMetric(float64(worst)/(1<<20), "peak-MiB")
 		b.ReportMetric(float64(size)/(1<<20), "answer-MiB")
@@ -155,17 +135,7 @@ func TestDocumentListsStream(t *testing.T) {
 		expect(t, "create asset", in.admin("POST", "/api/assets", fmt.Sprintf(`{"kind":"oas-template","name":"a%d","data":{}}`, i)), 201, "")
 	}
 	for _, c := range []struct{ path, field string }{{"/api/portal/policies?p=0", "Data"}, {"/api/assets", ""}} {
-		var size int64
-		peak := heaptest.Peak(func() {
-			req, _ := http.NewRequest("GET", in.base+c.path, nil)
-			req.Header.Set("Authorization", adminToken)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			size, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-		})
+		peak, size := servertest.GETPeak(t, in.base+c.path, adminToken)
 		if peak > 16<<20 {
 			t.Errorf("%s: heap grew by %.1f MiB answering %.1f MiB, want at most 16 MiB", c.path, float64(peak)/(1<<20), float64(size)/(1<<20))
 		}

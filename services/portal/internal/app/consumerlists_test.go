@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
 	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 	"github.com/gatehouse/gatehouse/services/portal/internal/store"
 )
 
@@ -102,17 +100,7 @@ func TestWholeListsStream(t *testing.T) {
 		}},
 	} {
 		if c.bounded {
-			var size int64
-			peak := heaptest.Peak(func() {
-				req, _ := http.NewRequest("GET", p.base+c.path, nil)
-				req.Header.Set("Authorization", token)
-				res, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				size, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-			})
+			peak, size := servertest.GETPeak(t, p.base+c.path, token)
 			if peak > 16<<20 || size < 18<<20 {
 				t.Errorf("%s: heap grew by %.1f MiB answering %.1f MiB, want at most 16 MiB for over 18 MiB", c.path, float64(peak)/(1<<20), float64(size)/(1<<20))
 			}

@@ -1,12 +1,10 @@
 package app
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/gatehouse/gatehouse/pkg/heaptest"
+	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 
 	portalv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/portal/v1"
 	"google.golang.org/grpc"
@@ -28,17 +26,7 @@ func TestPageListStreams(t *testing.T) {
 	for range 12 {
 		p.page(prod, `{"Title":"t","Content":"`+strings.Repeat("c", 3<<20)+`"}`)
 	}
-	var size int64
-	peak := heaptest.Peak(func() {
-		req, _ := http.NewRequest("GET", p.base+"/portal-api/products/"+prod+"/docs?per_page=100", nil)
-		req.Header.Set("Authorization", token)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		size, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-	})
+	peak, size := servertest.GETPeak(t, p.base+"/portal-api/products/"+prod+"/docs?per_page=100", token)
 	if peak > 40<<20 {
 		t.Errorf("heap grew by %.1f MiB answering %.1f MiB, want under 40 MiB", float64(peak)/(1<<20), float64(size)/(1<<20))
 	} else {
