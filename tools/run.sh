@@ -131,7 +131,12 @@ start management "${gateway_args[@]}" --portal-user-key-file data/portal-managem
 healthy management
 start portal --site-addr "$site" --management-grpc-addr "${grpc[management]}" --management-key-file data/portal-management.key
 for s in studio portal; do healthy "$s"; done
-st=$(cat data/studio.token) mg=$(cat data/management.token) pt=$(cat data/portal.token)
+# banner prints where everything runs and how to try it. In a terminal the
+# watcher prints it once it is the foreground job, so that a Ctrl-C typed as
+# soon as it shows reaches the watcher alone (not make).
+banner() {
+  local st mg pt
+  st=$(cat data/studio.token) mg=$(cat data/management.token) pt=$(cat data/portal.token)
 cat <<EOT
 Gatehouse is running (logs in data/*.log; Ctrl-C stops all three):
   studio      http://${http[studio]}/api/v1      grpc ${grpc[studio]}      admin key: $st
@@ -176,6 +181,7 @@ Gateway v5 in another terminal (a build of TykTechnologies/tyk v5.11.1; README "
 It listens on http://127.0.0.1:$gateway_port and serves every active API of management.
 EOT
 fi
+}
 # watch ends when a service exits (its own failure) or on Ctrl-C.
 watch() {
   while :; do
@@ -191,9 +197,10 @@ if [ -t 0 ]; then
   # ends only the watcher; the services (background jobs, groups of their
   # own) are then stopped here with SIGTERM, and make sees exit status 0.
   set -m
-  ( watch )
+  ( banner; watch )
   set +m
 else
+  banner
   watch & wait $!
 fi
 for s in studio management portal; do
