@@ -56,18 +56,24 @@ func TestHostileBinary(t *testing.T) {
 		body := `{"openapi":"3.0.3","info":{"title":"big","version":"1"},"paths":{},"x-big":[` + tiny + `0]}`
 		a.Refused("POST OAS JSON", "POST", "/api/apis/oas", "", []byte(body), 400, "1000000", 64)
 	})
-	// Issue 32: an OAS document costs at most 8x its size, accepted or
-	// refused (small component schemas were modelled whole at about 36x
-	// their text; oasdoc's BenchmarkIntakePeak has the other shapes).
+	// Issue 32: an OAS document costs at most 8x its size in held heap,
+	// accepted or refused (oasdoc's BenchmarkIntakePeak, held-x; small
+	// component schemas were modelled whole at about 36x their text). The
+	// process's peak also holds the collector's slack (GOGC 100: garbage up
+	// to the live heap, from a small live heap at first), 14-38 MiB for the
+	// refused 2.6 MiB document on a shared machine: the binary's bound is
+	// 20x, which the whole-model intake (36x held, more in the process)
+	// still passes far beyond.
 	schemas := oasSchemas(100_000)
+	const processBound = 20
 	t.Run("OAS document of 100,000 schemas, one bad", func(t *testing.T) {
 		a.T = t
 		bad := strings.Replace(schemas, `"S99999":{"type":"string"}`, `"S99999":{"type":"wrong"}`, 1)
-		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(bad), 400, "S99999", 8*float64(len(bad))/(1<<20))
+		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(bad), 400, "S99999", processBound*float64(len(bad))/(1<<20))
 	})
 	t.Run("OAS document of 100,000 schemas", func(t *testing.T) {
 		a.T = t
-		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(schemas), 200, "API created", 8*float64(len(schemas))/(1<<20))
+		a.Refused("POST OAS", "POST", "/api/apis/oas", "", []byte(schemas), 200, "API created", processBound*float64(len(schemas))/(1<<20))
 	})
 	t.Run("OAS YAML of 7.7M nodes", func(t *testing.T) {
 		a.T = t
