@@ -72,7 +72,7 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			return err
 		}
 	}
-	srv := api.New(st, records, log, writes, auditLog, keys.New(st, gwAPI))
+	srv := api.New(st, records, log, writes, auditLog, keys.New(st, gwAPI, log))
 	marshal := protojson.MarshalOptions{EmitUnpopulated: true}
 	return server.Serve(ctx, log, l, server.Service{
 		Name:          managementv1.ManagementService_ServiceDesc.ServiceName,

@@ -311,3 +311,57 @@ func TestKeyAndAPIDeleteRace(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyUpdateAndAPIDeleteRace: a key updated to grant an API while that
+// API is deleted (without force) never ends with both answered 200, and an
+// update refused because its API went away leaves the gateway's session as
+// it was. An update the gateway does not take puts the record back.
+func TestKeyUpdateAndAPIDeleteRace(t *testing.T) {
+	gw := startKeyDouble(t)
+	in := startKeys(t, gw.URL)
+	const base = "4b1e0000000000000000000000000200"
+	expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc(base, "Base", "/update-race-base/")), 200, "")
+	k := readKey(t, in.admin("POST", "/api/keys", fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q}}}`, base, base)))
+	for i := range 40 {
+		api := fmt.Sprintf("4b1e00000000000000000000000002%02d", i+1)
+		expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc(api, "Race", fmt.Sprintf("/update-race-%d/", i))), 200, "")
+		var put, del resp
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			put = in.admin("PUT", "/api/keys/"+k.KeyHash+"?hashed=true",
+				fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q},%q:{"api_id":%q}}}`, base, base, api, api))
+		})
+		wg.Go(func() { del = in.admin("DELETE", "/api/apis/oas/"+api, nil) })
+		wg.Wait()
+		session, _ := gw.Session(k.KeyHash)
+		switch {
+		case put.status == 200 && del.status == 200:
+			t.Fatalf("round %d: the key was given the API and the API deleted without force: %s / %s", i, put.body, del.body)
+		case put.status == 200 && del.status != 409, put.status != 200 && put.status != 400:
+			t.Fatalf("round %d: update %d %s, delete %d %s", i, put.status, put.body, del.status, del.body)
+		case put.status == 400 && strings.Contains(string(session), api):
+			t.Fatalf("round %d: a refused update reached the gateway: %s", i, session)
+		}
+		if put.status == 200 {
+			expect(t, "force", in.admin("DELETE", "/api/apis/oas/"+api+"?force=true", nil), 200, "")
+		}
+		// back to the base API alone for the next round
+		expect(t, "reset", in.admin("PUT", "/api/keys/"+k.KeyHash+"?hashed=true",
+			fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q}}}`, base, base)), 200, "")
+	}
+
+	const other = "4b1e0000000000000000000000000299"
+	expect(t, "oas api", in.admin("POST", "/api/apis/oas", oasDoc(other, "Other", "/update-race-other/")), 200, "")
+	gw.Close()
+	r := in.admin("PUT", "/api/keys/"+k.KeyHash+"?hashed=true",
+		fmt.Sprintf(`{"access_rights":{%q:{"api_id":%q},%q:{"api_id":%q}}}`, base, base, other, other))
+	if r.status != 503 {
+		t.Fatalf("update with the gateway down: %d %s, want 503", r.status, r.body)
+	}
+	if hashes, _ := keyList(t, in.admin("GET", "/api/apis/"+other+"/keys", nil)); len(hashes) != 0 {
+		t.Fatalf("the record of an update the gateway did not take was kept: the key is listed for %s: %v", other, hashes)
+	}
+	if hashes, _ := keyList(t, in.admin("GET", "/api/apis/"+base+"/keys", nil)); len(hashes) != 1 {
+		t.Fatalf("the key's record is not back: keys of %s: %v", base, hashes)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -52,12 +53,13 @@ type Service struct {
 	store *store.Store
 	gw    *gatewayapi.Client // nil: no --gateway-api-url, every call answers ErrNotConfigured
 	now   func() time.Time
+	log   *slog.Logger
 }
 
 // New returns the service over st, calling the gateway API through gw
 // (nil when none is configured).
-func New(st *store.Store, gw *gatewayapi.Client) *Service {
-	return &Service{store: st, gw: gw, now: time.Now}
+func New(st *store.Store, gw *gatewayapi.Client, log *slog.Logger) *Service {
+	return &Service{store: st, gw: gw, now: time.Now, log: log}
 }
 
 // Configured reports whether a gateway API is set.
@@ -340,7 +342,12 @@ func (s *Service) Get(ctx context.Context, ref Ref) (Key, error) {
 	return Key{ID: rec.Hash, Hash: rec.Hash, Session: sess}, nil
 }
 
-// Update replaces a key's session on the gateway, then its record.
+// Update replaces a key's record, then its session on the gateway. The
+// record goes first, in a transaction that checks the APIs and policies it
+// names still exist: an API delete then sees the key's new references (and
+// refuses, 409) or has already removed the API (and the update is refused,
+// 400, before the gateway is told). When the gateway refuses or does not
+// answer, the record is put back as it was.
 func (s *Service) Update(ctx context.Context, ref Ref, body []byte, suppressReset bool) (Key, error) {
 	if s.gw == nil {
 		return Key{}, ErrNotConfigured
@@ -353,16 +360,16 @@ func (s *Service) Update(ctx context.Context, ref Ref, body []byte, suppressRese
 	if err != nil {
 		return Key{}, err
 	}
-	if err := s.gw.Update(ctx, rec.Hash, doc, suppressReset); err != nil {
-		return Key{}, gatewayError(err)
-	}
-	now := s.now().UTC()
+	var old store.IssuedKey
+	next.Hash, next.Updated = rec.Hash, s.now().UTC()
 	err = s.store.Update(ctx, func(tx *store.Tx) error {
-		old, err := tx.IssuedKey(rec.Hash)
-		if err != nil {
+		if old, err = tx.IssuedKey(rec.Hash); err != nil {
 			return err
 		}
-		next.Hash, next.Created, next.Updated = rec.Hash, old.Created, now
+		if err := refsExist(tx, next); err != nil {
+			return err
+		}
+		next.Created = old.Created
 		return tx.PutIssuedKey(next)
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -371,7 +378,28 @@ func (s *Service) Update(ctx context.Context, ref Ref, body []byte, suppressRese
 	if err != nil {
 		return Key{}, err
 	}
+	if err := s.gw.Update(ctx, rec.Hash, doc, suppressReset); err != nil {
+		s.restore(old, next.Updated)
+		return Key{}, gatewayError(err)
+	}
 	return Key{ID: rec.Hash, Hash: rec.Hash, Session: doc}, nil
+}
+
+// restore puts back a key's record an update wrote (stamped updated) when
+// the gateway did not take the update, unless the record changed since.
+func (s *Service) restore(old store.IssuedKey, updated time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.store.Update(ctx, func(tx *store.Tx) error {
+		cur, err := tx.IssuedKey(old.Hash)
+		if err != nil || !cur.Updated.Equal(updated) {
+			return err
+		}
+		return tx.PutIssuedKey(old)
+	})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("keys: a key's record could not be put back after the gateway refused its update", "key_hash", old.Hash, "error", err)
+	}
 }
 
 // Delete revokes a key on the gateways, then drops its record. A key the

@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func BenchmarkListKeys10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	gw, _ := gatewayapi.New("http://127.0.0.1:9", "unused") // lists never call the gateway
-	s := New(st, gw)
+	s := New(st, gw, slog.New(slog.DiscardHandler))
 	for _, c := range []struct {
 		name string
 		list func() (int, error)
