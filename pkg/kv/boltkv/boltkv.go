@@ -214,7 +214,7 @@ func (e *Engine) Close() error {
 // outcome; the others share the commit's.
 func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 	err := e.db.Update(func(tx *bolt.Tx) error {
-		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket), journal: map[string]prior{}}
+		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket)}
 		w.readTx.writes = &w.nwrites
 		for _, c := range batch {
 			if c.Err = c.Ctx.Err(); c.Err != nil {
@@ -226,7 +226,7 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 					return fmt.Errorf("undo a failed update: %w", err)
 				}
 			}
-			clear(w.journal)
+			w.journal = w.journal[:0]
 		}
 		return nil
 	})
@@ -312,14 +312,15 @@ func (r *readTx) Count(prefix []byte) (int, error) {
 type writeTx struct {
 	readTx
 	seq     *bolt.Bucket
-	journal map[string]prior // "d"+key or "s"+name → value before this function's first write
+	journal []prior // every write of the current function, in order, with the value it replaced
 	nwrites int
 }
 
 type prior struct {
-	bucket *bolt.Bucket
-	key    []byte
-	value  []byte // nil: absent
+	bucket  *bolt.Bucket
+	key     []byte
+	value   []byte
+	present bool // false: the key was absent
 }
 
 // run calls fn, turning a panic into a value for the caller to re-raise.
@@ -334,20 +335,30 @@ func (w *writeTx) run(fn func(kv.WriteTx) error) (panicked any, err error) {
 	return nil, fn(w)
 }
 
-// remember journals key's current value in b before its first change.
-func (w *writeTx) remember(tag byte, b *bolt.Bucket, key []byte) {
-	id := string(tag) + string(key)
-	if _, ok := w.journal[id]; ok {
-		return
+// remember journals that key (a copy the journal keeps) held value in b
+// before a write, or was absent.
+func (w *writeTx) remember(b *bolt.Bucket, key, value []byte, present bool) {
+	p := prior{bucket: b, key: key, present: present}
+	if present {
+		p.value = append([]byte{}, value...) // not nil: bbolt takes nil as empty
 	}
-	w.journal[id] = prior{bucket: b, key: bytes.Clone(key), value: bytes.Clone(b.Get(key))}
+	w.journal = append(w.journal, p)
 }
 
-// undo restores every key the current function changed.
+// current is key's value in b and whether it is present (a key put with an
+// empty value may read as nil).
+func current(b *bolt.Bucket, key []byte) ([]byte, bool) {
+	k, v := b.Cursor().Seek(key)
+	return v, bytes.Equal(k, key)
+}
+
+// undo restores every key the current function changed, latest write
+// first, so that each key ends with the value it had before the function.
 func (w *writeTx) undo() error {
-	for _, p := range w.journal {
+	for i := len(w.journal) - 1; i >= 0; i-- {
+		p := w.journal[i]
 		var err error
-		if p.value == nil {
+		if !p.present {
 			err = p.bucket.Delete(p.key)
 		} else {
 			err = p.bucket.Put(p.key, p.value)
@@ -369,21 +380,29 @@ func (w *writeTx) Put(key, value []byte) error {
 	if len(key) > bolt.MaxKeySize || len(value) > bolt.MaxValueSize {
 		return fmt.Errorf("%w: bbolt takes keys up to %d bytes and values up to %d bytes", kv.ErrTooLarge, bolt.MaxKeySize, bolt.MaxValueSize)
 	}
-	w.remember('d', w.data, key)
+	key = bytes.Clone(key)
+	v, present := current(w.data, key)
+	w.remember(w.data, key, v, present)
 	w.nwrites++
-	return w.data.Put(bytes.Clone(key), value)
+	return w.data.Put(key, value)
 }
 
 func (w *writeTx) Delete(key []byte) error {
 	if w.done {
 		return errTxDone
 	}
-	if len(key) == 0 || w.data.Get(key) == nil {
+	if len(key) == 0 {
 		return nil
 	}
-	w.remember('d', w.data, key)
+	// One seek finds the key, its value for the journal, and deletes it.
+	c := w.data.Cursor()
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	w.remember(w.data, bytes.Clone(key), v, true)
 	w.nwrites++
-	return w.data.Delete(key)
+	return c.Delete()
 }
 
 func (w *writeTx) NextSeq(name string) (uint64, error) {
@@ -395,13 +414,14 @@ func (w *writeTx) NextSeq(name string) (uint64, error) {
 	}
 	key := []byte(name)
 	var n uint64
-	if v := w.seq.Get(key); len(v) == 8 {
+	v := w.seq.Get(key)
+	if len(v) == 8 {
 		n = binary.BigEndian.Uint64(v)
 	}
 	if n == math.MaxUint64 {
 		return 0, kv.ErrSeqExhausted
 	}
-	w.remember('s', w.seq, key)
+	w.remember(w.seq, key, v, v != nil)
 	n++
 	return n, w.seq.Put(key, binary.BigEndian.AppendUint64(nil, n))
 }

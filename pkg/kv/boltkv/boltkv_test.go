@@ -180,6 +180,65 @@ func TestBatchIsolatesFailures(t *testing.T) {
 	}
 }
 
+// TestUndoRestoresEachKey: a function that writes a key several times
+// (empty values among them) and then fails leaves every key as it was, and
+// a key put with an empty value can be deleted in the same transaction.
+func TestUndoRestoresEachKey(t *testing.T) {
+	e := openTemp(t)
+	write := func(tx kv.WriteTx, steps ...string) error { // "put key value", "del key"
+		for _, s := range steps {
+			f := strings.Split(s, " ")
+			var err error
+			if f[0] == "del" {
+				err = tx.Delete([]byte(f[1]))
+			} else {
+				var v []byte // nil when empty, as the stores put index entries
+				if len(f) > 2 {
+					v = []byte(f[2])
+				}
+				err = tx.Put([]byte(f[1]), v)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	state := func() []string {
+		var got []string
+		err := e.View(ctx, func(tx kv.ReadTx) error {
+			return tx.Scan([]byte("k/"), nil, func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil })
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if err := e.Update(ctx, func(tx kv.WriteTx) error {
+		return write(tx, "put k/1 one", "put k/e", "put k/z", "del k/z")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"k/1=one", "k/e="}
+	if got := state(); !slices.Equal(got, want) {
+		t.Fatalf("after the first update: %q, want %q (k/z put empty and deleted)", got, want)
+	}
+	failed := errors.New("refused")
+	err := e.Update(ctx, func(tx kv.WriteTx) error {
+		if err := write(tx, "put k/1 a", "put k/1 b", "del k/1", "put k/1 c",
+			"put k/e x", "del k/e", "put k/n", "del k/n", "put k/n y", "del k/absent"); err != nil {
+			return err
+		}
+		return failed
+	})
+	if !errors.Is(err, failed) {
+		t.Fatalf("failing update: %v, want %v", err, failed)
+	}
+	if got := state(); !slices.Equal(got, want) {
+		t.Fatalf("after a failed update: %q, want %q", got, want)
+	}
+}
+
 // TestLegacyLayoutMovesUnderPrefix: a file of the bucket-per-kind layout is
 // converted on open, sequences kept.
 func TestLegacyLayoutMovesUnderPrefix(t *testing.T) {

@@ -230,8 +230,15 @@ func (t *Tx) API(id string) (API, error) {
 // as the Tyk Dashboard accepts "either internal or public API ID", the API's
 // db id (24 hex): the API ID wins when both would match. ErrNotFound when
 // neither names an API.
-func (t *Tx) Resolve(ref string) (API, error) {
-	a, err := t.API(ref)
+func (t *Tx) Resolve(ref string) (API, error) { return t.resolve(ref, t.API) }
+
+// resolveHeader is Resolve without the API's document (Doc and Derived
+// nil): enough to delete it.
+func (t *Tx) resolveHeader(ref string) (API, error) { return t.resolve(ref, t.apiHeader) }
+
+// resolve is Resolve with read, which reads the API stored under an ID.
+func (t *Tx) resolve(ref string, read func(id string) (API, error)) (API, error) {
+	a, err := read(ref)
 	if !errors.Is(err, ErrNotFound) || !dbIDPattern.MatchString(ref) {
 		return a, err
 	}
@@ -242,7 +249,17 @@ func (t *Tx) Resolve(ref string) (API, error) {
 	case !ok:
 		return API{}, ErrNotFound
 	}
-	return t.API(id)
+	return read(id)
+}
+
+// apiHeader is API without the document: ErrNotFound when there is none.
+func (t *Tx) apiHeader(id string) (API, error) {
+	a, found, err := t.header(id)
+	if err == nil && !found {
+		err = ErrNotFound
+	}
+	a.Derived, a.DerivedBy = nil, ""
+	return a, err
 }
 
 // Exists reports whether an API (of either kind) has this ID.
@@ -392,25 +409,42 @@ func (t *Tx) replace(a, old API, found bool) error {
 // DeleteAPI removes one API and its index entries (not its child versions:
 // see DeleteAPIWithVersions). ErrNotFound when there is none.
 func (t *Tx) DeleteAPI(id string) error {
-	_, found, err := t.unindexFound(id)
+	old, err := t.apiHeader(id)
 	if err != nil {
 		return err
 	}
-	if !found {
-		return ErrNotFound
+	return t.deleteAPI(old)
+}
+
+// deleteAPI removes the API whose stored header is old, and its index
+// entries.
+func (t *Tx) deleteAPI(old API) error {
+	if err := t.unindex(old, API{}); err != nil {
+		return err
 	}
 	t.changed |= APIRemoved
-	return t.del(key(apiPrefix, id))
+	return t.del(key(apiPrefix, old.ID))
 }
 
 // DeleteAPIWithVersions removes an API and, recursively, every API whose
 // BaseID names it; it returns the IDs removed, the API's own first.
 func (t *Tx) DeleteAPIWithVersions(id string) ([]string, error) {
+	old, err := t.apiHeader(id)
+	if err != nil {
+		return nil, err
+	}
+	return t.deleteWithVersions(old)
+}
+
+// deleteWithVersions is DeleteAPIWithVersions of the API whose stored
+// header is old (read in this transaction).
+func (t *Tx) deleteWithVersions(old API) ([]string, error) {
+	id := old.ID
 	children, err := t.Children(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.DeleteAPI(id); err != nil {
+	if err := t.deleteAPI(old); err != nil {
 		return nil, err
 	}
 	removed := []string{id}
@@ -490,16 +524,6 @@ func (t *Tx) index(a, old API) error {
 		}
 	}
 	return nil
-}
-
-// unindexFound removes the index entries of the API stored under id, if
-// any, and returns its header.
-func (t *Tx) unindexFound(id string) (API, bool, error) {
-	old, found, err := t.header(id)
-	if err != nil || !found {
-		return old, found, err
-	}
-	return old, true, t.unindex(old, API{})
 }
 
 // unindex removes the index entries of old (a stored record's header) that

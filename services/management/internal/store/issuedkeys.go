@@ -193,12 +193,15 @@ func (r *hashRange) ready() (bool, error) {
 	if len(r.buf) > 0 || r.done {
 		return len(r.buf) > 0, nil
 	}
-	buf := make([]string, 0, hashChunk)
+	var buf []string // made at the first key: most ranges are empty
 	var next []byte
 	err := r.t.r.Scan(r.prefix, r.from, func(k, _ []byte) error {
 		if len(buf) == hashChunk {
 			next = bytes.Clone(k)
 			return kv.ErrStop
+		}
+		if buf == nil {
+			buf = make([]string, 0, hashChunk)
 		}
 		buf = append(buf, string(k[len(r.prefix):]))
 		return nil

@@ -121,10 +121,12 @@ func (s *Store) UpdateAPI(ctx context.Context, ref string, kind Kind, edit func(
 
 // DeleteAPI removes the API ref names and, recursively, its child versions;
 // kind 0 accepts either kind. check, when set, runs first in the same
-// transaction, and its error refuses the delete (what still uses the API).
+// transaction with the API's header (no Doc: the record is not decoded
+// whole to delete it), and its error refuses the delete (what still uses
+// the API).
 func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind, check func(*Tx, API) error) error {
 	return s.Update(ctx, func(tx *Tx) error {
-		a, err := tx.Resolve(ref)
+		a, err := tx.resolveHeader(ref)
 		if err != nil {
 			return err
 		}
@@ -136,7 +138,7 @@ func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind, check func
 				return err
 			}
 		}
-		_, err = tx.DeleteAPIWithVersions(a.ID)
+		_, err = tx.deleteWithVersions(a)
 		return err
 	})
 }
