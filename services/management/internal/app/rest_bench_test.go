@@ -1,7 +1,10 @@
 package app
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -29,7 +32,9 @@ const clients = 32
 //     timer starts (every delete answered after its commit is fsynced).
 //
 // BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
-// studio's BenchmarkREST32).
+// studio's BenchmarkREST32); with it, BENCH_CPUPROFILE=file writes the
+// binary's CPU profile of the timed phase's first BENCH_CPUPROFILE_SECONDS
+// (default 3) there (the creates before the timer are left out).
 func BenchmarkREST32(b *testing.B) {
 	bin := buildBinary(b)
 	create := func(i int) servertest.Request {
@@ -80,11 +85,43 @@ func BenchmarkREST32(b *testing.B) {
 			}
 			servertest.Load(b, p.HTTPAddr, adminToken, clients, n, create)
 			cpu := p.CPUTime(b)
+			profiled := profileTimed(b)
 			b.ResetTimer()
 			res := servertest.Load(b, p.HTTPAddr, adminToken, clients, b.N, c.request)
 			b.StopTimer()
+			profiled()
 			res.Report(b, "")
 			b.ReportMetric(float64((p.CPUTime(b)-cpu).Microseconds())/float64(b.N), "server-cpu-µs/op")
 		})
 	}
+}
+
+// profileTimed starts the CPU profile BENCH_CPUPROFILE asks for, from the
+// binary's debug listener (BENCH_DEBUG_ADDR); the function it returns waits
+// until the profile is written.
+func profileTimed(b *testing.B) (wait func()) {
+	file, addr := os.Getenv("BENCH_CPUPROFILE"), os.Getenv("BENCH_DEBUG_ADDR")
+	if file == "" || addr == "" {
+		return func() {}
+	}
+	seconds := cmp.Or(os.Getenv("BENCH_CPUPROFILE_SECONDS"), "3")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + seconds)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		out, err := os.Create(file)
+		if err == nil {
+			_, err = io.Copy(out, resp.Body)
+			err = errors.Join(err, out.Close())
+		}
+		if err != nil {
+			b.Error(err)
+		}
+	}()
+	return func() { <-done }
 }
