@@ -239,7 +239,8 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 // readTx reads the key space of one bbolt transaction.
 type readTx struct {
 	data   *bolt.Bucket
-	writes *int // the write transaction's write count; nil in View
+	cur    *bolt.Cursor // lookup's, made at the first
+	writes *int         // the write transaction's write count; nil in View
 	done   bool
 	rev    int64 // in View, the id of the last transaction committed before it
 }
@@ -255,7 +256,23 @@ func (r *readTx) Get(key []byte) ([]byte, error) {
 	if r.done {
 		return nil, errTxDone
 	}
-	return r.data.Get(key), nil
+	if v, ok := r.lookup(key); ok {
+		return v, nil
+	}
+	return nil, nil
+}
+
+// lookup reads key's value and whether it is present (a key put with an
+// empty value may read as nil) through one cursor the transaction keeps,
+// left on the key: bbolt's Get makes a cursor, and so allocations, for
+// every read. Each lookup starts with a seek from the root, which sees the
+// transaction's writes.
+func (r *readTx) lookup(key []byte) ([]byte, bool) {
+	if r.cur == nil {
+		r.cur = r.data.Cursor()
+	}
+	k, v := r.cur.Seek(key)
+	return v, bytes.Equal(k, key)
 }
 
 func (r *readTx) Scan(prefix, start []byte, fn func(key, value []byte) error) error {
@@ -345,13 +362,6 @@ func (w *writeTx) remember(b *bolt.Bucket, key, value []byte, present bool) {
 	w.journal = append(w.journal, p)
 }
 
-// current is key's value in b and whether it is present (a key put with an
-// empty value may read as nil).
-func current(b *bolt.Bucket, key []byte) ([]byte, bool) {
-	k, v := b.Cursor().Seek(key)
-	return v, bytes.Equal(k, key)
-}
-
 // undo restores every key the current function changed, latest write
 // first, so that each key ends with the value it had before the function.
 func (w *writeTx) undo() error {
@@ -381,7 +391,7 @@ func (w *writeTx) Put(key, value []byte) error {
 		return fmt.Errorf("%w: bbolt takes keys up to %d bytes and values up to %d bytes", kv.ErrTooLarge, bolt.MaxKeySize, bolt.MaxValueSize)
 	}
 	key = bytes.Clone(key)
-	v, present := current(w.data, key)
+	v, present := w.lookup(key)
 	w.remember(w.data, key, v, present)
 	w.nwrites++
 	return w.data.Put(key, value)
@@ -395,14 +405,13 @@ func (w *writeTx) Delete(key []byte) error {
 		return nil
 	}
 	// One seek finds the key, its value for the journal, and deletes it.
-	c := w.data.Cursor()
-	k, v := c.Seek(key)
-	if !bytes.Equal(k, key) {
+	v, ok := w.lookup(key)
+	if !ok {
 		return nil
 	}
 	w.remember(w.data, bytes.Clone(key), v, true)
 	w.nwrites++
-	return c.Delete()
+	return w.cur.Delete()
 }
 
 func (w *writeTx) NextSeq(name string) (uint64, error) {
