@@ -64,7 +64,7 @@ type engine struct{ kv.Engine }
 
 func (e engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	r := recordOf(ctx)
-	if r == nil {
+	if r == nil || !auditctx.EntryKept(ctx) {
 		return e.Engine.Update(ctx, fn)
 	}
 	if _, ok := r.current(); !ok {

@@ -73,3 +73,20 @@ func (r *Request) Object() string {
 	defer r.mu.Unlock()
 	return r.object
 }
+
+type noEntryKey struct{}
+
+// WithoutEntry returns ctx whose transactions do not write the request's
+// audit entry: for a write whose request may still fail after it commits
+// (a call made after it), the entry is then stored when the request ends,
+// with the status it answered.
+func WithoutEntry(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noEntryKey{}, true)
+}
+
+// EntryKept reports whether transactions under ctx may write the request's
+// entry (not under WithoutEntry).
+func EntryKept(ctx context.Context) bool {
+	off, _ := ctx.Value(noEntryKey{}).(bool)
+	return !off
+}

@@ -364,4 +364,18 @@ func TestKeyUpdateAndAPIDeleteRace(t *testing.T) {
 	if hashes, _ := keyList(t, in.admin("GET", "/api/apis/"+base+"/keys", nil)); len(hashes) != 1 {
 		t.Fatalf("the key's record is not back: keys of %s: %v", base, hashes)
 	}
+	// the audit log records the update with the status it answered
+	logs, _ := in.auditLogs("?p=1")
+	if len(logs) == 0 || logs[0].ObjectID != k.KeyHash || logs[0].Status != 503 {
+		t.Fatalf("the newest audit entry is not the refused update (503 on %s): %+v", k.KeyHash, logs[:min(len(logs), 1)])
+	}
+	accepted := 0
+	for _, e := range logs[1:] {
+		if e.Action == "PUT /api/keys/{key_id}" && e.ObjectID == k.KeyHash && e.Status == 200 {
+			accepted++
+		}
+	}
+	if accepted == 0 {
+		t.Fatalf("no accepted update of %s is in the audit log's first page: %+v", k.KeyHash, logs)
+	}
 }

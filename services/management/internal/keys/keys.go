@@ -362,7 +362,9 @@ func (s *Service) Update(ctx context.Context, ref Ref, body []byte, suppressRese
 	}
 	var old store.IssuedKey
 	next.Hash, next.Updated = rec.Hash, s.now().UTC()
-	err = s.store.Update(ctx, func(tx *store.Tx) error {
+	// the request's audit entry is not in this transaction: the update may
+	// still fail at the gateway
+	err = s.store.Update(auditctx.WithoutEntry(ctx), func(tx *store.Tx) error {
 		if old, err = tx.IssuedKey(rec.Hash); err != nil {
 			return err
 		}
