@@ -219,7 +219,7 @@ func TestWhileOpenRuns(t *testing.T) {
 }
 
 // TestCohortWait: the next batch waits for the callers the last commit
-// answered only while they are not back, for at most half that commit's
+// answered only while they are not back, for at most that commit's
 // duration (and maxCohortWait), and only until as many calls as it
 // answered have joined.
 func TestCohortWait(t *testing.T) {
@@ -234,8 +234,8 @@ func TestCohortWait(t *testing.T) {
 	}{
 		{"lone writer: its call came after the commit", cohort{1, ended, 4 * time.Millisecond}, []*Call{after}, 0, 0},
 		{"first commit", cohort{}, []*Call{before}, 0, 0},
-		{"the other cohort queued during the commit", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, before}, time.Millisecond, 5},
-		{"some of the last commit's callers back", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, after}, time.Millisecond, 4},
+		{"the other cohort queued during the commit", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, before}, 2 * time.Millisecond, 5},
+		{"some of the last commit's callers back", cohort{3, ended, 2 * time.Millisecond}, []*Call{before, after}, 2 * time.Millisecond, 4},
 		{"all of them back", cohort{2, ended, 2 * time.Millisecond}, []*Call{before, after, after}, 0, 0},
 		{"a long commit waits maxCohortWait at most", cohort{1, ended, time.Second}, []*Call{before}, maxCohortWait, 2},
 	} {
