@@ -240,6 +240,7 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 type readTx struct {
 	data   *bolt.Bucket
 	cur    *bolt.Cursor // lookup's, made at the first
+	spare  *bolt.Cursor // a Scan's or Count's, kept for the next one
 	writes *int         // the write transaction's write count; nil in View
 	done   bool
 	rev    int64 // in View, the id of the last transaction committed before it
@@ -262,6 +263,20 @@ func (r *readTx) Get(key []byte) ([]byte, error) {
 	return nil, nil
 }
 
+// cursor is a cursor for a Scan or Count: the one the last of them kept,
+// or a new one when that is in use (a Scan inside a Scan's function).
+func (r *readTx) cursor() *bolt.Cursor {
+	if c := r.spare; c != nil {
+		r.spare = nil
+		return c
+	}
+	return r.data.Cursor()
+}
+
+// keep keeps c, which its Scan or Count is done with, for the next one
+// (each starts with a seek).
+func (r *readTx) keep(c *bolt.Cursor) { r.spare = c }
+
 // lookup reads key's value and whether it is present (a key put with an
 // empty value may read as nil) through one cursor the transaction keeps,
 // left on the key: bbolt's Get makes a cursor, and so allocations, for
@@ -283,7 +298,8 @@ func (r *readTx) Scan(prefix, start []byte, fn func(key, value []byte) error) er
 	if bytes.Compare(start, prefix) > 0 {
 		seek = start
 	}
-	c := r.data.Cursor()
+	c := r.cursor()
+	defer r.keep(c)
 	for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); {
 		before := r.writeCount()
 		if err := fn(k, v); err != nil {
@@ -317,7 +333,8 @@ func (r *readTx) Count(prefix []byte) (int, error) {
 		return 0, errTxDone
 	}
 	n := 0
-	c := r.data.Cursor()
+	c := r.cursor()
+	defer r.keep(c)
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		n++
 	}
