@@ -92,11 +92,38 @@ func (r *Report) add(it *item, o outcome) {
 	}
 }
 
+// size is about the length of the report's JSON (exact but for escapes),
+// so that JSON writes into one buffer: growing a buffer of megabytes (10,000
+// APIs' warnings are about 12 MB) costs more than writing it.
+func (r *Report) size() int {
+	n := 256 + r.docBytes
+	for _, id := range r.Success {
+		n += len(id) + 3
+	}
+	n += 64 * (len(r.Staged) + len(r.Definitions) + len(r.Skipped))
+	for _, w := range r.Warnings {
+		n += messagesSize(w.APIID, w.Messages)
+	}
+	for _, f := range r.Failures {
+		n += messagesSize(f.APIID, f.Messages)
+	}
+	return n
+}
+
+// messagesSize is about the JSON length of one API's messages.
+func messagesSize(apiID string, msgs []string) int {
+	n := len(apiID) + 32
+	for _, m := range msgs {
+		n += len(m) + 8 // quotes, a comma, a few escapes
+	}
+	return n
+}
+
 // JSON writes the report as CONTRACT §2 spells it: every list present ([]
 // when empty), counts equal to lengths, converted documents embedded byte
 // for byte.
 func (r *Report) JSON() []byte {
-	b := bytes.NewBuffer(make([]byte, 0, 256+r.docBytes+64*(len(r.Success)+len(r.Failures)+len(r.Skipped))))
+	b := bytes.NewBuffer(make([]byte, 0, r.size()))
 	str := func(s string) { b.Write(rawjson.AppendQuote(b.AvailableBuffer(), s)) }
 	list := func(n int, each func(i int)) {
 		b.WriteByte('[')

@@ -218,28 +218,59 @@ func String(raw []byte) (string, bool) {
 func Quote(s string) []byte { return AppendQuote(nil, s) }
 
 // AppendQuote appends s as a JSON string, without HTML escaping, to dst:
-// the bytes encoding/json writes for it. Printable ASCII is written here
-// ('"' and '\\' escaped), anything else by encoding/json's encoder (a
-// migration report quotes tens of thousands of IDs and messages).
+// the bytes encoding/json writes for it ('"' and '\\' escaped, control
+// bytes as \b \f \n \r \t or \u00XX, U+2028 and U+2029 as \u escapes,
+// each byte of invalid UTF-8 as \ufffd, every other rune as is), written
+// here without an encoder or an allocation beyond dst's growth: a migration
+// report quotes tens of thousands of IDs and messages.
 func AppendQuote(dst []byte, s string) []byte {
-	n := len(dst)
 	dst = append(dst, '"')
 	run := 0 // start of the bytes not yet appended
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c > 0x7e:
-			var b bytes.Buffer
-			enc := json.NewEncoder(&b)
-			enc.SetEscapeHTML(false)
-			enc.Encode(s) // a string always encodes
-			return append(dst[:n], bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
-		case c == '"' || c == '\\':
-			dst = append(append(dst, s[run:i]...), '\\', c)
-			run = i + 1
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+			i++
+			continue
 		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, s[run:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			run = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(append(dst, s[run:i]...), `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(append(dst, s[run:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		run = i
 	}
 	return append(append(dst, s[run:]...), '"')
 }
+
+const hexDigits = "0123456789abcdef"
 
 // Set returns doc with the value at path replaced by value, or, when the
 // last key is absent, added as the last member of its object. Missing

@@ -170,6 +170,25 @@ func TestAppendQuoteAsEncodingJSON(t *testing.T) {
 	}
 }
 
+// FuzzAppendQuote holds AppendQuote to encoding/json's encoder without
+// HTML escaping, byte for byte, for any string (invalid UTF-8 included).
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range []string{"", "plain", "é\u2028\u2029\x7f\x00\x1f", "\xff\xfe\xe2\x80", `q"b\s` + "\t\b\f\r\n", "<&>"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(AppendQuote([]byte("x"), s)), "x"+strings.TrimSuffix(b.String(), "\n"); got != want {
+			t.Errorf("AppendQuote(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
 // FuzzFind holds Find to encoding/json: in a valid object it finds the
 // member a decoder keeps (the last of its name, escapes decoded) and
 // nothing else.
