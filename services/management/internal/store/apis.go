@@ -295,17 +295,24 @@ var ErrRevisionMoved = fmt.Errorf("%w: the API changed while it was being writte
 // Categories and Derived are the maker's, and an OAS document already holds
 // a.DBID as x-tyk-api-gateway.info.dbId. It checks only the record's keys:
 // an ID, a kind, and a 24-hex db id that no other API holds, in the one
-// namespace of API IDs and db ids (checkNamespace). Replacing an API may
-// change its kind (as a direct migration does). a.Revision is set here (see
-// API.Revision).
+// namespace of API IDs and db ids (checkNamespace) — a record rewriting
+// itself (the stored API has its ID and db id) holds them already, and reads
+// no index. Replacing an API may change its kind (as a direct migration
+// does). a.Revision is set here (see API.Revision).
 func (t *Tx) PutAPI(a API, expect uint64) error {
-	if err := t.checkPut(a); err != nil {
+	if err := checkKeys(a); err != nil {
 		return err
 	}
 	old, found, err := t.header(a.ID)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
+	}
+	if !found || old.DBID != a.DBID {
+		if err := t.checkIDs(a); err != nil {
+			return err
+		}
+	}
+	switch {
 	case expect == NotStored && found:
 		return fmt.Errorf("%w: api %q", ErrAlreadyExists, a.ID)
 	case expect != NotStored && expect != AnyRevision && (!found || old.Revision != expect):
@@ -330,12 +337,17 @@ func (t *Tx) header(id string) (API, bool, error) {
 	return a, err == nil, err
 }
 
-// checkPut refuses a record without an ID, db id or kind, and a db id
-// another API holds.
-func (t *Tx) checkPut(a API) error {
+// checkKeys refuses a record without an ID, db id or kind.
+func checkKeys(a API) error {
 	if a.ID == "" || !dbIDPattern.MatchString(a.DBID) || (a.Kind != Classic && a.Kind != OAS) {
 		return fmt.Errorf("%w: api %q needs an ID, a 24-hex db id and a kind", ErrInvalid, a.ID)
 	}
+	return nil
+}
+
+// checkIDs refuses a db id another API holds, and an ID or db id the one
+// namespace does not leave free (checkNamespace).
+func (t *Tx) checkIDs(a API) error {
 	holder, ok, err := t.APIIDByDBID(a.DBID)
 	switch {
 	case err != nil:
@@ -348,7 +360,7 @@ func (t *Tx) checkPut(a API) error {
 
 // checkNamespace keeps API IDs and db ids one namespace (CONTRACT §2), so
 // that an address never names two APIs: a's API ID may not be another API's
-// db id, nor its db id another API's API ID. With checkPut's db id check it
+// db id, nor its db id another API's API ID. With checkIDs' db id check it
 // is the one namespace rule of every API write: an id the writer was given
 // (api_id, db id) is kept or the write refused (ErrAlreadyExists, 409); the
 // service makes up only ids it was not given.
