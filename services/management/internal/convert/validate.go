@@ -3,7 +3,6 @@ package convert
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -17,10 +16,44 @@ import (
 // round trips); this guard restates the part of it a conversion can break on the typed document before
 // serialisation, in about 8 µs where oasdoc.Check (kin-openapi on the bytes) takes about 1 ms.
 
+// The schema's readable durations: ^(\d+h)?(\d+m)?(\d+s)?$ (readableSeconds) and
+// ^(\d+h)?(\d+m)?(\d+s)?(\d+ms)?(\d+µs)?(\d+ns)?$ (readableFull), matched without a regular expression
+// (every converted document checks a few; FuzzReadable holds them to the expressions).
 var (
-	readableSeconds = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?$`)
-	readableFull    = regexp.MustCompile(`^(\d+h)?(\d+m)?(\d+s)?(\d+ms)?(\d+µs)?(\d+ns)?$`)
+	secondsUnits = []string{"h", "m", "s"}
+	fullUnits    = []string{"h", "m", "s", "ms", "µs", "ns"}
 )
+
+func readableSeconds(s string) bool { return readable(s, secondsUnits) }
+func readableFull(s string) bool    { return readable(s, fullUnits) }
+
+// readable reports whether s is a run of ASCII digits and a unit, repeated, with the units among units in
+// their order, each at most once ("" included).
+func readable(s string, units []string) bool {
+	next := 0 // the first unit still allowed
+	for s != "" {
+		digits := 0
+		for digits < len(s) && s[digits] >= '0' && s[digits] <= '9' {
+			digits++
+		}
+		unit := digits
+		for unit < len(s) && (s[unit] < '0' || s[unit] > '9') {
+			unit++
+		}
+		if digits == 0 || unit == digits {
+			return false
+		}
+		i := next
+		for i < len(units) && units[i] != s[digits:unit] {
+			i++
+		}
+		if i == len(units) {
+			return false
+		}
+		next, s = i+1, s[unit:]
+	}
+	return true
+}
 
 // nonBlank matches the schema's \S+: some character that is not white space.
 func nonBlank(s string) bool { return strings.TrimSpace(s) != "" }
@@ -229,7 +262,7 @@ func (v *validator) upstream(u *xUpstream) {
 	if ut := u.UptimeTests; ut != nil {
 		v.uptimeTests(ut)
 	}
-	if rl := u.RateLimit; rl != nil && !readableSeconds.MatchString(rl.Per) {
+	if rl := u.RateLimit; rl != nil && !readableSeconds(rl.Per) {
 		v.add("%s.rateLimit.per: %q is not a duration", at, rl.Per)
 	}
 	if a := u.Authentication; a != nil {
@@ -253,12 +286,12 @@ func (v *validator) loadBalancing(lb *xLoadBalancing) {
 func (v *validator) uptimeTests(ut *xUptimeTests) {
 	const at = upstreamField
 	for _, d := range []string{ut.HostDownRetestPeriod, ut.LogRetentionPeriod} {
-		if !readableFull.MatchString(d) {
+		if !readableFull(d) {
 			v.add("%s.uptimeTests: %q is not a duration", at, d)
 		}
 	}
 	for i, t := range ut.Tests {
-		if !readableFull.MatchString(t.Timeout) {
+		if !readableFull(t.Timeout) {
 			v.add("%s.uptimeTests.tests.%d.timeout: %q is not a duration", at, i, t.Timeout)
 		}
 	}
@@ -343,7 +376,7 @@ func (v *validator) eventHandler(i int, e *xEventHandler) {
 	if !slices.Contains(eventTriggers, e.Trigger) {
 		v.add("%s.eventHandlers.%d.trigger: %q is not an event", at, i, e.Trigger)
 	}
-	if !readableSeconds.MatchString(e.CooldownPeriod) {
+	if !readableSeconds(e.CooldownPeriod) {
 		v.add("%s.eventHandlers.%d.cooldownPeriod: %q is not a duration", at, i, e.CooldownPeriod)
 	}
 	switch e.Type {
@@ -372,7 +405,7 @@ func (v *validator) authentication(a *xAuthentication) {
 	if !slices.Contains(baseIdentityProviders, a.BaseIdentityProvider) {
 		v.add("%s.authentication.baseIdentityProvider: %q is not a provider", at, a.BaseIdentityProvider)
 	}
-	if kl := a.CustomKeyLifetime; kl != nil && kl.Value != "" && !(readableSeconds.MatchString(kl.Value) && kl.Value != "0s") {
+	if kl := a.CustomKeyLifetime; kl != nil && kl.Value != "" && !(readableSeconds(kl.Value) && kl.Value != "0s") {
 		v.add("%s.authentication.customKeyLifetime.value: %q is not a positive duration", at, kl.Value)
 	}
 	if cu := a.Custom; cu != nil && cu.Config != nil && cu.Config.IDExtractor != nil {
@@ -396,7 +429,7 @@ func (v *validator) idExtractor(ex *xIDExtractor) {
 func (v *validator) middleware(m *xMiddleware) {
 	const at = "x-tyk-api-gateway.middleware"
 	if g := m.Global; g != nil {
-		if tl := g.TrafficLogs; tl != nil && tl.CustomRetentionPeriod != "" && !readableSeconds.MatchString(tl.CustomRetentionPeriod) {
+		if tl := g.TrafficLogs; tl != nil && tl.CustomRetentionPeriod != "" && !readableSeconds(tl.CustomRetentionPeriod) {
 			v.add("%s.global.trafficLogs.customRetentionPeriod: %q is not a duration", at, tl.CustomRetentionPeriod)
 		}
 		if rs := g.RequestSizeLimit; rs != nil && rs.Value < 0 {
@@ -458,7 +491,7 @@ func (v *validator) limits(o operationField, op *xOperation) {
 	if rs := op.RequestSizeLimit; rs != nil && rs.Value < 0 {
 		v.add("%s.requestSizeLimit.value: %d is negative", o, rs.Value)
 	}
-	if rl := op.RateLimit; rl != nil && !readableSeconds.MatchString(rl.Per) {
+	if rl := op.RateLimit; rl != nil && !readableSeconds(rl.Per) {
 		v.add("%s.rateLimit.per: %q is not a duration", o, rl.Per)
 	}
 }
