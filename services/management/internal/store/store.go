@@ -66,6 +66,7 @@ type Store struct {
 	orgID      string
 	onCommit   func(Change)
 	categories countsMemo // CategoryCounts' last answer, by revision
+	users      userMemo   // UserByKeyHash's decoded users, by their stored bytes
 }
 
 // Change says what a committed transaction changed that gateways load.

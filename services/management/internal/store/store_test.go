@@ -863,3 +863,37 @@ func TestSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestUserByKeyHashMemo: the decoded users UserByKeyHash remembers answer
+// only for the stored bytes they came from: a deactivation or a change of
+// permissions is seen by the next lookup, and changing what one lookup
+// returned changes nothing the next one returns.
+func TestUserByKeyHashMemo(t *testing.T) {
+	s := open(t)
+	ctx := context.Background()
+	u, err := s.CreateUser(ctx, User{Email: "m@x.test", KeyHash: []byte("hm"), Permissions: map[string]string{"apis": "read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.UserByKeyHash(ctx, []byte("hm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Permissions["apis"] = "write"
+	first.KeyHash[0] = 'X'
+	if got, err := s.UserByKeyHash(ctx, []byte("hm")); err != nil || got.Permissions["apis"] != "read" || string(got.KeyHash) != "hm" {
+		t.Fatalf("after changing a returned user: %+v, %v; want the stored one", got, err)
+	}
+	if _, err := s.UpdateUser(ctx, u.ID, func(u *User) error { u.Permissions["apis"] = "write"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.UserByKeyHash(ctx, []byte("hm")); got.Permissions["apis"] != "write" {
+		t.Fatalf("after a permission change: %v, want write", got.Permissions)
+	}
+	if _, err := s.UpdateUser(ctx, u.ID, func(u *User) error { u.Inactive = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.UserByKeyHash(ctx, []byte("hm")); !got.Inactive {
+		t.Fatal("after a deactivation: the user is still active")
+	}
+}

@@ -292,7 +292,14 @@ func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
 		if id == nil {
 			return ErrNotFound
 		}
-		u, err = tx.user(string(id))
+		raw, err := tx.r.Get(key(userPrefix, string(id)))
+		switch {
+		case err != nil:
+			return err
+		case raw == nil:
+			return ErrNotFound
+		}
+		u, err = s.users.decode(string(id), raw)
 		return err
 	})
 	return u, err
