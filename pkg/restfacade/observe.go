@@ -31,7 +31,7 @@ const (
 var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
 // observation is what the layers below observe learn about one request.
-type observation struct{ route, method, operation string }
+type observation struct{ route, method, operation, path string }
 
 type observationKey struct{}
 
@@ -67,6 +67,19 @@ func Operation(ctx context.Context) (string, bool) {
 	return o.operation, true
 }
 
+// Path returns the path, as the client wrote it (percent-encoded), of the
+// REST request ctx belongs to, once the facade has routed it to an RPC;
+// ok is false outside such a request (a gRPC call over the network, a web
+// UI page's calls). A handler names it in a 403. It is a context value of
+// the facade's own, so no client can set it.
+func Path(ctx context.Context) (string, bool) {
+	o, found := ctx.Value(observationKey{}).(*observation)
+	if !found || o.operation == "" {
+		return "", false
+	}
+	return o.path, true
+}
+
 // recordRoute is the first grpc-gateway middleware: it records the route
 // pattern of the request the mux routed, as the OpenAPI description writes
 // it (such as /api/v1/llm-settings/{id}).
@@ -75,7 +88,7 @@ func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if i := f.routes.find(r.Method, f.routePath(r)); i >= 0 {
 			setRoute(r, f.routes[i].pattern)
 			if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
-				o.method, o.operation = r.Method, f.routes[i].ops[r.Method]
+				o.method, o.operation, o.path = r.Method, f.routes[i].ops[r.Method], r.URL.EscapedPath()
 			}
 		} else {
 			setRoute(r, routeUndocumented)

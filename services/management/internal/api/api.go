@@ -49,13 +49,10 @@ func badRequest(msg string) error {
 	return rest.Error(codes.InvalidArgument, http.StatusBadRequest, msg)
 }
 
-// Metadata the REST facade adds to every call (see app), and the headers
-// grpc-gateway forwards itself.
+// Metadata grpc-gateway forwards itself.
 const (
-	// PathMetadataKey carries the REST request's path, for 403 messages.
-	PathMetadataKey = "x-gatehouse-rest-path"
-	contentTypeKey  = "grpcgateway-content-type"
-	acceptKey       = "grpcgateway-accept"
+	contentTypeKey = "grpcgateway-content-type"
+	acceptKey      = "grpcgateway-accept"
 )
 
 // Server serves ManagementService from a store.

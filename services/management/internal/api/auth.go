@@ -238,10 +238,11 @@ func allowed(perms map[string]string, area string, write bool) bool {
 	return false
 }
 
-// requestPath is the REST path of the call: the one the facade forwarded,
-// or, for a gRPC caller, the rule's path filled from the request.
+// requestPath is the REST path of the call: the routed REST request's
+// (restfacade.Path), or, for a gRPC caller, the rule's path filled from the
+// request.
 func requestPath(ctx context.Context, template string, req any) string {
-	if p := incoming(ctx, PathMetadataKey); p != "" {
+	if p, ok := restfacade.Path(ctx); ok {
 		return concealKey(p, template)
 	}
 	if r, ok := req.(interface{ GetKeyId() string }); ok {

@@ -110,7 +110,6 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			SlashInParams: true,
 			MuxOptions: []runtime.ServeMuxOption{
 				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
-				runtime.WithMetadata(forwardPath),
 				runtime.WithMiddlewares(documentIDs),
 			},
 		},

@@ -2,20 +2,17 @@ package app
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/genproto/googleapis/api/httpbody"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/gatehouse/gatehouse/pkg/jsonstrict"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
-	"github.com/gatehouse/gatehouse/services/management/internal/api"
 )
 
 // migratePath is the route whose errors have the migrate shape.
@@ -56,13 +53,6 @@ func requestError(r *http.Request, err error) (int, []string) {
 		return http.StatusBadRequest, []string{"Malformed request data: " + msg}
 	}
 	return http.StatusBadRequest, []string{"Malformed request data."}
-}
-
-// forwardPath passes the REST path to the gRPC handlers, which name it in a
-// 403. It goes as the client wrote it (percent-encoded): gRPC metadata
-// values must be printable ASCII.
-func forwardPath(_ context.Context, r *http.Request) metadata.MD {
-	return metadata.Pairs(api.PathMetadataKey, r.URL.EscapedPath())
 }
 
 // marshaler is the facade's codec. API definitions are google.api.HttpBody
