@@ -1,6 +1,7 @@
 package restfacade
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -9,12 +10,14 @@ import (
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
 
 // BenchmarkObserve measures what observe adds to one request (span, HTTP
-// metrics, log line to a discarding handler) with no exporter (the default:
-// OpenTelemetry's no-op tracer) and with a recording SDK tracer, against
-// the bare handler.
+// metrics, log line to a discarding handler) with no exporter (what
+// tracing.Setup installs then: OpenTelemetry's no-op provider) and with a
+// recording SDK tracer, against the bare handler.
 func BenchmarkObserve(b *testing.B) {
 	bare := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		setRoute(r, "/api/v1/llm-settings/{id}")
@@ -30,7 +33,14 @@ func BenchmarkObserve(b *testing.B) {
 		}
 	}
 	b.Run("bare", func(b *testing.B) { run(b, bare) })
-	b.Run("no-exporter", func(b *testing.B) { run(b, observe(log, bare)) })
+	b.Run("no-exporter", func(b *testing.B) {
+		prev := otel.GetTracerProvider()
+		if _, err := tracing.Setup(context.Background(), "bench", func(string) string { return "" }); err != nil {
+			b.Fatal(err)
+		}
+		defer otel.SetTracerProvider(prev)
+		run(b, observe(log, bare))
+	})
 	b.Run("sdk-recording", func(b *testing.B) {
 		prev := otel.GetTracerProvider()
 		otel.SetTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewNoopExporter())))
