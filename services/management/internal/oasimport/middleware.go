@@ -1,6 +1,8 @@
 package oasimport
 
 import (
+	"bytes"
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -19,20 +21,19 @@ var methods = []string{"connect", "delete", "get", "head", "options", "patch", "
 // disable allow, validateRequest and mockResponse on it; x-tyk-api-gateway
 // operations left empty, or naming no operation of the document, are
 // dropped, and so is a middleware section left empty.
-func importMiddleware(root, x map[string]any, p Params) {
+func importMiddleware(root object, refs *resolver, x map[string]any, p Params) error {
 	middleware := child(x, "middleware")
-	operations, _ := middleware["operations"].(map[string]any)
-	if operations == nil {
-		operations = map[string]any{}
-	}
-	current := map[string]bool{}
-	paths, _ := root["paths"].(map[string]any)
-	for _, path := range sortedKeys(paths) {
-		item, _ := paths[path].(map[string]any)
+	existing, _ := middleware["operations"].(map[string]any)
+	// the operations written, each encoded as soon as it is made: an
+	// import of tens of thousands of operations holds their bytes, not a
+	// tree of maps per operation
+	ops := tykOperations{index: map[string]int{}}
+	var err error
+	item := func(path string, item map[string]any) {
 		params, _ := item["parameters"].([]any)
 		for _, method := range methods {
 			op, ok := item[method].(map[string]any)
-			if !ok {
+			if !ok || err != nil {
 				continue
 			}
 			id, _ := op["operationId"].(string)
@@ -40,32 +41,131 @@ func importMiddleware(root, x map[string]any, p Params) {
 				id = strings.TrimPrefix(path, "/") + strings.ToUpper(method)
 				op["operationId"] = id
 			}
-			current[id] = true
-			tykOp, _ := operations[id].(map[string]any)
+			tykOp, _ := existing[id].(map[string]any)
+			if i, seen := ops.index[id]; seen {
+				tykOp, _ = decodeValue(ops.list[i].raw).(map[string]any) // an operationId used twice
+			}
 			if tykOp == nil {
 				tykOp = map[string]any{}
 			}
-			importOperation(root, op, tykOp, len(params) > 0, p)
-			if len(tykOp) == 0 {
-				delete(operations, id)
-			} else {
-				operations[id] = tykOp
+			importOperation(refs, op, tykOp, len(params) > 0, p)
+			err = ops.set(id, tykOp)
+		}
+	}
+	switch paths := root.peek("paths").(type) {
+	case map[string]any: // laid over a template
+		for _, path := range sortedKeys(paths) {
+			m, _ := paths[path].(map[string]any)
+			item(path, m)
+		}
+	case json.RawMessage: // one path item decoded at a time
+		if isObject(paths) {
+			out, perr := eachPathItem(paths, item)
+			if perr != nil {
+				return perr
 			}
+			root["paths"] = out
 		}
 	}
-	for id := range operations {
-		if !current[id] {
-			delete(operations, id)
-		}
+	if err != nil {
+		return err
 	}
-	if len(operations) == 0 {
+	if written := ops.encode(); written == nil {
 		delete(middleware, "operations")
 	} else {
-		middleware["operations"] = operations
+		middleware["operations"] = written
 	}
 	if len(middleware) == 0 {
 		delete(x, "middleware")
 	}
+	return nil
+}
+
+// tykOperations are the extension's operations an import writes, by
+// operationId, each encoded; an empty one is dropped.
+type tykOperations struct {
+	list  []encodedOperation
+	index map[string]int
+}
+
+type encodedOperation struct {
+	id  string
+	raw []byte // nil: dropped
+}
+
+func (o *tykOperations) set(id string, tykOp map[string]any) error {
+	var raw []byte
+	if len(tykOp) > 0 {
+		var b bytes.Buffer
+		if err := writeValue(&b, tykOp); err != nil {
+			return err
+		}
+		raw = b.Bytes()
+	}
+	if i, ok := o.index[id]; ok {
+		o.list[i].raw = raw
+		return nil
+	}
+	o.index[id] = len(o.list)
+	o.list = append(o.list, encodedOperation{id, raw})
+	return nil
+}
+
+// encode is the operations as one JSON object, ids sorted; nil when none
+// is left.
+func (o *tykOperations) encode() json.RawMessage {
+	slices.SortFunc(o.list, func(a, b encodedOperation) int {
+		return strings.Compare(a.id, b.id)
+	})
+	var out bytes.Buffer
+	for _, op := range o.list {
+		if op.raw == nil {
+			continue
+		}
+		if out.Len() == 0 {
+			out.WriteByte('{')
+		} else {
+			out.WriteByte(',')
+		}
+		writeValue(&out, op.id)
+		out.WriteByte(':')
+		out.Write(op.raw)
+	}
+	if out.Len() == 0 {
+		return nil
+	}
+	out.WriteByte('}')
+	return out.Bytes()
+}
+
+// eachPathItem calls fn with every path item of raw paths in path order,
+// decoded, and returns the paths as fn left them, written.
+func eachPathItem(raw json.RawMessage, fn func(path string, item map[string]any)) (encoded, error) {
+	items, err := members(raw)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i, path := range slices.Sorted(maps.Keys(items)) {
+		if i > 0 {
+			out.WriteByte(',')
+		}
+		v := decodeValue(items[path])
+		delete(items, path)
+		if m, ok := v.(map[string]any); ok {
+			fn(path, m)
+		}
+		if err := writeValue(&out, path); err != nil {
+			return nil, err
+		}
+		out.WriteByte(':')
+		if err := writeValue(&out, v); err != nil {
+			return nil, err
+		}
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
 }
 
 // importOperation is Tyk's Operation.Import: allowList sets allow on every
@@ -73,18 +173,18 @@ func importMiddleware(root, x map[string]any, p Params) {
 // is set where the operation has parameters or a JSON request body, or its
 // path item has parameters, with error code 422; mockResponse where a
 // response documents an example or a schema, from the OAS examples.
-func importOperation(root, op, tykOp map[string]any, pathHasParams bool, p Params) {
+func importOperation(refs *resolver, op, tykOp map[string]any, pathHasParams bool, p Params) {
 	if p.AllowList != nil {
 		child(tykOp, "allow")["enabled"] = *p.AllowList
 		if block, ok := tykOp["block"].(map[string]any); ok && block["enabled"] == true && *p.AllowList {
 			block["enabled"] = false
 		}
 	}
-	if p.ValidateRequest != nil && (validatable(root, op) || pathHasParams) {
+	if p.ValidateRequest != nil && (validatable(refs, op) || pathHasParams) {
 		v := child(tykOp, "validateRequest")
 		v["enabled"], v["errorResponseCode"] = *p.ValidateRequest, 422
 	}
-	if p.MockResponse != nil && mockable(root, op) {
+	if p.MockResponse != nil && mockable(refs, op) {
 		m := child(tykOp, "mockResponse")
 		m["enabled"], m["fromOASExamples"] = *p.MockResponse, map[string]any{"enabled": *p.MockResponse}
 	}
@@ -92,11 +192,11 @@ func importOperation(root, op, tykOp map[string]any, pathHasParams bool, p Param
 
 // validatable: the operation has parameters or a request body with a JSON
 // media type (application/json, application/*, */*).
-func validatable(root, op map[string]any) bool {
+func validatable(refs *resolver, op map[string]any) bool {
 	if params, _ := op["parameters"].([]any); len(params) > 0 {
 		return true
 	}
-	body := resolve(root, op["requestBody"])
+	body := refs.resolve(op["requestBody"])
 	content, _ := body["content"].(map[string]any)
 	for _, mime := range []string{"application/json", "application/*", "*/*"} {
 		if _, ok := content[mime].(map[string]any); ok {
@@ -108,10 +208,10 @@ func validatable(root, op map[string]any) bool {
 
 // mockable: a response of the operation has content with an example, a
 // schema or examples.
-func mockable(root, op map[string]any) bool {
+func mockable(refs *resolver, op map[string]any) bool {
 	responses, _ := op["responses"].(map[string]any)
 	for _, r := range responses {
-		content, _ := resolve(root, r)["content"].(map[string]any)
+		content, _ := refs.resolve(r)["content"].(map[string]any)
 		for _, m := range content {
 			media, _ := m.(map[string]any)
 			if media["example"] != nil || media["schema"] != nil {
@@ -136,16 +236,15 @@ const errNoSecurity = "The ‘security’ object is empty in your OAS. When enab
 // kinds are left out. With two schemes or more, baseIdentityProvider is
 // auth_token when one is a token, else jwt_claim when one is a JWT, else
 // oauth_key.
-func importAuthentication(root, x map[string]any, enable bool) error {
-	security, _ := root["security"].([]any)
+func importAuthentication(root object, refs *resolver, x map[string]any, enable bool) error {
+	security, _ := root.get("security").([]any)
 	if len(security) == 0 {
 		return refuse("%s", errNoSecurity)
 	}
 	auth := child(child(x, "server"), "authentication")
 	auth["enabled"] = enable
 	schemes := child(auth, "securitySchemes")
-	components, _ := root["components"].(map[string]any)
-	defined, _ := components["securitySchemes"].(map[string]any)
+	defined, _ := refs.at([]string{"components", "securitySchemes"}).(map[string]any)
 	kinds := map[string]string{}
 	for _, req := range security {
 		names, _ := req.(map[string]any)
@@ -153,7 +252,7 @@ func importAuthentication(root, x map[string]any, enable bool) error {
 			if kinds[name] != "" {
 				continue
 			}
-			s := resolve(root, defined[name])
+			s := refs.resolve(defined[name])
 			kind := schemeKind(s)
 			if kind == "" {
 				continue
@@ -203,26 +302,7 @@ func schemeKind(s map[string]any) string {
 	return ""
 }
 
-// resolve is v as an object, following local references
-// (#/components/<kind>/<name>) a few levels deep; nil when it is none.
-func resolve(root map[string]any, v any) map[string]any {
-	for range 8 {
-		o, _ := v.(map[string]any)
-		ref, _ := o["$ref"].(string)
-		if ref == "" {
-			return o
-		}
-		v = root
-		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-			m, _ := v.(map[string]any)
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			v = m[part]
-		}
-	}
-	return nil
-}
-
-func sortedKeys(m map[string]any) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -65,7 +65,7 @@ func Patch(old, doc []byte, p Params) ([]byte, error) {
 }
 
 func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byte, error) {
-	root, err := decodeObject(doc)
+	root, err := decodeRoot(doc)
 	if err != nil {
 		return nil, refuse("the document must be a JSON object")
 	}
@@ -74,8 +74,9 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 			return nil, err
 		}
 	}
-	x, ok := root[extension].(map[string]any)
-	if _, present := root[extension]; present && !ok {
+	_, present := root[extension]
+	x, ok := root.get(extension).(map[string]any)
+	if present && !ok {
 		return nil, refuse("%s: must be an object", extension)
 	}
 	if !ok && len(fallback) > 0 {
@@ -88,7 +89,7 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 	}
 	info := child(x, "info")
 	if s, _ := info["name"].(string); s == "" {
-		openapiInfo, _ := root["info"].(map[string]any)
+		openapiInfo, _ := root.get("info").(map[string]any)
 		title, _ := openapiInfo["title"].(string)
 		info["name"] = title
 	}
@@ -132,32 +133,23 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 		}
 		upstream["url"] = u
 	}
+	refs := newResolver(root)
 	if p.Authentication != nil {
-		if err := importAuthentication(root, x, *p.Authentication); err != nil {
+		if err := importAuthentication(root, refs, x, *p.Authentication); err != nil {
 			return nil, err
 		}
 	}
-	importMiddleware(root, x, p)
-	root[extension] = x
-	return encode(root)
-}
-
-// encode writes a decoded document back: keys sorted, numbers as they
-// were written, no HTML escaping.
-func encode(root map[string]any) ([]byte, error) {
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(root); err != nil {
+	if err := importMiddleware(root, refs, x, p); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSpace(out.Bytes()), nil
+	root[extension] = x
+	return encodeObject(root)
 }
 
 // serverURL is servers[0].url with its variables replaced by their
 // defaults; it must be absolute.
-func serverURL(root map[string]any) (string, error) {
-	servers, _ := root["servers"].([]any)
+func serverURL(root object) (string, error) {
+	servers, _ := root.get("servers").([]any)
 	if len(servers) == 0 {
 		return "", refuse("servers: empty; give the upstream with the upstreamURL parameter or a server URL")
 	}

@@ -23,11 +23,11 @@ type Version struct {
 // already lists is refused (Tyk's gateway would list the new API in place
 // of the one listed, which stays stored, out of every list).
 func AddVersion(base []byte, v Version, id string) ([]byte, error) {
-	root, err := decodeObject(base)
+	root, err := decodeRoot(base)
 	if err != nil {
 		return nil, err
 	}
-	x, ok := root[extension].(map[string]any)
+	x, ok := root.get(extension).(map[string]any)
 	if !ok {
 		return nil, refuse("base_api_id: the base API has no %s", extension)
 	}
@@ -52,7 +52,7 @@ func AddVersion(base []byte, v Version, id string) ([]byte, error) {
 	}
 	listed = append(listed, map[string]any{"name": v.Name, "id": id})
 	vs["versions"] = listed
-	return encode(root)
+	return encodeObject(root)
 }
 
 // VersionName is the base's own version name (info.versioning.name), ""
