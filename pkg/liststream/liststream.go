@@ -38,20 +38,26 @@ type Sink struct {
 
 // With returns ctx carrying a new Sink whose Writer marshals messages with
 // marshal (the facade's marshaler, so a streamed answer reads exactly as a
-// whole one would).
+// whole one would). With marshal nil the sink takes nothing (Stream
+// reports false) until Offer gives it one: the facade makes the sink as a
+// request arrives and offers it once the request is routed to an RPC.
 func With(ctx context.Context, marshal func(proto.Message) ([]byte, error)) (context.Context, *Sink) {
 	s := &Sink{marshal: marshal}
 	return context.WithValue(ctx, sinkKey{}, s), s
 }
 
+// Offer makes s take an answer, marshalling its messages with marshal.
+func (s *Sink) Offer(marshal func(proto.Message) ([]byte, error)) { s.marshal = marshal }
+
 // Stream, in a handler, hands write over to the REST facade, which runs it
 // into the response after the handler returns; the handler then returns an
-// empty response. It reports false when ctx has no sink (a gRPC call): the
+// empty response. It reports false when ctx has no sink offered (a gRPC
+// call, a web UI page's call): the
 // handler answers in full itself. write must read the store in one snapshot
 // (a View) and write as it reads.
 func Stream(ctx context.Context, write func(w *Writer) error) bool {
 	s, _ := ctx.Value(sinkKey{}).(*Sink)
-	if s == nil || s.write != nil {
+	if s == nil || s.marshal == nil || s.write != nil {
 		return false
 	}
 	s.write = write

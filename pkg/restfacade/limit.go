@@ -45,8 +45,16 @@ type bodyState struct {
 // sets the read deadline for it, and records in the request's context what
 // happened to it.
 func (f *facade) watchBody(w http.ResponseWriter, r *http.Request) *http.Request {
-	state := &bodyState{done: r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody}
-	r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, state))
+	done := r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody
+	var state *bodyState
+	if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
+		// the request's one record (observe), not a copy of the request
+		o.body, o.bodyWatched = bodyState{done: done}, true
+		state = &o.body
+	} else {
+		state = &bodyState{done: done}
+		r = r.WithContext(context.WithValue(r.Context(), bodyKey{}, state))
+	}
 	if state.done {
 		if r.Body == nil {
 			r.Body = http.NoBody
@@ -181,6 +189,9 @@ func BodyDecoder(r io.Reader, decode func(data []byte, v any) error) runtime.Dec
 }
 
 func bodyOf(ctx context.Context) *bodyState {
+	if o, ok := ctx.Value(observationKey{}).(*observation); ok && o.bodyWatched {
+		return &o.body
+	}
 	state, _ := ctx.Value(bodyKey{}).(*bodyState)
 	if state == nil {
 		return &bodyState{done: true}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/pkg/credential"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
@@ -30,8 +31,15 @@ const (
 // kubelet and a Prometheus do not fill the log at INFO.
 var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
 
-// observation is what the layers below observe learn about one request.
-type observation struct{ route, method, operation, path string }
+// observation is what the layers below observe learn about one request:
+// one record per request, so that they need no copy of the request to
+// carry what they learn (net/http's WithContext copies it).
+type observation struct {
+	route, method, operation, path string
+	body                           bodyState // what became of the body, once bodyWatched (watchBody)
+	bodyWatched                    bool
+	stream                         streamed // the list answer a handler may hand over (stream.go)
+}
 
 type observationKey struct{}
 
@@ -109,7 +117,8 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
 		o := &observation{route: routeUnmatched}
 		ctx = context.WithValue(ctx, observationKey{}, o)
-		ctx = credential.WithLookupMemo(ctx) // one caller lookup per request (see authenticate)
+		ctx, o.stream.sink = liststream.With(ctx, nil) // offered once routed to an RPC (offerStream)
+		ctx = credential.WithLookupMemo(ctx)           // one caller lookup per request (see authenticate)
 		sw := &statusWriter{ResponseWriter: w}
 		method := metrics.HTTPMethod(r.Method)
 

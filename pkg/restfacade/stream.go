@@ -15,24 +15,22 @@ import (
 // the handler used it, writes the answer from the handler's function, from
 // one store snapshot, in place of the handler's empty response.
 
-type streamKey struct{}
-
 type streamed struct {
-	sink *liststream.Sink
+	sink *liststream.Sink // made by observe, offered by offerStream
 	w    http.ResponseWriter
 	r    *http.Request
 	out  runtime.Marshaler
 }
 
-// offerStream gives the request a sink whose messages are marshalled as
-// the request's answer would be.
+// offerStream offers the request's sink, whose messages are then
+// marshalled as the request's answer would be.
 func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		_, out := runtime.MarshalerForRequest(f.mux, r)
-		ctx, sink := liststream.With(r.Context(), func(m proto.Message) ([]byte, error) { return out.Marshal(m) })
-		st := &streamed{sink: sink, w: w, out: out}
-		r = r.WithContext(context.WithValue(ctx, streamKey{}, st))
-		st.r = r
+		if o, ok := r.Context().Value(observationKey{}).(*observation); ok && o.stream.sink != nil {
+			_, out := runtime.MarshalerForRequest(f.mux, r)
+			o.stream.w, o.stream.r, o.stream.out = w, r, out
+			o.stream.sink.Offer(func(m proto.Message) ([]byte, error) { return out.Marshal(m) })
+		}
 		next(w, r, params)
 	}
 }
@@ -43,10 +41,11 @@ func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
 // too, but log it as a rewrite error first); after, the answer ends early
 // (and the failure is logged).
 func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error) {
-	s, _ := ctx.Value(streamKey{}).(*streamed)
-	if s == nil || !s.sink.Streaming() {
+	o, _ := ctx.Value(observationKey{}).(*observation)
+	if o == nil || !o.stream.sink.Streaming() {
 		return resp, nil
 	}
+	s := &o.stream
 	sent, err := s.sink.Send(s.w)
 	switch {
 	case err != nil && !sent:
