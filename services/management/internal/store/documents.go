@@ -98,7 +98,7 @@ func (t *Tx) Doc(c Collection, ref string) (Document, error) {
 // and keeps the ID index right. ErrAlreadyExists when d's ID or db id
 // names another document.
 func (t *Tx) PutDoc(c Collection, d Document) error {
-	if !dbIDPattern.MatchString(d.DBID) || d.ID == "" {
+	if !IsDBID(d.DBID) || d.ID == "" {
 		return fmt.Errorf("%w: %s needs a 24-hex _id and an id", ErrInvalid, c.name)
 	}
 	for _, name := range []string{d.ID, d.DBID} {

@@ -106,7 +106,7 @@ func Open(ctx context.Context, e kv.Engine) (*Store, error) {
 				return err
 			}
 			org = id
-		case !dbIDPattern.Match(v):
+		case !IsDBID(string(v)):
 			return fmt.Errorf("%w: organisation id %q", ErrCorrupt, v)
 		default:
 			org = string(v)

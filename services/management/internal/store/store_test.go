@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -574,12 +575,26 @@ func TestIDNamespace(t *testing.T) {
 	put(t, s, classic(db(9), db(9), "Self"), classic(db(9), db(9), "Self again"))
 }
 
+// FuzzIsDBID holds IsDBID to the db id's expression, ^[0-9a-f]{24}$.
+func FuzzIsDBID(f *testing.F) {
+	pattern := regexp.MustCompile(`^[0-9a-f]{24}$`)
+	for _, s := range []string{"", NewDBID(), "0123456789abcdef01234567", "0123456789ABCDEF01234567", "0123456789abcdef0123456",
+		"0123456789abcdef012345678", "0123456789abcdeg01234567", "0123456789abcdef0123456\n", "0123456789abcdef012345é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := IsDBID(s), pattern.MatchString(s); got != want {
+			t.Errorf("IsDBID(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
 func TestOrgIDCreatedOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	s := openAt(t, path)
 	first := s.OrgID()
 	s.Close()
-	if !dbIDPattern.MatchString(first) {
+	if !IsDBID(first) {
 		t.Fatalf("org id %q, want 24 lowercase hex", first)
 	}
 	s = openAt(t, path)
