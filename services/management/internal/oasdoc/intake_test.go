@@ -19,7 +19,12 @@ import (
 // record made with its derived classic definition (convert.ToClassic, as a
 // management that serves gateways runs it).
 func intake(ctx context.Context, maker *apirecord.Maker, body []byte) (store.API, error) {
-	doc, err := oasdoc.Parse(body, false)
+	return intakeOf(ctx, maker, body, false)
+}
+
+// intakeOf is intake of a JSON or (yamlInput) a YAML body.
+func intakeOf(ctx context.Context, maker *apirecord.Maker, body []byte, yamlInput bool) (store.API, error) {
+	doc, err := oasdoc.Parse(body, yamlInput)
 	if err != nil {
 		return store.API{}, err
 	}
@@ -146,4 +151,41 @@ func BenchmarkImportPeak(b *testing.B) {
 func plain(doc []byte) []byte {
 	i := strings.LastIndex(string(doc), `,"x-tyk-api-gateway":`)
 	return append(append([]byte(`{"servers":[{"url":"http://upstream.test/"}],`), doc[1:i]...), '}')
+}
+
+// BenchmarkYAMLIntakePeak is BenchmarkIntakePeak's accepted shapes sent as
+// YAML (written by oasdoc.JSONToYAML, the export's emitter): the intake
+// then starts with the YAML's conversion to JSON. held-x is over the YAML
+// document's size.
+func BenchmarkYAMLIntakePeak(b *testing.B) {
+	maker := apirecord.New("org", convert.ToClassic)
+	for _, c := range []struct {
+		name string
+		doc  func() []byte
+	}{
+		{"10k-paths", func() []byte { return oasdoc.SmallPaths(oasdoc.MaxPaths) }},
+		{"6250x8-ops", func() []byte { return oasdoc.ManyOperations(6250) }},
+		{"large-2000", func() []byte { return oasdoc.Large(2000) }},
+		{"20k-schemas", func() []byte { return manySchemas(20_000) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc, err := oasdoc.JSONToYAML(c.doc())
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			run := func() {
+				if _, err := intakeOf(context.Background(), maker, doc, true); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var held uint64
+			for b.Loop() {
+				held = max(held, heaptest.PeakHeld(run))
+			}
+			b.ReportMetric(float64(held)/float64(len(doc)), "held-x")
+			b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
+		})
+	}
 }

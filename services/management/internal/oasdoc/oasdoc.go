@@ -186,7 +186,9 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 // component schemas held 290 MB). A large document takes that way only when
 // the batches can neither find it valid nor name a problem in it (a
 // reference they do not follow, a problem in decoding), so concurrent ones
-// would multiply it. Documents found valid in batches never wait here.
+// would multiply it. Documents found valid in batches never wait here. A
+// large YAML document converted whole (its pieces could not be cut: see
+// yamlchunks.go) waits here too: its YAML tree costs about 30 times it.
 var wholeChecks = make(chan struct{}, 1)
 
 // wholeCheckAlone is the size from which a whole check waits its turn.
