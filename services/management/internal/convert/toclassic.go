@@ -22,13 +22,27 @@ import (
 // mockResponse) are not repeated in it. The error reports a document that is not a Tyk OAS API definition.
 func ToClassic(doc []byte) ([]byte, error) {
 	var d classicSource
-	if err := json.Unmarshal(doc, &d); err != nil {
+	src := doc
+	rest, ops, apart := operationsApart(doc)
+	if apart {
+		src = rest
+	}
+	if err := json.Unmarshal(src, &d); err != nil {
 		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
 	}
 	if err := d.Paths.read(doc); err != nil {
 		return nil, fmt.Errorf("the document is not a Tyk OAS API definition: %w", err)
 	}
-	api := classicFrom(&d)
+	operation := func(id string) *xOperation {
+		if d.XTyk.Middleware == nil {
+			return nil
+		}
+		return d.XTyk.Middleware.Operations[id]
+	}
+	if apart {
+		operation = ops.operation
+	}
+	api := classicFrom(&d, operation)
 	return json.MarshalWithOption(api, encodeOptions...)
 }
 
@@ -148,8 +162,9 @@ func operationIDOf(op []byte) (string, error) {
 	return s, nil
 }
 
-// classicFrom is the classic definition of a decoded document.
-func classicFrom(d *classicSource) *classicAPI {
+// classicFrom is the classic definition of a decoded document, whose
+// per-operation middleware operation gives.
+func classicFrom(d *classicSource, operation func(id string) *xOperation) *classicAPI {
 	x := &d.XTyk
 	v := &versionInfo{UseExtendedPaths: true}
 	api := &classicAPI{IsOAS: true, VersionData: versionData{NotVersioned: true, Versions: map[string]*versionInfo{"": v}}}
@@ -164,7 +179,7 @@ func classicFrom(d *classicSource) *classicAPI {
 	}
 	globalToClassic(api, v, mw.Global) // before authentication, which reads the plugin driver
 	authenticationToClassic(api, x.Server.Authentication, d)
-	operationsToClassic(&v.ExtendedPaths, d.Paths, mw.Operations)
+	operationsToClassic(&v.ExtendedPaths, d.Paths, operation)
 	return api
 }
 
@@ -465,13 +480,10 @@ func trafficLogsToClassic(api *classicAPI, tl *xTrafficLogs) {
 // operationsToClassic fills the extended paths from the operations' middleware, path by path in the order
 // Tyk's extraction visits them (the most specific first: classic matches entries in list order), each kind of
 // the table appending its setting.
-func operationsToClassic(ep *extendedPaths, index operationIndex, ops map[string]*xOperation) {
-	if len(ops) == 0 {
-		return
-	}
+func operationsToClassic(ep *extendedPaths, index operationIndex, operation func(id string) *xOperation) {
 	var withMiddleware []operationAt
 	for _, at := range index {
-		if !at.null && ops[at.id] != nil {
+		if !at.null && operation(at.id) != nil {
 			withMiddleware = append(withMiddleware, at)
 		}
 	}
@@ -482,7 +494,7 @@ func operationsToClassic(ep *extendedPaths, index operationIndex, ops map[string
 		return a.method - b.method
 	})
 	for _, at := range withMiddleware {
-		x := ops[at.id]
+		x := operation(at.id)
 		e := endpointRef{Path: at.path, Method: httpMethods[at.method]} // the OpenAPI path, as ExtractTo writes it: see paths.go
 		for i := range kinds {
 			if k := &kinds[i]; k.toClassic != nil {
