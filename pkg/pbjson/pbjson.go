@@ -27,6 +27,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/gatehouse/gatehouse/pkg/jsonesc"
 )
 
 // Marshal writes m as protojson would with o, compact (no space after a
@@ -234,31 +236,14 @@ func appendString(b []byte, s string) ([]byte, bool) {
 	if !utf8.ValidString(s) {
 		return b, false
 	}
-	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= ' ' && c != '"' && c != '\\' {
+		if !jsonesc.Needed(c) {
 			continue
 		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
+		b = jsonesc.Append(append(b, s[start:i]...), c)
 		start = i + 1
 	}
 	b = append(b, s[start:]...)

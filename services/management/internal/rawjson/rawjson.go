@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/pkg/jsonesc"
 )
 
 // ErrSyntax means the text is not the JSON the function expected.
@@ -228,28 +230,12 @@ func AppendQuote(dst []byte, s string) []byte {
 	run := 0 // start of the bytes not yet appended
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' {
+		if c < utf8.RuneSelf && !jsonesc.Needed(c) {
 			i++
 			continue
 		}
 		if c < utf8.RuneSelf {
-			dst = append(dst, s[run:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
+			dst = jsonesc.Append(append(dst, s[run:i]...), c)
 			i++
 			run = i
 			continue
@@ -259,7 +245,7 @@ func AppendQuote(dst []byte, s string) []byte {
 		case r == utf8.RuneError && size == 1:
 			dst = append(append(dst, s[run:i]...), `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
-			dst = append(append(dst, s[run:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			dst = append(append(dst, s[run:i]...), '\\', 'u', '2', '0', '2', jsonesc.Hex[r&0xf])
 		default:
 			i += size
 			continue
@@ -269,8 +255,6 @@ func AppendQuote(dst []byte, s string) []byte {
 	}
 	return append(append(dst, s[run:]...), '"')
 }
-
-const hexDigits = "0123456789abcdef"
 
 // Set returns doc with the value at path replaced by value, or, when the
 // last key is absent, added as the last member of its object. Missing
