@@ -52,7 +52,7 @@ func importMiddleware(root object, refs *resolver, x map[string]any, p Params) e
 			err = ops.set(id, tykOp)
 		}
 	}
-	switch paths := root.peek("paths").(type) {
+	switch paths := root["paths"].(type) {
 	case map[string]any: // laid over a template
 		for _, path := range sortedKeys(paths) {
 			m, _ := paths[path].(map[string]any)

@@ -116,12 +116,14 @@ func isObject(b []byte) bool {
 // JSON pointer into the document) over an object, splitting each raw
 // object it passes through once.
 type resolver struct {
-	root  object
-	split map[string]map[string]json.RawMessage // pointer prefix → its members
+	root object
+	// split are the raw objects split so far, by their first byte: each
+	// raw value is a slice of its own bytes, so no two share one
+	split map[*byte]map[string]json.RawMessage
 }
 
 func newResolver(root object) *resolver {
-	return &resolver{root: root, split: map[string]map[string]json.RawMessage{}}
+	return &resolver{root: root, split: map[*byte]map[string]json.RawMessage{}}
 }
 
 // at is the value at a JSON pointer's unescaped parts, decoded; nil when
@@ -130,20 +132,18 @@ func (r *resolver) at(parts []string) any {
 	if len(parts) == 0 {
 		return nil
 	}
-	var cur any = r.root.peek(parts[0])
-	prefix := parts[0]
+	cur := r.root[parts[0]]
 	for _, part := range parts[1:] {
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[part]
 		case json.RawMessage:
-			cur = r.member(prefix, c, part)
+			cur = r.member(c, part)
 		case encoded:
-			cur = r.member(prefix, json.RawMessage(c), part)
+			cur = r.member(json.RawMessage(c), part)
 		default:
 			return nil
 		}
-		prefix += "/" + part
 	}
 	switch c := cur.(type) {
 	case json.RawMessage:
@@ -154,23 +154,21 @@ func (r *resolver) at(parts []string) any {
 	return cur
 }
 
-// member is a raw object's member, the object split once per prefix.
-func (r *resolver) member(prefix string, raw json.RawMessage, name string) any {
-	m, ok := r.split[prefix]
+// member is a raw object's member, the object split once.
+func (r *resolver) member(raw json.RawMessage, name string) any {
+	if !isObject(raw) {
+		return nil
+	}
+	m, ok := r.split[&raw[0]]
 	if !ok {
-		if isObject(raw) {
-			m, _ = members(raw)
-		}
-		r.split[prefix] = m
+		m, _ = members(raw)
+		r.split[&raw[0]] = m
 	}
 	if v, ok := m[name]; ok {
 		return v
 	}
 	return nil
 }
-
-// peek is member k as it is (raw or decoded), without decoding it.
-func (o object) peek(k string) any { return o[k] }
 
 // resolve is v as an object, following local references a few levels
 // deep; nil when it is none.

@@ -93,3 +93,24 @@ func TestMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceSpellings: references reaching objects whose pointers read
+// alike once unescaped (components → requestBodies, and a member named
+// "components/requestBodies") resolve each to its own object.
+func TestReferenceSpellings(t *testing.T) {
+	on := true
+	doc := `{"servers":[{"url":"http://u.test/"}],"paths":{"/a":{"post":{"operationId":"a","requestBody":{"$ref":"#/components/requestBodies/B"},"responses":{}}},` +
+		`"/b":{"post":{"operationId":"b","requestBody":{"$ref":"#/components~1requestBodies/B"},"responses":{}}}},` +
+		`"components":{"requestBodies":{"B":{"content":{"application/json":{}}}}},"components/requestBodies":{"B":{"content":{"text/plain":{}}}}}`
+	out, err := Import([]byte(doc), Params{ValidateRequest: &on})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := get(ext(t, out), "middleware", "operations").(map[string]any)
+	if _, ok := ops["a"]; !ok {
+		t.Error("a: its JSON request body is not validated")
+	}
+	if _, ok := ops["b"]; ok {
+		t.Error("b: a text/plain request body is validated (resolved to the other object)")
+	}
+}
