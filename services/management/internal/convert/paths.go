@@ -165,11 +165,21 @@ func templatePath(raw string) (*templated, error) {
 	if trimmed == "" {
 		return &templated{path: "/"}, nil
 	}
+	if literalPath(raw) {
+		return &templated{path: raw}, nil // what buildTemplate would build, without building it
+	}
+	return buildTemplate(raw, trimmed)
+}
+
+// buildTemplate is templatePath's work on raw, whose slashes trimmed has trimmed and is not empty.
+func buildTemplate(raw, trimmed string) (*templated, error) {
 	var b strings.Builder
 	b.Grow(len(raw) + 16)
 	var params []parameter
 	n := 0
-	for seg := range strings.SplitSeq(trimmed, "/") {
+	for rest := trimmed; rest != ""; {
+		seg, after, _ := strings.Cut(rest, "/")
+		rest = after
 		if seg == "" {
 			continue
 		}
@@ -209,6 +219,23 @@ func templatePath(raw string) (*templated, error) {
 		b.WriteByte('/')
 	}
 	return &templated{path: b.String(), params: params}, nil
+}
+
+// literalPath reports whether templatePath keeps raw as it is: a leading slash, then literal segments
+// separated by single slashes, with at most one trailing slash.
+func literalPath(raw string) bool {
+	if raw == "" || raw[0] != '/' {
+		return false
+	}
+	rest := strings.TrimSuffix(raw[1:], "/")
+	for rest != "" {
+		seg, after, found := strings.Cut(rest, "/")
+		if !literalSegment(seg) || (found && after == "") {
+			return false
+		}
+		rest = after
+	}
+	return true
 }
 
 // validRegexes remembers path segments that parse as regular expressions: APIs share a few patterns, and

@@ -201,11 +201,8 @@ func (c *converter) regexPathWarnings(t *target) {
 		entries := ep.Field(l.field)
 		for j := range entries.Len() {
 			e := entries.Index(j)
-			if e.Kind() != reflect.Struct {
-				continue
-			}
-			path := e.FieldByName("Path").String()
-			if !hasRegexSegment(path) || e.FieldByName("Disabled").Bool() {
+			path := e.FieldByIndex(l.path).String()
+			if !hasRegexSegment(path) || e.FieldByIndex(l.disabled).Bool() {
 				continue
 			}
 			tp, err := templatePath(path)
@@ -214,21 +211,24 @@ func (c *converter) regexPathWarnings(t *target) {
 			}
 			c.warn("%s: %s %s: the migrated API matches this path as %s, any one segment for each {parameter}, where "+
 				"classic matched the regular expression: the entry applies to other requests than in classic",
-				versionField(t.versionName, "extended_paths."+l.name), e.FieldByName("Method").String(), path, tp.path)
+				versionField(t.versionName, "extended_paths."+l.name), e.FieldByIndex(l.method).String(), path, tp.path)
 		}
 	}
 }
 
 // regexWarnedList is an extended_paths list regexPathWarnings reads: the
-// field's index in extendedPaths and its JSON name.
+// field's index in extendedPaths, its JSON name and the indexes of its
+// entries' Path, Method and Disabled fields.
 type regexWarnedList struct {
-	field int
-	name  string
+	field                  int
+	name                   string
+	path, method, disabled []int
 }
 
-// regexWarnedLists are the extended_paths lists of the kinds but white_list,
-// ignored and mock_response, in field order; found once (reading struct tags
-// per API cost an eighth of a conversion).
+// regexWarnedLists are the extended_paths lists of entries (structs) of the
+// kinds but white_list, ignored and mock_response, in field order, with
+// their entries' field indexes; found once (reading struct tags per API cost
+// an eighth of a conversion, finding fields by name per entry a fiftieth).
 var regexWarnedLists = sync.OnceValue(func() []regexWarnedList {
 	var out []regexWarnedList
 	ep := reflect.TypeFor[extendedPaths]()
@@ -238,7 +238,19 @@ var regexWarnedLists = sync.OnceValue(func() []regexWarnedList {
 			!slices.ContainsFunc(kinds, func(k kind) bool { return k.list == list }) {
 			continue
 		}
-		out = append(out, regexWarnedList{field: i, name: list})
+		entry := ep.Field(i).Type.Elem()
+		if entry.Kind() != reflect.Struct { // cache: bare paths, which this warning never read
+			continue
+		}
+		l := regexWarnedList{field: i, name: list}
+		for name, index := range map[string]*[]int{"Path": &l.path, "Method": &l.method, "Disabled": &l.disabled} {
+			f, ok := entry.FieldByName(name)
+			if !ok {
+				panic("convert: extended_paths." + list + " entries have no " + name)
+			}
+			*index = f.Index
+		}
+		out = append(out, l)
 	}
 	return out
 })
