@@ -17,12 +17,14 @@ import (
 // then the paths, a batch at a time, are decoded, resolved against the
 // components, checked and dropped. What crosses batches (a path or a
 // templated path given twice, an operationId used twice) is kept as 64-bit
-// hashes. validInBatches only ever says that a document is valid: on
-// anything it finds, and on what it does not handle (references between
-// paths of different batches, a path item $ref, a security requirement naming an undeclared scheme, callbacks),
-// it gives up and the whole document is checked as before (check), whose
-// answer and message are then the one. A document is refused after the
-// cost of a whole model; one accepted has held a batch at most.
+// hashes. Callbacks (of operations and of the components) are checked
+// with the batch that holds them. A security requirement naming an
+// undeclared scheme is found as T.Validate's last walk finds it (walk) and
+// named once every other rule has been checked. validInBatches says that a
+// document is valid or names the problem it found: on what it does not
+// handle (references between paths of different batches, a path item
+// $ref) it gives up, and the whole document is checked as before (check),
+// whose answer and message are then the one.
 
 // batchDivisor and minBatch size a batch: a 32nd of the document's text,
 // at least 16 KiB of it.
@@ -103,6 +105,9 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	if err := rest.Validate(b.opt); err != nil {
 		return false, &problemError{&openapi3.SectionValidationError{Section: "paths", Cause: err}}
 	}
+	if b.unknown != nil {
+		return false, &problemError{b.unknown}
+	}
 	return true, nil
 }
 
@@ -123,6 +128,49 @@ type pathBatches struct {
 	// {parameter} names left out) and of each operationId, "#"-prefixed;
 	// two alike, or a collision, give up.
 	seen map[uint64]struct{}
+
+	// unknown is the first problem T.Validate's walk over the security
+	// requirements would find (walk), at unknownAt in its order
+	unknown   error
+	unknownAt walkPlace
+}
+
+// walkPlace is a place in the order in which T.Validate walks the security
+// requirements, after every other rule: the root's (part 0), the paths'
+// in sorted order (part 1, key the path), then the callbacks of the
+// components in sorted order (part 2, key the name).
+type walkPlace struct {
+	part int
+	key  string
+}
+
+func (p walkPlace) before(q walkPlace) bool {
+	return p.part < q.part || p.part == q.part && p.key < q.key
+}
+
+// found keeps err, a finding of the walk at place, when it comes first.
+func (b *pathBatches) found(err error, place walkPlace) {
+	if b.unknown == nil || place.before(b.unknownAt) {
+		b.unknown, b.unknownAt = err, place
+	}
+}
+
+// walkFinding reports whether err, from T.Validate over the root and a
+// batch of components, is a finding of its last walk, and where.
+func walkFinding(err error) (walkPlace, bool) {
+	var undeclared *openapi3.SecurityRequirementSchemeUndefinedError
+	var section *openapi3.SectionValidationError
+	if !errors.As(err, &undeclared) || !errors.As(err, &section) {
+		return walkPlace{}, false
+	}
+	var component *openapi3.ComponentValidationError
+	switch {
+	case section.Section == "security":
+		return walkPlace{part: 0}, true
+	case section.Section == "components" && errors.As(err, &component) && component.Section == "callback":
+		return walkPlace{part: 2, key: component.Name}, true
+	}
+	return walkPlace{}, false
 }
 
 // resolve resolves the references of d, as kin-openapi's loader does in
@@ -152,6 +200,10 @@ func (b *pathBatches) checkComponents() error {
 			return &problemError{err}
 		}
 		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
+			if place, ok := walkFinding(err); ok {
+				b.found(err, place)
+				return nil
+			}
 			return &problemError{err}
 		}
 		return nil
@@ -178,7 +230,7 @@ func (b *pathBatches) checkComponents() error {
 // add takes the path item of path, whose text is text, into the batch and
 // checks the batch once it holds enough.
 func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) error {
-	if item == nil || item.Ref != "" || !itemWalkFindsNothing(item, b.schemes) || !b.note(templateOf(path)) {
+	if item == nil || item.Ref != "" || !b.note(templateOf(path)) {
 		return errUnsupported
 	}
 	for _, op := range item.Operations() {
@@ -227,8 +279,78 @@ func (b *pathBatches) flush() error {
 	if err := b.batch.Validate(b.opt); err != nil {
 		return &problemError{&openapi3.SectionValidationError{Section: "paths", Cause: err}}
 	}
+	b.walk(c)
 	b.batch, b.texts, b.size = openapi3.NewPaths(), b.texts[:0], 0
 	return nil
+}
+
+// walk finds what T.Validate's last walk, over the security requirements
+// of the operations and of their callbacks, would find in the resolved
+// batch, whose components are c: for a path whose requirements name an
+// undeclared scheme, kin-openapi's own walk, over a document of that path
+// alone, gives the message. The walk takes the paths in sorted order and
+// stops at its first finding, so of all batches' findings the one of the
+// least path is the whole check's; it is kept (found) until every other
+// rule has been checked (T.Validate walks after them).
+func (b *pathBatches) walk(c *openapi3.Components) {
+	var schemes openapi3.SecuritySchemes
+	if c != nil {
+		schemes = c.SecuritySchemes
+	}
+	for path, item := range b.batch.Map() {
+		place := walkPlace{part: 1, key: path}
+		if b.unknown != nil && !place.before(b.unknownAt) || !namesUndeclared(item, schemes, map[*openapi3.Callback]bool{}) {
+			continue
+		}
+		alone := openapi3.T{OpenAPI: b.root.OpenAPI, Info: b.root.Info, Paths: openapi3.NewPaths(openapi3.WithPath(path, item))}
+		if schemes != nil {
+			alone.Components = &openapi3.Components{SecuritySchemes: schemes}
+		}
+		if err := alone.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
+			b.found(err, place)
+		}
+	}
+}
+
+// namesUndeclared reports whether an operation of item, or of a callback
+// of one (seen: the callbacks walked so far), names a scheme not among
+// schemes in its security requirements. It may report true where
+// kin-openapi's walk finds nothing (an additional operation of a fixed
+// method), never false where it finds something.
+func namesUndeclared(item *openapi3.PathItem, schemes openapi3.SecuritySchemes, seen map[*openapi3.Callback]bool) bool {
+	if item == nil {
+		return false
+	}
+	ops := []*openapi3.Operation{item.Connect, item.Delete, item.Get, item.Head, item.Options, item.Patch, item.Post, item.Put, item.Trace, item.Query}
+	for _, op := range item.AdditionalOperations {
+		ops = append(ops, op)
+	}
+	for _, op := range ops {
+		if op == nil {
+			continue
+		}
+		if op.Security != nil {
+			for _, requirement := range *op.Security {
+				for name := range requirement {
+					if _, declared := schemes[name]; !declared {
+						return true
+					}
+				}
+			}
+		}
+		for _, ref := range op.Callbacks {
+			if ref == nil || ref.Value == nil || seen[ref.Value] {
+				continue
+			}
+			seen[ref.Value] = true
+			for _, cbItem := range ref.Value.Map() {
+				if namesUndeclared(cbItem, schemes, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // templateOf is path with every {parameter} name left out ("/a/{id}" →

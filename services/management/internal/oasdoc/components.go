@@ -64,7 +64,7 @@ func offset(text, part []byte) int {
 
 // indexComponents indexes the components object text (nil: none); ok is
 // false when it holds what the index does not handle (names with escapes or
-// / ~ % characters, a kind that is not an object, callbacks, one name twice,
+// / ~ % characters, a kind that is not an object, one name twice,
 // extensions with escapes or of more than a batch's text).
 func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
 	ix = &componentIndex{text: text, seed: maphash.MakeSeed(), byRef: map[uint64]int32{}, names: openapi3.SecuritySchemes{}, limit: limit}
@@ -83,7 +83,7 @@ func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
 			return nil
 		}
 		kind := slices.Index(componentKinds, string(key))
-		if kind < 0 || kind == slices.Index(componentKinds, "callbacks") || seen[kind] || value[0] != '{' {
+		if kind < 0 || seen[kind] || value[0] != '{' {
 			return errUnsupported
 		}
 		seen[kind] = true

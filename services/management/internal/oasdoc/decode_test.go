@@ -365,7 +365,8 @@ func TestBatches(t *testing.T) {
 	}
 	withExtensions := strings.Replace(diffBase, `"responses":{"NotFound"`, `"x-c":{"a":1},"responses":{"NotFound"`, 1)
 	withExtensions = strings.Replace(withExtensions, `"securitySchemes":{"key"`, `"x-d":[2],"securitySchemes":{"key"`, 1)
-	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions)} {
+	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions),
+		callbackPaths(200, false), callbackPaths(200, true)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -395,6 +396,52 @@ func TestBatches(t *testing.T) {
 				t.Error("found valid in batches")
 			}
 			sameAsKin(t, doc)
+		})
+	}
+}
+
+// TestUndeclaredSchemeInBatches: a large document whose security
+// requirements name undeclared schemes, in operations of paths of several
+// batches and in callbacks, is refused with kin-openapi's message, which
+// names the least path (T.Validate walks the paths in sorted order),
+// without a whole check.
+func TestUndeclaredSchemeInBatches(t *testing.T) {
+	base := string(callbackPaths(2000, true))
+	base = strings.Replace(base, `"title":"Callbacks"`, `"title":"Callbacks","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)
+	op300 := [2]string{`"/p300":{"get":{`, `"/p300":{"get":{"security":[{"nokey":[]}],`}
+	op1100 := [2]string{`"/p1100":{"get":{`, `"/p1100":{"get":{"security":[{"other":[]},{"nokey":[]}],`}
+	c57 := [2]string{`"C57":{"{$request.body#/url57}":{"post":{`, `"C57":{"{$request.body#/url57}":{"post":{"security":[{"cb":[]}],`}
+	unused := [2]string{`"C99":{`, `"C990":{"x":{"get":{"security":[{"u":[]}],"responses":{"200":{"description":"ok"}}}}},"C99":{`}
+	root := [2]string{`"paths":{`, `"security":[{"r":[]}],"paths":{`}
+	for _, c := range []struct {
+		name  string
+		edits [][2]string
+	}{
+		{"an operation", [][2]string{op300}},
+		{"an operation of a later batch, a lesser path", [][2]string{op300, op1100}},
+		{"a callback", [][2]string{op300, op1100, c57}},
+		{"a callback of the components only", [][2]string{unused}},
+		{"paths before the components' callbacks", [][2]string{unused, op300}},
+		{"the root's first", [][2]string{unused, op300, root}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := base
+			for _, e := range c.edits {
+				if !strings.Contains(doc, e[0]) {
+					t.Fatalf("%q is not in the document", e[0])
+				}
+				doc = strings.Replace(doc, e[0], e[1], 1)
+			}
+			wholeChecks <- struct{}{} // another whole check under way: this one must not wait
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			got := Validate(ctx, []byte(doc))
+			cancel()
+			<-wholeChecks
+			want := kinValidate(context.Background(), []byte(doc))
+			if want == nil || errText(got) != errText(want) {
+				t.Errorf("Validate = %v\nkin-openapi alone: %v", got, want)
+			}
+			t.Log(got)
 		})
 	}
 }

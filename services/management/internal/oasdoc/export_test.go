@@ -7,4 +7,7 @@ var (
 	ManyOperations    = manyOperations
 	Large             = large
 	ReferencedSchemas = referencedSchemas
+	CallbackPaths     = callbackPaths
+	PathRefs          = pathRefs
+	EncodedRefs       = encodedRefs
 )

@@ -77,6 +77,10 @@ func BenchmarkIntakePeak(b *testing.B) {
 		{"large-2000", func() []byte { return oasdoc.Large(2000) }},
 		{"20k-schemas", func() []byte { return manySchemas(20_000) }},
 		{"referenced-20k", func() []byte { return oasdoc.ReferencedSchemas(20_000) }},
+		{"10k-callbacks", func() []byte { return oasdoc.CallbackPaths(oasdoc.MaxPaths, false) }},
+		{"10k-callback-refs", func() []byte { return oasdoc.CallbackPaths(oasdoc.MaxPaths, true) }},
+		{"10k-path-refs", func() []byte { return oasdoc.PathRefs(oasdoc.MaxPaths) }},
+		{"encoded-refs-20k", func() []byte { return oasdoc.EncodedRefs(20_000) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			doc := c.doc()
