@@ -3,6 +3,7 @@ package oasdoc
 import (
 	"bytes"
 	"hash/maphash"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -169,13 +170,8 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 // lookup finds the entry a reference names; ok is false when the reference
 // is not one the index follows.
 func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
-	rest, ok := bytes.CutPrefix(ref, []byte("#/components/"))
+	kind, name, ok := componentRef(ref)
 	if !ok {
-		return 0, false, false
-	}
-	kindName, name, ok := bytes.Cut(rest, []byte("/"))
-	kind := slices.Index(componentKinds, string(kindName))
-	if !ok || kind < 0 || len(name) == 0 || bytes.ContainsAny(name, `/~%\`) {
 		return 0, false, false
 	}
 	i, found = ix.byRef[ix.hash(kind, name)]
@@ -188,6 +184,48 @@ func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
 		return 0, false, false
 	}
 	return i, true, true
+}
+
+// componentRef reads raw, a reference as written in a JSON string, as
+// kin-openapi's loader resolves one in the document: the JSON string
+// decoded, the fragment of the URI it is (%-escapes decoded by url.Parse),
+// then each of the fragment's /-separated parts with its JSON-pointer
+// escapes (~1 for /, ~0 for ~) decoded. ok is false unless it names an
+// entry of a components map, by a name without / ~ % \ or ".
+func componentRef(raw []byte) (kind int, name []byte, ok bool) {
+	const prefix = "#/components/"
+	if bytes.IndexAny(raw, `\%~`) < 0 { // as written
+		rest, ok := bytes.CutPrefix(raw, []byte(prefix))
+		kindName, name, found := bytes.Cut(rest, []byte("/"))
+		kind = slices.Index(componentKinds, string(kindName))
+		if !ok || !found || kind < 0 || len(name) == 0 || bytes.IndexByte(name, '/') >= 0 {
+			return 0, nil, false
+		}
+		return kind, name, true
+	}
+	ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
+	if !isString || !strings.HasPrefix(ref, "#") {
+		return 0, nil, false
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return 0, nil, false
+	}
+	parts := strings.Split(u.Fragment, "/")
+	if len(parts) != 4 || parts[0] != "" || unescapeRef(parts[1]) != "components" {
+		return 0, nil, false
+	}
+	kind = slices.Index(componentKinds, unescapeRef(parts[2]))
+	n := unescapeRef(parts[3])
+	if kind < 0 || n == "" || strings.ContainsAny(n, `/~%\"`) {
+		return 0, nil, false
+	}
+	return kind, []byte(n), true
+}
+
+// unescapeRef decodes a JSON-pointer part's escapes as kin-openapi does.
+func unescapeRef(part string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
 }
 
 // refsIn returns the values of the "$ref" keys in text, as written (a

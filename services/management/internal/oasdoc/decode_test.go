@@ -365,8 +365,13 @@ func TestBatches(t *testing.T) {
 	}
 	withExtensions := strings.Replace(diffBase, `"responses":{"NotFound"`, `"x-c":{"a":1},"responses":{"NotFound"`, 1)
 	withExtensions = strings.Replace(withExtensions, `"securitySchemes":{"key"`, `"x-d":[2],"securitySchemes":{"key"`, 1)
+	escapedRefs := strings.Replace(diffBase, `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`, 1)
+	escapedRefs = strings.Replace(escapedRefs, `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/%73chemas/P%65%74"}}}}`, 1)
+	if !strings.Contains(escapedRefs, `P\u0065t`) || !strings.Contains(escapedRefs, `P%65%74`) {
+		t.Fatal("references not replaced")
+	}
 	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions),
-		callbackPaths(200, false), callbackPaths(200, true)} {
+		callbackPaths(200, false), callbackPaths(200, true), encodedRefs(300), []byte(escapedRefs)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -380,7 +385,10 @@ func TestBatches(t *testing.T) {
 		{"a reference to another path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`},
 		{"a path item reference", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
 		{"an error in the last path", `"name":"x","in":"path"`, `"name":"x","in":"nowhere"`},
-		{"a reference with an escape", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`},
+		{"a reference of JSON-pointer escapes to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P~1et"}`},
+		{"a reference of %-escapes to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P%2Fet"}`},
+		{"a reference with a bad %-escape", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P%zet"}`},
+		{"an external reference", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"other.json#/components/schemas/Pet"}`},
 		{"a reference into a component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`},
 		{"a reference to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Cat"}`},
 		{"components' extension with an escape", `"responses":{"NotFound"`, `"x-\u0063":1,"responses":{"NotFound"`},
@@ -490,6 +498,10 @@ func FuzzFastDecoder(f *testing.F) {
 		f.Add([]byte(strings.Replace(diffBase, c.from, c.to, 1)))
 	}
 	f.Add(large(3))
+	f.Add(callbackPaths(3, false))
+	f.Add(callbackPaths(3, true))
+	f.Add(pathRefs(12))
+	f.Add(encodedRefs(12))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		doc, err := Parse(body, false)
 		if err != nil {
@@ -507,7 +519,7 @@ func FuzzFastDecoder(f *testing.F) {
 func TestWholeCheckWaitsItsTurn(t *testing.T) {
 	large := strings.Replace(diffBase, `"title":"t"`, `"title":"t","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)
 	valid, refused := []byte(large), []byte(strings.Replace(large, pathError[0], pathError[1], 1))
-	unknown := []byte(strings.Replace(string(refused), `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`, 1))
+	unknown := []byte(strings.Replace(string(refused), `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/tag"}`, 1))
 	if string(unknown) == string(refused) {
 		t.Fatal("no reference replaced")
 	}
