@@ -307,7 +307,11 @@ func (c *converter) fail(format string, args ...any) {
 
 // warn records one behaviour change of the migrated API (see Result.Warnings).
 func (c *converter) warn(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	c.note(fmt.Sprintf(format, args...))
+}
+
+// note records one behaviour change, written out.
+func (c *converter) note(msg string) {
 	if !slices.Contains(c.warnings, msg) {
 		c.warnings = append(c.warnings, msg)
 	}

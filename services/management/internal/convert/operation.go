@@ -112,8 +112,12 @@ func (c *converter) operations(t *target, doc *oasDocument) map[string]*xOperati
 	if len(doc.Paths) == 0 {
 		doc.Paths = make(map[string]*pathItem, n)
 	}
+	// Every entry makes at most one path item, operation and source: a version with few entries gets chunks
+	// of that size (a child version often has two or three), others chunks of eight.
+	chunk := min(max(n, 1), 8)
 	b := &opBuilder{c: c, doc: doc, ops: make(map[string]*xOperation, n), keyless: c.api.UseKeyless, paths: map[string]*templated{},
-		pending: make([]contribution, 0, n), items: slab[pathItem]{size: 8}, opers: slab[operation]{size: 8}, state: slab[opState]{size: 4}, sources: slab[source]{size: 8}}
+		pending: make([]contribution, 0, n), items: slab[pathItem]{size: chunk}, opers: slab[operation]{size: chunk},
+		state: slab[opState]{size: chunk}, sources: slab[source]{size: chunk}}
 	at := "version_data.versions[" + strconv.Quote(t.versionName) + "]"
 	for i := range kinds {
 		kinds[i].toOAS(b, ep, listField{at, kinds[i].list})

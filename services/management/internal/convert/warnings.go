@@ -151,13 +151,15 @@ func (c *converter) validateJSONWarnings(t *target) {
 		if code == 0 {
 			code = 422
 		}
-		c.warn("%s: %s %s: a body the schema refuses is answered %d with the OpenAPI validator's message "+
-			"(\"request validation error: request body has an error: …\") instead of the JSON schema validator's "+
-			"(e.g. \"(root): name is required\")", f, e.Method, e.Path, code)
-		c.warn("%s: %s %s: a request without a body, or whose body is not JSON, is answered %d with the OpenAPI "+
-			"validator's message instead of 400 \"JSON parsing error: …\"", f, e.Method, e.Path, code)
-		c.warn("%s: %s %s: a JSON body is validated only when the request's Content-Type is application/json; "+
-			"any other Content-Type is answered %d where classic validated the body", f, e.Method, e.Path, code)
+		// written out rather than with warn's fmt: three messages for every entry of every API migrated
+		at, answered := f+": "+e.Method+" "+e.Path+": ", strconv.Itoa(code)
+		c.note(at + "a body the schema refuses is answered " + answered + " with the OpenAPI validator's message " +
+			"(\"request validation error: request body has an error: …\") instead of the JSON schema validator's " +
+			"(e.g. \"(root): name is required\")")
+		c.note(at + "a request without a body, or whose body is not JSON, is answered " + answered + " with the OpenAPI " +
+			"validator's message instead of 400 \"JSON parsing error: …\"")
+		c.note(at + "a JSON body is validated only when the request's Content-Type is application/json; " +
+			"any other Content-Type is answered " + answered + " where classic validated the body")
 	}
 }
 
@@ -209,9 +211,9 @@ func (c *converter) regexPathWarnings(t *target) {
 			if err != nil {
 				continue
 			}
-			c.warn("%s: %s %s: the migrated API matches this path as %s, any one segment for each {parameter}, where "+
-				"classic matched the regular expression: the entry applies to other requests than in classic",
-				versionField(t.versionName, "extended_paths."+l.name), e.FieldByIndex(l.method).String(), path, tp.path)
+			c.note(versionField(t.versionName, "extended_paths."+l.name) + ": " + e.FieldByIndex(l.method).String() + " " + path +
+				": the migrated API matches this path as " + tp.path + ", any one segment for each {parameter}, where " +
+				"classic matched the regular expression: the entry applies to other requests than in classic")
 		}
 	}
 }
