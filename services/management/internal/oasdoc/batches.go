@@ -79,7 +79,10 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	if err := b.checkComponents(); err != nil {
 		return false, err
 	}
-	b.batch = openapi3.NewPaths()
+	if b.targets, ok = pathTargets(paths); !ok {
+		return false, nil
+	}
+	b.batch, b.needs = openapi3.NewPaths(), map[string]pathTarget{}
 	s := &scanner{data: paths, canonical: true}
 	var extensions map[string]any
 	err = s.object(func(key []byte) error {
@@ -122,6 +125,11 @@ type pathBatches struct {
 	batch *openapi3.Paths
 	texts [][]byte // of the batch's path items
 	size  int      // text of the batch so far
+
+	// targets are the targets of the document's path item references, by
+	// reference (pathrefs.go); needs those the batch's references name
+	targets map[string]pathTarget
+	needs   map[string]pathTarget
 
 	seed maphash.Seed
 	// seen holds a hash of each path as kin-openapi compares paths (its
@@ -230,8 +238,18 @@ func (b *pathBatches) checkComponents() error {
 // add takes the path item of path, whose text is text, into the batch and
 // checks the batch once it holds enough.
 func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) error {
-	if item == nil || item.Ref != "" || !b.note(templateOf(path)) {
+	if item == nil || !b.note(templateOf(path)) {
 		return errUnsupported
+	}
+	if item.Ref != "" {
+		t, ok := b.targets[item.Ref]
+		if !ok {
+			return errUnsupported
+		}
+		if _, needed := b.needs[t.name]; !needed {
+			b.needs[t.name] = t
+			b.size += len(t.text)
+		}
 	}
 	for _, op := range item.Operations() {
 		if op.OperationID != "" && !b.note("#"+op.OperationID) {
@@ -239,7 +257,9 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 		}
 	}
 	b.batch.Set(path, item)
-	b.texts = append(b.texts, text)
+	if item.Ref == "" { // a reference's text is its target's, taken at flush
+		b.texts = append(b.texts, text)
+	}
 	if b.size += len(text); b.size >= b.limit {
 		return b.flush()
 	}
@@ -263,6 +283,19 @@ func (b *pathBatches) flush() error {
 	if b.batch.Len() == 0 {
 		return nil
 	}
+	// the targets of the batch's path item references, not in it
+	for name, t := range b.needs {
+		if b.batch.Value(name) != nil {
+			continue
+		}
+		s := &scanner{data: t.text, canonical: true}
+		item, err := decodeMember(s, s.pathItem)
+		if err != nil {
+			return errUnsupported
+		}
+		b.batch.Set(name, item)
+		b.texts = append(b.texts, t.text)
+	}
 	set, ok := b.ix.closure(nil, b.texts)
 	if !ok {
 		return errUnsupported
@@ -273,14 +306,23 @@ func (b *pathBatches) flush() error {
 	}
 	d := b.root
 	d.Components, d.Paths = c, b.batch
-	if err := b.resolve(&d); err != nil {
-		return &problemError{err}
+	err = b.resolve(&d)
+	if err == nil {
+		if err = b.batch.Validate(b.opt); err != nil {
+			err = &openapi3.SectionValidationError{Section: "paths", Cause: err}
+		}
 	}
-	if err := b.batch.Validate(b.opt); err != nil {
-		return &problemError{&openapi3.SectionValidationError{Section: "paths", Cause: err}}
+	switch {
+	case err != nil && len(b.targets) > 0:
+		// a target's problem is the whole check's under the least path
+		// referencing it, which may be in another batch
+		return errUnsupported
+	case err != nil:
+		return &problemError{err}
 	}
 	b.walk(c)
 	b.batch, b.texts, b.size = openapi3.NewPaths(), b.texts[:0], 0
+	clear(b.needs)
 	return nil
 }
 

@@ -371,7 +371,8 @@ func TestBatches(t *testing.T) {
 		t.Fatal("references not replaced")
 	}
 	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions),
-		callbackPaths(200, false), callbackPaths(200, true), encodedRefs(300), []byte(escapedRefs)} {
+		callbackPaths(200, false), callbackPaths(200, true), encodedRefs(300), []byte(escapedRefs), pathRefs(200),
+		[]byte(strings.Replace(string(pathRefs(20)), `"#/paths/~1p3"`, `"#/paths/%7E1p3"`, 1))} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -383,7 +384,12 @@ func TestBatches(t *testing.T) {
 		{"a path twice but for its parameter's name", `"/pets/{id}":{`, `"/pets/{other}":{"get":{"responses":{"200":{"description":"x"}}}},"/pets/{id}":{`},
 		{"an operationId twice", `"operationId":"create"`, `"operationId":"list"`},
 		{"a reference to another path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`},
-		{"a path item reference", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
+		{"a path item reference to a path with an operationId", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
+		{"a path item reference and another member", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets~1{id}","summary":"s"},"/pets/{id}":{`},
+		{"a path item reference to a reference", `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1a"},"/pets/{id}":{`},
+		{"a path item reference to itself", `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1a"},"/pets/{id}":{`},
+		{"a path item reference to no path", `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1none"},"/pets/{id}":{`},
+		{"a path item reference into a path", `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1pets~1{id}/get"},"/pets/{id}":{`},
 		{"an error in the last path", `"name":"x","in":"path"`, `"name":"x","in":"nowhere"`},
 		{"a reference of JSON-pointer escapes to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P~1et"}`},
 		{"a reference of %-escapes to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P%2Fet"}`},

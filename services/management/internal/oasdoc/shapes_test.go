@@ -1,8 +1,12 @@
 package oasdoc
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // The shapes the batches once left to a whole check (batches.go): each a
@@ -64,4 +68,60 @@ func pathRefs(n int) []byte {
 func encodedRefs(n int) []byte {
 	doc := string(referencedSchemas(n))
 	return []byte(strings.ReplaceAll(doc, `"#/components/schemas/S`, `"#/components/schemas/%53`))
+}
+
+// TestPathRefs: path item references followed in batches agree with
+// kin-openapi on valid and refused documents (a problem found in a batch
+// is named as the whole check names it, or left to it): a target after its
+// reference, a reference from a templated path (kin-openapi checks the
+// target's operations against the referencing path's template), a target
+// with a problem, a target that references components.
+func TestPathRefs(t *testing.T) {
+	base := string(pathRefs(30))
+	for _, c := range []struct {
+		name    string
+		from    string
+		to      string
+		refused bool
+	}{
+		{"valid", "", "", false},
+		{"a target after its reference", `"/p0":{`, `"/a":{"$ref":"#/paths/~1z"},"/p0":{`, false},
+		{"a reference from a templated path", `"/p12":{"$ref"`, `"/p12/{id}":{"$ref"`, true},
+		{"a target with a problem", `"/p3":{"get":{"responses":{"200":{"description":"ok"}}}}`, `"/p3":{"get":{"parameters":[{"name":"q","in":"nowhere"}],"responses":{"200":{"description":"ok"}}}}`, true},
+		{"a target referencing components", `"/p3":{"get":{"responses":{"200":{"description":"ok"}}}}`, `"/p3":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}`, true},
+		{"a target with an undeclared scheme", `"/p3":{"get":{`, `"/p3":{"get":{"security":[{"k":[]}],`, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(base, c.from, c.to, 1)
+			if c.name == "a target after its reference" {
+				doc = strings.Replace(doc, `"/p9":{`, `"/z":{"get":{"responses":{"200":{"description":"ok"}}}},"/p9":{`, 1)
+			}
+			if doc == base && c.from != "" {
+				t.Fatalf("%q is not in the document", c.from)
+			}
+			if _, refused := sameAsKin(t, []byte(doc)); refused != c.refused {
+				t.Errorf("refused: %v, want %v (%v)", refused, c.refused, Validate(context.Background(), []byte(doc)))
+			}
+			root, _ := rawjson.Members([]byte(doc))
+			for _, limit := range []int{1, minBatch} {
+				valid, problem := validInBatchesOf(context.Background(), []byte(doc), root, limit)
+				if !valid && problem == nil && !c.refused { // a refused one may be: a target's problem
+					t.Errorf("batches of %d bytes: left to the whole check", limit)
+				}
+				// one problem: the batches name it as the whole check does
+				if want := kinValidate(context.Background(), []byte(doc)); problem != nil && errText(invalid("invalid OpenAPI document: %s", problem)) != errText(want) {
+					t.Errorf("batches of %d bytes: %v\nkin-openapi alone: %v", limit, problem, want)
+				}
+			}
+		})
+	}
+	withComponents := strings.Replace(base, `"x-tyk-api-gateway"`, `"components":{"responses":{"R":{"description":"r"}}},"x-tyk-api-gateway"`, 1)
+	withComponents = strings.Replace(withComponents, `"/p3":{"get":{"responses":{"200":{"description":"ok"}}}}`, `"/p3":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}`, 1)
+	if _, refused := sameAsKin(t, []byte(withComponents)); refused {
+		t.Error("a target referencing components: refused")
+	}
+	root, _ := rawjson.Members([]byte(withComponents))
+	if valid, _ := validInBatchesOf(context.Background(), []byte(withComponents), root, 1); !valid {
+		t.Error("a target referencing components: not found valid in batches")
+	}
 }
