@@ -75,7 +75,7 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 		return false, nil
 	}
 	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()), ix: ix, root: *d,
-		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, schemes: ix.names}
+		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 	if err := b.checkComponents(); err != nil {
 		return false, err
 	}
@@ -118,9 +118,8 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 type pathBatches struct {
 	ctx, opt context.Context
 	ix       *componentIndex
-	root     openapi3.T               // the document without its paths and components
-	schemes  openapi3.SecuritySchemes // names only
-	limit    int                      // text of a batch
+	root     openapi3.T // the document without its paths and components
+	limit    int        // text of a batch
 
 	batch *openapi3.Paths
 	texts [][]byte // of the batch's path items

@@ -37,7 +37,6 @@ type componentIndex struct {
 	seed    maphash.Seed
 	byRef   map[uint64]int32 // hash of kind/name → index in entries
 	schemes []int32          // the securitySchemes entries
-	names   openapi3.SecuritySchemes
 	// extensions are the object's own x- members, as written (key and
 	// value), given to every batch
 	extensions [][]byte
@@ -68,7 +67,7 @@ func offset(text, part []byte) int {
 // / ~ % characters, a kind that is not an object, one name twice,
 // extensions with escapes or of more than a batch's text).
 func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
-	ix = &componentIndex{text: text, seed: maphash.MakeSeed(), byRef: map[uint64]int32{}, names: openapi3.SecuritySchemes{}, limit: limit}
+	ix = &componentIndex{text: text, seed: maphash.MakeSeed(), byRef: map[uint64]int32{}, limit: limit}
 	if text == nil {
 		return ix, true
 	}
@@ -102,7 +101,6 @@ func indexComponents(text []byte, limit int) (ix *componentIndex, ok bool) {
 			ix.entries = append(ix.entries, componentEntry{kind: int8(kind), keyStart: int32(at - 1), valueStart: int32(vs), valueEnd: int32(vs + len(entry))})
 			if kind == securitySchemesKind {
 				ix.schemes = append(ix.schemes, i)
-				ix.names[string(name)] = nil
 			}
 			return nil
 		})
