@@ -125,3 +125,32 @@ func TestPathRefs(t *testing.T) {
 		t.Error("a target referencing components: not found valid in batches")
 	}
 }
+
+// FuzzReferences compares Validate, and the batches' verdicts, with
+// kin-openapi alone on documents whose references are written in every
+// spelling: itemRef a path item reference and schemaRef a schema
+// reference (each its JSON string's text, escapes included), name a
+// path's, callback a callback's own text.
+func FuzzReferences(f *testing.F) {
+	cb := `{"{$request.body#/url}":{"post":{"responses":{"200":{"description":"ok"}}}}}`
+	f.Add(`#/paths/~1b`, `#/components/schemas/P%65t`, `/b`, cb)
+	f.Add(`#/paths/%7E1b`, `#/components/schemas/P\u0065t`, `b`, `{"$ref":"#/components/callbacks/C2"}`)
+	f.Add(`#/paths/~1a~1b`, `#/components/%73chemas/Pet`, `/a/b`, `{"x":{"$ref":"#/paths/~1a"}}`)
+	f.Add(`#/paths/~1b`, `#/components/schemas/b`, `b`, `{"x":{"get":{"security":[{"k":[]}],"responses":{"200":{"description":"ok"}}}}}`)
+	f.Add(`#/paths/~1b`, `#/components/schemas/~1b`, `/b`, `{"$ref":"#/components/callbacks/C"}`)
+	f.Fuzz(func(t *testing.T, itemRef, schemaRef, name, callback string) {
+		quoted := string(rawjson.Quote(name))
+		body := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` +
+			`"/a":{"get":{"callbacks":{"c":` + callback + `},"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"` + schemaRef + `"}}}}}}},` +
+			`"/r":{"$ref":"` + itemRef + `"},` + quoted + `:{"get":{"responses":{"200":{"description":"ok"}}}}},` +
+			`"components":{"schemas":{"Pet":{"type":"integer"}},"callbacks":{"C":` + callback + `,"C2":` + cb + `}},` +
+			`"x-tyk-api-gateway":{"info":{"name":"t","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/t/"}}}}`
+		doc, err := Parse([]byte(body), false)
+		if err != nil {
+			return
+		}
+		if _, refused := sameAsKin(t, doc); !refused && testing.Verbose() {
+			t.Log("valid")
+		}
+	})
+}
