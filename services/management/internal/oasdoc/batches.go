@@ -82,7 +82,7 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	if b.targets, ok = pathTargets(paths); !ok {
 		return false, nil
 	}
-	b.batch, b.needs = openapi3.NewPaths(), map[string]pathTarget{}
+	b.batch, b.needs, b.pathsText = openapi3.NewPaths(), map[string]pathTarget{}, len(paths)
 	s := &scanner{data: paths, canonical: true}
 	var extensions map[string]any
 	err = s.object(func(key []byte) error {
@@ -129,6 +129,10 @@ type pathBatches struct {
 	// reference (pathrefs.go); needs those the batch's references name
 	targets map[string]pathTarget
 	needs   map[string]pathTarget
+	// extra is the text of targets checked with batches not their own so
+	// far; more than the paths' own text gives up (a large item referenced
+	// from every batch would be decoded again in each)
+	extra, pathsText int
 
 	seed maphash.Seed
 	// seen holds a hash of each path as kin-openapi compares paths (its
@@ -286,6 +290,9 @@ func (b *pathBatches) flush() error {
 	for name, t := range b.needs {
 		if b.batch.Value(name) != nil {
 			continue
+		}
+		if b.extra += len(t.text); b.extra > b.pathsText {
+			return errUnsupported
 		}
 		s := &scanner{data: t.text, canonical: true}
 		item, err := decodeMember(s, s.pathItem)

@@ -154,3 +154,31 @@ func FuzzReferences(f *testing.F) {
 		}
 	})
 }
+
+// TestPathRefsBounded: a path item referenced from every batch is checked
+// with each only while the text checked again stays within the paths' own;
+// beyond (a large one), the document is checked whole.
+func TestPathRefsBounded(t *testing.T) {
+	doc := func(size int) []byte {
+		var b strings.Builder
+		b.WriteString(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/big":{"get":{"description":"` + strings.Repeat("d", size) + `","responses":{"200":{"description":"ok"}}}}`)
+		for i := range 2000 {
+			fmt.Fprintf(&b, `,"/r%d":{"$ref":"#/paths/~1big"}`, i)
+		}
+		b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"t","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/t/"}}}}`)
+		return []byte(b.String())
+	}
+	for _, c := range []struct {
+		size      int
+		inBatches bool
+	}{{500, true}, {50_000, false}} {
+		d := doc(c.size)
+		root, _ := rawjson.Members(d)
+		if valid, problem := validInBatchesOf(context.Background(), d, root, minBatch); valid != c.inBatches || problem != nil {
+			t.Errorf("a target of %d bytes: valid in batches %v (problem %v), want %v", c.size, valid, problem, c.inBatches)
+		}
+		if err := Validate(context.Background(), d); err != nil {
+			t.Error(err)
+		}
+	}
+}
