@@ -130,8 +130,8 @@ type pathBatches struct {
 	targets map[string]pathTarget
 	needs   map[string]pathTarget
 	// extra is the text of targets checked with batches not their own so
-	// far; more than the paths' own text gives up (a large item referenced
-	// from every batch would be decoded again in each)
+	// far; more than 4 times the paths' own text gives up (a large item
+	// referenced from every batch would be decoded again in each)
 	extra, pathsText int
 
 	seed maphash.Seed
@@ -291,7 +291,7 @@ func (b *pathBatches) flush() error {
 		if b.batch.Value(name) != nil {
 			continue
 		}
-		if b.extra += len(t.text); b.extra > b.pathsText {
+		if b.extra += len(t.text); b.extra > 4*b.pathsText {
 			return errUnsupported
 		}
 		s := &scanner{data: t.text, canonical: true}

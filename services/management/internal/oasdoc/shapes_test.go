@@ -156,7 +156,8 @@ func FuzzReferences(f *testing.F) {
 }
 
 // TestPathRefsBounded: a path item referenced from every batch is checked
-// with each only while the text checked again stays within the paths' own;
+// with each only while the text checked again stays within 4 times the
+// paths' own;
 // beyond (a large one), the document is checked whole.
 func TestPathRefsBounded(t *testing.T) {
 	doc := func(size int) []byte {
