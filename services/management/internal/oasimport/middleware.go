@@ -1,7 +1,6 @@
 package oasimport
 
 import (
-	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -86,6 +85,8 @@ func importMiddleware(root object, refs *resolver, x map[string]any, p Params) e
 type tykOperations struct {
 	list  []encodedOperation
 	index map[string]int
+	// scratch is where each operation is written before it is copied
+	scratch text
 }
 
 type encodedOperation struct {
@@ -96,11 +97,11 @@ type encodedOperation struct {
 func (o *tykOperations) set(id string, tykOp map[string]any) error {
 	var raw []byte
 	if len(tykOp) > 0 {
-		var b bytes.Buffer
-		if err := writeValue(&b, tykOp); err != nil {
+		o.scratch.reset()
+		if err := writeValue(&o.scratch, tykOp); err != nil {
 			return err
 		}
-		raw = b.Bytes()
+		raw = o.scratch.join()
 	}
 	if i, ok := o.index[id]; ok {
 		o.list[i].raw = raw
@@ -113,16 +114,16 @@ func (o *tykOperations) set(id string, tykOp map[string]any) error {
 
 // encode is the operations as one JSON object, ids sorted; nil when none
 // is left.
-func (o *tykOperations) encode() json.RawMessage {
+func (o *tykOperations) encode() *text {
 	slices.SortFunc(o.list, func(a, b encodedOperation) int {
 		return strings.Compare(a.id, b.id)
 	})
-	var out bytes.Buffer
+	var out text
 	for _, op := range o.list {
 		if op.raw == nil {
 			continue
 		}
-		if out.Len() == 0 {
+		if len(out.blocks) == 0 {
 			out.WriteByte('{')
 		} else {
 			out.WriteByte(',')
@@ -131,21 +132,21 @@ func (o *tykOperations) encode() json.RawMessage {
 		out.WriteByte(':')
 		out.Write(op.raw)
 	}
-	if out.Len() == 0 {
+	if len(out.blocks) == 0 {
 		return nil
 	}
 	out.WriteByte('}')
-	return out.Bytes()
+	return &out
 }
 
 // eachPathItem calls fn with every path item of raw paths in path order,
 // decoded, and returns the paths as fn left them, written.
-func eachPathItem(raw json.RawMessage, fn func(path string, item map[string]any)) (encoded, error) {
+func eachPathItem(raw json.RawMessage, fn func(path string, item map[string]any)) (*text, error) {
 	items, err := members(raw)
 	if err != nil {
 		return nil, err
 	}
-	var out bytes.Buffer
+	var out text
 	out.WriteByte('{')
 	for i, path := range slices.Sorted(maps.Keys(items)) {
 		if i > 0 {
@@ -165,7 +166,7 @@ func eachPathItem(raw json.RawMessage, fn func(path string, item map[string]any)
 		}
 	}
 	out.WriteByte('}')
-	return out.Bytes(), nil
+	return &out, nil
 }
 
 // importOperation is Tyk's Operation.Import: allowList sets allow on every

@@ -20,11 +20,8 @@ import (
 // numbers as written, no HTML escaping).
 
 // object is a JSON object whose members are json.RawMessage until decoded
-// (get), or encoded when already written out.
+// (get), or a *text when already written out as the answer holds them.
 type object map[string]any
-
-// encoded is a member already written as the answer holds it.
-type encoded []byte
 
 // splitDepth is how deep a raw member is split into its members before
 // the pieces are decoded and encoded: a path item, a components entry.
@@ -88,8 +85,8 @@ func (o object) get(k string) any {
 		d := decodeValue(v)
 		o[k] = d
 		return d
-	case encoded:
-		d := decodeValue(v)
+	case *text:
+		d := decodeValue(v.join())
 		o[k] = d
 		return d
 	default:
@@ -139,8 +136,8 @@ func (r *resolver) at(parts []string) any {
 			cur = c[part]
 		case json.RawMessage:
 			cur = r.member(c, part)
-		case encoded:
-			cur = r.member(json.RawMessage(c), part)
+		case *text:
+			cur = r.member(c.join(), part)
 		default:
 			return nil
 		}
@@ -148,8 +145,8 @@ func (r *resolver) at(parts []string) any {
 	switch c := cur.(type) {
 	case json.RawMessage:
 		return decodeValue(c)
-	case encoded:
-		return decodeValue(c)
+	case *text:
+		return decodeValue(c.join())
 	}
 	return cur
 }
@@ -189,9 +186,10 @@ func (r *resolver) resolve(v any) map[string]any {
 }
 
 // encodeObject writes o as one JSON object: keys sorted, each member
-// written as a whole decode and encode of it would.
+// written as a whole decode and encode of it would. The members already
+// written (*text) are moved into the answer: o is not to be used again.
 func encodeObject(o object) ([]byte, error) {
-	var out bytes.Buffer
+	var out text
 	out.WriteByte('{')
 	for i, k := range sortedKeys(o) {
 		if i > 0 {
@@ -202,25 +200,23 @@ func encodeObject(o object) ([]byte, error) {
 		}
 		out.WriteByte(':')
 		var err error
-		switch v := o[k].(type) {
-		case json.RawMessage:
+		if v, ok := o[k].(json.RawMessage); ok {
 			err = writeRaw(&out, v, splitDepth)
-		case encoded:
-			out.Write(v)
-		default:
-			err = writeValue(&out, v)
+		} else {
+			err = writeTree(&out, o[k])
 		}
 		if err != nil {
 			return nil, err
 		}
+		delete(o, k)
 	}
 	out.WriteByte('}')
-	return out.Bytes(), nil
+	return out.bytes(), nil
 }
 
 // writeRaw writes valid raw JSON as its decode and encode would be, an
 // object split into its members down to depth levels.
-func writeRaw(out *bytes.Buffer, raw json.RawMessage, depth int) error {
+func writeRaw(out *text, raw json.RawMessage, depth int) error {
 	if depth == 0 || !isObject(raw) {
 		return writeValue(out, decodeValue(raw))
 	}
@@ -251,14 +247,45 @@ func writeRaw(out *bytes.Buffer, raw json.RawMessage, depth int) error {
 	return nil
 }
 
+// writeTree writes a decoded value whose objects may hold members already
+// written (*text, moved into out), as encoding/json writes a map: keys
+// sorted, each key a JSON string.
+func writeTree(out *text, v any) error {
+	switch v := v.(type) {
+	case *text:
+		out.take(v)
+		return nil
+	case map[string]any:
+		if v == nil {
+			break
+		}
+		out.WriteByte('{')
+		for i, k := range sortedKeys(v) {
+			if i > 0 {
+				out.WriteByte(',')
+			}
+			if err := writeValue(out, k); err != nil {
+				return err
+			}
+			out.WriteByte(':')
+			if err := writeTree(out, v[k]); err != nil {
+				return err
+			}
+		}
+		out.WriteByte('}')
+		return nil
+	}
+	return writeValue(out, v)
+}
+
 // writeValue writes a decoded value: keys sorted, numbers as they were
 // written, no HTML escaping.
-func writeValue(out *bytes.Buffer, v any) error {
+func writeValue(out *text, v any) error {
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	out.Truncate(out.Len() - 1) // Encode's newline
+	out.unwrite() // Encode's newline
 	return nil
 }

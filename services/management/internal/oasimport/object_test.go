@@ -11,11 +11,11 @@ import (
 // every object's keys sorted, numbers as written, no HTML escaping.
 func wholeEncode(t *testing.T, doc []byte) []byte {
 	t.Helper()
-	var b bytes.Buffer
+	var b text
 	if err := writeValue(&b, decodeValue(doc)); err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return b.bytes()
 }
 
 // refDoc is a document of n paths whose operations reach their request
