@@ -183,3 +183,44 @@ func TestPathRefsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestCallbacksInBatches: documents with callbacks, valid and refused,
+// agree with kin-openapi alone, and a problem a batch finds in one is
+// named as the whole check names it (a problem in decoding is left to the
+// whole check).
+func TestCallbacksInBatches(t *testing.T) {
+	inline, refs := string(callbackPaths(40, false)), string(callbackPaths(40, true))
+	for _, c := range []struct {
+		name, doc, from, to string
+		refused, decoding   bool // decoding: a problem in decoding, left to the whole check
+	}{
+		{"inline", inline, "", "", false, false},
+		{"references", refs, "", "", false, false},
+		{"a reference to no callback", refs, `{"$ref":"#/components/callbacks/C7"}`, `{"$ref":"#/components/callbacks/None"}`, true, false},
+		{"a component callback with a problem", refs, `"C9":{"{$request.body#/url9}":{"post":{"responses":{"200":{"description":"ok"}}}}}`, `"C9":{"{$request.body#/url9}":{"post":{}}}`, true, false},
+		{"an inline callback with a problem", inline, `"/p7":{"get":{"callbacks":{"done":{"{$request.body#/url}":{"post":{"responses":{"200":{"description":"ok"}}}}}}`, `"/p7":{"get":{"callbacks":{"done":{"{$request.body#/url}":{"post":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}}}`, true, false},
+		{"an inline callback of the wrong type", inline, `"/p7":{"get":{"callbacks":{"done":{`, `"/p7":{"get":{"callbacks":{"done":{"x":5,`, true, true},
+		{"a component callback naming no scheme", refs, `"C9":{"{$request.body#/url9}":{"post":{`, `"C9":{"{$request.body#/url9}":{"post":{"security":[{"s":[]}],`, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.Replace(c.doc, c.from, c.to, 1)
+			if doc == c.doc && c.from != "" {
+				t.Fatalf("%q is not in the document", c.from)
+			}
+			if _, refused := sameAsKin(t, []byte(doc)); refused != c.refused {
+				t.Errorf("refused: %v, want %v (%v)", refused, c.refused, Validate(context.Background(), []byte(doc)))
+			}
+			want := kinValidate(context.Background(), []byte(doc))
+			root, _ := rawjson.Members([]byte(doc))
+			for _, limit := range []int{1, minBatch} {
+				valid, problem := validInBatchesOf(context.Background(), []byte(doc), root, limit)
+				if !valid && problem == nil && !c.decoding {
+					t.Errorf("batches of %d bytes: left to the whole check", limit)
+				}
+				if problem != nil && errText(invalid("invalid OpenAPI document: %s", problem)) != errText(want) {
+					t.Errorf("batches of %d bytes: %v\nkin-openapi alone: %v", limit, problem, want)
+				}
+			}
+		})
+	}
+}
