@@ -208,12 +208,18 @@ func (b *pathBatches) checkComponents() error {
 		d := b.root
 		d.Components, d.Paths = c, openapi3.NewPaths()
 		if err := b.resolve(&d); err != nil {
+			if b.ix.deep {
+				return errUnsupported // see componentIndex.deep
+			}
 			return &problemError{err}
 		}
 		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
 			if place, ok := walkFinding(err); ok {
 				b.found(err, place)
 				return nil
+			}
+			if b.ix.deep {
+				return errUnsupported // see componentIndex.deep
 			}
 			return &problemError{err}
 		}
@@ -319,7 +325,7 @@ func (b *pathBatches) flush() error {
 		}
 	}
 	switch {
-	case err != nil && len(b.targets) > 0:
+	case err != nil && (len(b.targets) > 0 || b.ix.deep):
 		// a target's problem is the whole check's under the least path
 		// referencing it, which may be in another batch
 		return errUnsupported

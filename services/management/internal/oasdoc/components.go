@@ -17,11 +17,13 @@ import (
 // takes 25 bytes. componentIndex knows where each entry's text is; a batch
 // (of components to check, or of paths) is given only the entries its text
 // references, directly or through other entries, decoded for it alone, and
-// every security scheme (security requirements name them). A reference it
-// cannot follow (not #/components/<kind>/<name>, a name with / ~ % or an
-// escape, an entry not there), or entries that bring more than a batch's
-// worth of text, give up: the whole document is checked then. Leaving an
-// entry out is always safe: a batch that needs it fails its resolution.
+// every security scheme (security requirements name them). A reference is
+// read as kin-openapi's loader reads it (componentRef); one it cannot
+// follow (not to #/components/<kind>/<name> or into such an entry, a name
+// with / ~ % \ or ", one that does not parse), or entries that bring more
+// than a batch's worth of text, give up: the whole document is checked
+// then. Leaving an entry out is always safe: a batch that needs it fails
+// its resolution.
 
 // componentKinds are the maps of a Components object, in the order they
 // are written for a batch.
@@ -41,6 +43,12 @@ type componentIndex struct {
 	// value), given to every batch
 	extensions [][]byte
 	limit      int // the most text the entries a batch references may bring
+	// deep is set once a reference into an entry has been followed: the
+	// entry is given to the batch, and kin-openapi's loader finds the part
+	// in it as in the whole document, but whether it finds it may depend
+	// on what the loader resolved before, so a problem found in a batch of
+	// such a document is left to the whole check
+	deep bool
 }
 
 // componentEntry is one entry: its kind and where its key (from its opening
@@ -168,10 +176,11 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 // lookup finds the entry a reference names; ok is false when the reference
 // is not one the index follows.
 func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
-	kind, name, ok := componentRef(ref)
+	kind, name, deep, ok := componentRef(ref)
 	if !ok {
 		return 0, false, false
 	}
+	ix.deep = ix.deep || deep
 	i, found = ix.byRef[ix.hash(kind, name)]
 	if !found {
 		return 0, false, true
@@ -189,36 +198,38 @@ func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
 // decoded, the fragment of the URI it is (%-escapes decoded by url.Parse),
 // then each of the fragment's /-separated parts with its JSON-pointer
 // escapes (~1 for /, ~0 for ~) decoded. ok is false unless it names an
-// entry of a components map, by a name without / ~ % \ or ".
-func componentRef(raw []byte) (kind int, name []byte, ok bool) {
+// entry of a components map, by a name without / ~ % \ or "; deep when it
+// names a part of that entry (#/components/schemas/Pet/properties/id).
+func componentRef(raw []byte) (kind int, name []byte, deep, ok bool) {
 	const prefix = "#/components/"
 	if bytes.IndexAny(raw, `\%~`) < 0 { // as written
 		rest, ok := bytes.CutPrefix(raw, []byte(prefix))
-		kindName, name, found := bytes.Cut(rest, []byte("/"))
+		kindName, after, found := bytes.Cut(rest, []byte("/"))
+		name, _, deep = bytes.Cut(after, []byte("/"))
 		kind = slices.Index(componentKinds, string(kindName))
-		if !ok || !found || kind < 0 || len(name) == 0 || bytes.IndexByte(name, '/') >= 0 {
-			return 0, nil, false
+		if !ok || !found || kind < 0 || len(name) == 0 {
+			return 0, nil, false, false
 		}
-		return kind, name, true
+		return kind, name, deep, true
 	}
 	ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
 	if !isString || !strings.HasPrefix(ref, "#") {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	u, err := url.Parse(ref)
 	if err != nil {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	parts := strings.Split(u.Fragment, "/")
-	if len(parts) != 4 || parts[0] != "" || unescapeRef(parts[1]) != "components" {
-		return 0, nil, false
+	if len(parts) < 4 || parts[0] != "" || unescapeRef(parts[1]) != "components" {
+		return 0, nil, false, false
 	}
 	kind = slices.Index(componentKinds, unescapeRef(parts[2]))
 	n := unescapeRef(parts[3])
 	if kind < 0 || n == "" || strings.ContainsAny(n, `/~%\"`) {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
-	return kind, []byte(n), true
+	return kind, []byte(n), len(parts) > 4, true
 }
 
 // unescapeRef decodes a JSON-pointer part's escapes as kin-openapi does.

@@ -367,12 +367,17 @@ func TestBatches(t *testing.T) {
 	withExtensions = strings.Replace(withExtensions, `"securitySchemes":{"key"`, `"x-d":[2],"securitySchemes":{"key"`, 1)
 	escapedRefs := strings.Replace(diffBase, `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P\u0065t"}`, 1)
 	escapedRefs = strings.Replace(escapedRefs, `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/%73chemas/P%65%74"}}}}`, 1)
+	intoComponents := strings.Replace(diffBase, `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`, 1)
+	intoComponents = strings.Replace(intoComponents, `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/schemas/Pet/properties/tag"}}}}`, 1)
+	if strings.Count(intoComponents, "/properties/") != 2 {
+		t.Fatal("references into a component not written")
+	}
 	if !strings.Contains(escapedRefs, `P\u0065t`) || !strings.Contains(escapedRefs, `P%65%74`) {
 		t.Fatal("references not replaced")
 	}
 	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions),
 		callbackPaths(200, false), callbackPaths(200, true), encodedRefs(300), []byte(escapedRefs), pathRefs(200),
-		[]byte(strings.Replace(string(pathRefs(20)), `"#/paths/~1p3"`, `"#/paths/%7E1p3"`, 1))} {
+		[]byte(strings.Replace(string(pathRefs(20)), `"#/paths/~1p3"`, `"#/paths/%7E1p3"`, 1)), []byte(intoComponents)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -395,7 +400,7 @@ func TestBatches(t *testing.T) {
 		{"a reference of %-escapes to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P%2Fet"}`},
 		{"a reference with a bad %-escape", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/P%zet"}`},
 		{"an external reference", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"other.json#/components/schemas/Pet"}`},
-		{"a reference into a component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`},
+		{"a reference into a component, to nothing", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/none"}`},
 		{"a reference to no component", `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Cat"}`},
 		{"components' extension with an escape", `"responses":{"NotFound"`, `"x-\u0063":1,"responses":{"NotFound"`},
 		{"a component reference to no component", `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/schemas/Cat"}}}}`},
@@ -519,8 +524,8 @@ func FuzzFastDecoder(f *testing.F) {
 
 // TestWholeCheckWaitsItsTurn: a large document with a problem the batches
 // find is refused with it at once, the message kin-openapi gives when it is
-// the only one; one whose batches cannot tell (a reference they do not
-// follow) waits while another is checked whole, until its context ends; a
+// the only one; one whose batches cannot tell (a problem in a document
+// with a reference into a component, see componentIndex.deep) waits while another is checked whole, until its context ends; a
 // large valid one does not wait.
 func TestWholeCheckWaitsItsTurn(t *testing.T) {
 	large := strings.Replace(diffBase, `"title":"t"`, `"title":"t","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)

@@ -10,4 +10,5 @@ var (
 	CallbackPaths     = callbackPaths
 	PathRefs          = pathRefs
 	EncodedRefs       = encodedRefs
+	IntoComponents    = intoComponents
 )

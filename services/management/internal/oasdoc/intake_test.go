@@ -81,6 +81,7 @@ func BenchmarkIntakePeak(b *testing.B) {
 		{"10k-callback-refs", func() []byte { return oasdoc.CallbackPaths(oasdoc.MaxPaths, true) }},
 		{"10k-path-refs", func() []byte { return oasdoc.PathRefs(oasdoc.MaxPaths) }},
 		{"encoded-refs-20k", func() []byte { return oasdoc.EncodedRefs(20_000) }},
+		{"into-components-20k", func() []byte { return oasdoc.IntoComponents(20_000) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			doc := c.doc()

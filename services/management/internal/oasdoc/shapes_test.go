@@ -3,6 +3,7 @@ package oasdoc
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -41,6 +42,12 @@ func callbackPaths(n int, refs bool) []byte {
 	}
 	b.WriteString(`,"x-tyk-api-gateway":{"info":{"name":"Callbacks","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/cb/"}}}}`)
 	return []byte(b.String())
+}
+
+// intoComponents is referencedSchemas with each path's reference to an
+// array schema naming its items ("#/components/schemas/S15/items").
+func intoComponents(n int) []byte {
+	return regexp.MustCompile(`("schema":\{"\$ref":"#/components/schemas/S[1-9]\d+)"`).ReplaceAll(referencedSchemas(n), []byte(`$1/items"`))
 }
 
 // pathRefs is a document of n paths, each but the first ten a path item
@@ -138,6 +145,7 @@ func FuzzReferences(f *testing.F) {
 	f.Add(`#/paths/~1a~1b`, `#/components/%73chemas/Pet`, `/a/b`, `{"x":{"$ref":"#/paths/~1a"}}`)
 	f.Add(`#/paths/~1b`, `#/components/schemas/b`, `b`, `{"x":{"get":{"security":[{"k":[]}],"responses":{"200":{"description":"ok"}}}}}`)
 	f.Add(`#/paths/~1b`, `#/components/schemas/~1b`, `/b`, `{"$ref":"#/components/callbacks/C"}`)
+	f.Add(`#/paths/~1b`, `#/components/schemas/Pet/properties/x`, `/b`, `{"$ref":"#/components/callbacks/C2/x"}`)
 	f.Fuzz(func(t *testing.T, itemRef, schemaRef, name, callback string) {
 		quoted := string(rawjson.Quote(name))
 		body := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` +
@@ -222,5 +230,20 @@ func TestCallbacksInBatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIntoComponents: references into components are followed in batches.
+func TestIntoComponents(t *testing.T) {
+	doc := intoComponents(300)
+	if !strings.Contains(string(doc), `/items"`) {
+		t.Fatal("no reference into a component")
+	}
+	if _, refused := sameAsKin(t, doc); refused {
+		t.Error("refused")
+	}
+	root, _ := rawjson.Members(doc)
+	if valid, _ := validInBatchesOf(context.Background(), doc, root, minBatch); !valid {
+		t.Error("not found valid in batches")
 	}
 }
