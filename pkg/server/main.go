@@ -16,6 +16,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/buildinfo"
 	"github.com/gatehouse/gatehouse/pkg/config"
 	"github.com/gatehouse/gatehouse/pkg/inflight"
+	"github.com/gatehouse/gatehouse/pkg/logbuf"
 	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
@@ -48,13 +49,18 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 	}
 	// Nothing in the process serves a secret back (pprof's and expvar's cmdline).
 	os.Args = append(os.Args[:1:1], config.RedactArgs(os.Args[1:])...)
-	log := NewLogger(os.Stderr, cfg.Log).With("service", name)
+	// The log's lines are written a few milliseconds apart (logbuf), and
+	// all of them before the process exits.
+	stderr := logbuf.New(os.Stderr)
+	defer stderr.Close()
+	exit := func(code int) { stderr.Close(); os.Exit(code) }
+	log := NewLogger(stderr, cfg.Log).With("service", name)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	stopTracing, err := tracing.Setup(ctx, name, os.Getenv)
 	if err != nil {
 		log.Error(err.Error())
-		os.Exit(1)
+		exit(1)
 	}
 	defer func() {
 		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -64,7 +70,7 @@ func Main(name string, defaults config.Defaults, serve ServeFunc) {
 	if err := Run(ctx, log, cfg, serve); err != nil {
 		log.Error("stopped", "err", err)
 		stop()
-		os.Exit(1)
+		exit(1)
 	}
 }
 
