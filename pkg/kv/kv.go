@@ -89,6 +89,27 @@ type Revisioned interface {
 	Revision() (rev int64, ok bool)
 }
 
+// Committed is an Engine that knows, without opening a transaction, the
+// revision (Revisioned) a View opened now would read: bbolt, which only this
+// process writes, and which counts its commits before it answers their
+// callers. A domain store answers from memory what it read at that revision
+// (the caller of a request, the category counts) while it has not moved. An
+// engine that other processes write (etcd) does not implement it, so every
+// read there goes to the engine.
+type Committed interface {
+	Committed() (rev int64, ok bool)
+}
+
+// CommittedOf is the committed revision of e, or of the engine e decorates
+// (Unwrap, as CheckerOf finds its Checker), when it is Committed and knows
+// it.
+func CommittedOf(e Engine) (int64, bool) {
+	if c, ok := find[Committed](e); ok {
+		return c.Committed()
+	}
+	return 0, false
+}
+
 // RevisionOf is r's revision when r is Revisioned and knows it.
 func RevisionOf(r ReadTx) (int64, bool) {
 	if rv, ok := r.(Revisioned); ok {

@@ -23,6 +23,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,6 +61,7 @@ type Engine struct {
 	db    *bolt.DB
 	path  string
 	queue *groupcommit.Queue
+	rev   atomic.Int64 // the id of the last transaction committed (Committed)
 }
 
 var _ kv.Engine = (*Engine)(nil)
@@ -91,6 +93,10 @@ func Open(path string) (*Engine, error) {
 		return nil, fmt.Errorf("prepare %s: %w", path, err)
 	}
 	e := &Engine{db: db, path: path}
+	if err := db.View(func(tx *bolt.Tx) error { e.rev.Store(int64(tx.ID())); return nil }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
 	e.queue = groupcommit.Start(maxBatch, e.commit)
 	return e, nil
 }
@@ -174,6 +180,14 @@ func (e *Engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 	})
 }
 
+// Committed is kv.Committed: the id of the last write transaction
+// committed, which a View opened now reads (readTx.Revision). The committer
+// is the file's only writer and stores it before it answers the
+// transaction's callers. ok is false once the engine is closed.
+func (e *Engine) Committed() (int64, bool) {
+	return e.rev.Load(), !e.queue.Closed()
+}
+
 // Update queues fn for the committer and waits until the transaction that
 // ran it is on disk. fn runs exactly once, unless ctx ends before its turn.
 func (e *Engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
@@ -213,7 +227,9 @@ func (e *Engine) Close() error {
 // panics, or whose context ended has its writes undone and keeps its own
 // outcome; the others share the commit's.
 func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
+	var id int64
 	err := e.db.Update(func(tx *bolt.Tx) error {
+		id = int64(tx.ID())
 		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket)}
 		w.readTx.writes = &w.nwrites
 		for _, c := range batch {
@@ -230,6 +246,11 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 		}
 		return nil
 	})
+	// Before any caller is answered, so that its next read is not answered
+	// from memory older than its write. After a failed commit too: the
+	// next View reads this id or the one before, and whatever a memo holds
+	// is of the one before.
+	e.rev.Store(id)
 	for _, c := range batch {
 		c.Answer(err)
 	}

@@ -316,3 +316,35 @@ func TestCloseCommitsWhatIsQueued(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitted: the committed revision is the one a View opened then
+// reads, moves with every commit before its caller is answered, and is
+// unknown once the engine is closed.
+func TestCommitted(t *testing.T) {
+	e, err := Open(filepath.Join(t.TempDir(), "kv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	viewed := func() int64 {
+		var rev int64
+		if err := e.View(context.Background(), func(r kv.ReadTx) error { rev, _ = kv.RevisionOf(r); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return rev
+	}
+	last := int64(-1)
+	for i := range 3 {
+		rev, ok := kv.CommittedOf(e)
+		if !ok || rev != viewed() || rev == last {
+			t.Fatalf("round %d: committed %d (%v), a View reads %d, the last round's %d", i, rev, ok, viewed(), last)
+		}
+		last = rev
+		if err := e.Update(context.Background(), func(w kv.WriteTx) error { return w.Put([]byte(fmt.Sprint("k", i)), []byte("v")) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.Close()
+	if _, ok := kv.CommittedOf(e); ok {
+		t.Fatal("a closed engine names a committed revision")
+	}
+}

@@ -175,9 +175,15 @@ func (s *Store) SearchAPIs(ctx context.Context, categories []string, match func(
 
 // CategoryCounts lists every category in use with its number of APIs.
 // The counts of the last scan are answered again while the engine's
-// revision has not moved (kv.Revisioned): a scan of the whole category
-// index per request only when something was written since.
+// revision has not moved (kv.Revisioned), without a transaction when the
+// engine names its committed revision (kv.Committed): a scan of the whole
+// category index per request only when something was written since.
 func (s *Store) CategoryCounts(ctx context.Context) ([]CategoryCount, error) {
+	if rev, ok := kv.CommittedOf(s.e); ok {
+		if c, hit := s.categories.get(rev); hit {
+			return c, nil // no transaction: nothing was committed since the scan
+		}
+	}
 	var cats []CategoryCount
 	err := s.View(ctx, func(tx *Tx) (err error) {
 		rev, ok := kv.RevisionOf(tx.r)

@@ -67,6 +67,7 @@ type Store struct {
 	onCommit   func(Change)
 	categories countsMemo // CategoryCounts' last answer, by revision
 	users      userMemo   // UserByKeyHash's decoded users, by their stored bytes
+	callers    callerMemo // UserByKeyHash's answers, by key hash, while nothing is committed
 }
 
 // Change says what a committed transaction changed that gateways load.

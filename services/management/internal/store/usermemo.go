@@ -56,3 +56,40 @@ func (u User) clone() User {
 	u.KeyHash = bytes.Clone(u.KeyHash)
 	return u
 }
+
+// callerMemo remembers, by key hash, the user UserByKeyHash found and the
+// revision it read (kv.Revisioned). It answers only while the engine's
+// committed revision (kv.Committed) is still that one: no write at all, so
+// neither the user nor its key changed, since the read it repeats. An engine
+// that cannot name its committed revision (etcd, which other replicas
+// write) is read every time.
+type callerMemo struct {
+	mu      sync.Mutex
+	callers map[string]revUser
+}
+
+type revUser struct {
+	rev  int64
+	user User
+}
+
+// get returns a copy of the user found for hash at rev.
+func (m *callerMemo) get(hash []byte, rev int64) (User, bool) {
+	m.mu.Lock()
+	held, ok := m.callers[string(hash)]
+	m.mu.Unlock()
+	if !ok || held.rev != rev {
+		return User{}, false
+	}
+	return held.user.clone(), true
+}
+
+// set remembers u as what hash found at rev.
+func (m *callerMemo) set(hash []byte, rev int64, u User) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.callers == nil || len(m.callers) >= maxUserMemo {
+		m.callers = make(map[string]revUser)
+	}
+	m.callers[string(hash)] = revUser{rev: rev, user: u.clone()}
+}

@@ -281,8 +281,16 @@ func (s *Store) DeleteUser(ctx context.Context, id string, check func(User) erro
 	})
 }
 
-// UserByKeyHash finds the user whose access key hashes to hash.
+// UserByKeyHash finds the user whose access key hashes to hash. Every
+// request looks its caller up: while the engine has committed nothing since
+// a key's last lookup (kv.Committed: bbolt), the answer is that lookup's,
+// without a transaction (callerMemo).
 func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
+	if rev, ok := kv.CommittedOf(s.e); ok {
+		if u, hit := s.callers.get(hash, rev); hit {
+			return u, nil
+		}
+	}
 	var u User
 	err := s.View(ctx, func(tx *Tx) error {
 		id, err := tx.r.Get(key(userKeyPrefix, string(hash)))
@@ -300,6 +308,9 @@ func (s *Store) UserByKeyHash(ctx context.Context, hash []byte) (User, error) {
 			return ErrNotFound
 		}
 		u, err = s.users.decode(string(id), raw)
+		if rev, ok := kv.RevisionOf(tx.r); ok && err == nil {
+			s.callers.set(hash, rev, u)
+		}
 		return err
 	})
 	return u, err
