@@ -25,8 +25,11 @@ import (
 const MaxDerived = 256 << 10
 
 // Derive turns a Tyk OAS document into the classic definition a gateway
-// loads for it (what Tyk's OAS.ExtractTo yields): convert.ToClassic.
-type Derive func(oasDoc []byte) ([]byte, error)
+// loads for it (what Tyk's OAS.ExtractTo yields): convert.ToClassicWithin.
+// With limit >= 0 it may answer an error instead of a definition surely
+// longer than limit bytes (a record does not keep one longer than
+// MaxDerived).
+type Derive func(oasDoc []byte, limit int) ([]byte, error)
 
 // Maker makes API records. Its zero value keeps no derived definitions.
 type Maker struct {
@@ -135,7 +138,7 @@ func (m *Maker) Derived(a store.API) store.API {
 	if a.Kind != store.OAS || m.derive == nil || m.tag == "" {
 		return a
 	}
-	def, err := m.GatewayDefinition(a)
+	def, err := m.definition(a, MaxDerived)
 	a.DerivedBy = m.tag
 	if err == nil && len(def) <= MaxDerived {
 		a.Derived = def
@@ -156,10 +159,17 @@ func (m *Maker) Derives() bool { return m.derive != nil }
 // GatewayDefinition is the classic definition a gateway loads for an OAS API:
 // its document derived, with the API's IDs and is_oas true.
 func (m *Maker) GatewayDefinition(a store.API) ([]byte, error) {
+	return m.definition(a, -1)
+}
+
+// definition is GatewayDefinition, or an error when it is surely longer
+// than limit bytes (limit >= 0): the IDs written below only replace
+// values, or add them, outside what derive measures.
+func (m *Maker) definition(a store.API, limit int) ([]byte, error) {
 	if m.derive == nil {
 		return nil, fmt.Errorf("api %q: no derivation configured", a.ID)
 	}
-	def, err := m.derive(a.Doc)
+	def, err := m.derive(a.Doc, limit)
 	if err == nil {
 		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
 	}

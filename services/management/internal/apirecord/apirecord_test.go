@@ -37,9 +37,9 @@ func open(t *testing.T) *store.Store {
 	return s
 }
 
-// derive stands for convert.ToClassic: it names the document's length, and
-// refuses a document holding "refused".
-func derive(doc []byte) ([]byte, error) {
+// derive stands for convert.ToClassicWithin: it names the document's
+// length, and refuses a document holding "refused".
+func derive(doc []byte, _ int) ([]byte, error) {
 	if bytes.Contains(doc, []byte("refused")) {
 		return nil, errors.New("refused")
 	}

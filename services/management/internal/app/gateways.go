@@ -52,10 +52,10 @@ func serveGateways(ctx context.Context, log *slog.Logger, st *store.Store, recor
 
 // apiRecords is the maker of st's API records: with a node secret (gateways
 // are served) OAS records keep the classic definition gateways load, derived
-// by the converter's other direction (convert.ToClassic).
+// by the converter's other direction (convert.ToClassicWithin).
 func apiRecords(st *store.Store, cfg config.Gateways) *apirecord.Maker {
 	if cfg.NodeSecret == "" {
 		return apirecord.New(st.OrgID(), nil)
 	}
-	return apirecord.New(st.OrgID(), convert.ToClassic)
+	return apirecord.New(st.OrgID(), convert.ToClassicWithin)
 }

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,17 @@ import (
 // and one unversioned version (""). Settings a gateway reads from the OAS document itself (validateRequest,
 // mockResponse) are not repeated in it. The error reports a document that is not a Tyk OAS API definition.
 func ToClassic(doc []byte) ([]byte, error) {
+	return ToClassicWithin(doc, -1)
+}
+
+// ErrLarger is ToClassicWithin's answer for a definition surely larger than its limit.
+var ErrLarger = errors.New("the classic definition is larger than the limit")
+
+// ToClassicWithin is ToClassic for a caller that keeps the definition only when it is at most limit bytes
+// (none when limit < 0): ErrLarger, before the definition is written, when its allow, block and
+// ignore-authentication entries alone are surely longer (an import that turns allowList on for 50,000
+// operations derives a definition of ~5 MB; its writing held twice that).
+func ToClassicWithin(doc []byte, limit int) ([]byte, error) {
 	var d classicSource
 	src := doc
 	rest, ops, apart := operationsApart(doc)
@@ -43,6 +55,9 @@ func ToClassic(doc []byte) ([]byte, error) {
 		operation = ops.operation
 	}
 	api := classicFrom(&d, operation)
+	if limit >= 0 && api.leastEntriesSize() > limit {
+		return nil, ErrLarger
+	}
 	return json.MarshalWithOption(api, encodeOptions...)
 }
 
@@ -481,19 +496,23 @@ func trafficLogsToClassic(api *classicAPI, tl *xTrafficLogs) {
 // Tyk's extraction visits them (the most specific first: classic matches entries in list order), each kind of
 // the table appending its setting.
 func operationsToClassic(ep *extendedPaths, index operationIndex, operation func(id string) *xOperation) {
-	var withMiddleware []operationAt
-	for _, at := range index {
+	// the operations with middleware, as positions in index: a copy of each operationAt cost 48 bytes an
+	// operation, twice over while the list grew
+	var withMiddleware []int32
+	for i, at := range index {
 		if !at.null && operation(at.id) != nil {
-			withMiddleware = append(withMiddleware, at)
+			withMiddleware = append(withMiddleware, int32(i))
 		}
 	}
-	slices.SortFunc(withMiddleware, func(a, b operationAt) int {
+	slices.SortFunc(withMiddleware, func(i, j int32) int {
+		a, b := &index[i], &index[j]
 		if c := comparePaths(a.path, b.path); c != 0 {
 			return c
 		}
 		return a.method - b.method
 	})
-	for _, at := range withMiddleware {
+	for _, i := range withMiddleware {
+		at := &index[i]
 		x := operation(at.id)
 		e := endpointRef{Path: at.path, Method: httpMethods[at.method]} // the OpenAPI path, as ExtractTo writes it: see paths.go
 		for i := range kinds {
@@ -538,4 +557,20 @@ func withoutParams(p string) string {
 		}
 	}
 	return b.String()
+}
+
+// leastEntriesSize is a lower bound of the written size of the allow, block and ignore-authentication entries
+// of api's versions: each is an object of five members, none omitted, whose strings are written at least as
+// long as they are.
+func (api *classicAPI) leastEntriesSize() int {
+	least := len(`{"disabled":true,"path":"","method":"","ignore_case":true,"method_actions":{}}`)
+	n := 0
+	for _, v := range api.VersionData.Versions {
+		for _, list := range [][]endpointMeta{v.ExtendedPaths.WhiteList, v.ExtendedPaths.BlackList, v.ExtendedPaths.Ignored} {
+			for _, e := range list {
+				n += least + len(e.Path) + len(e.Method)
+			}
+		}
+	}
+	return n
 }

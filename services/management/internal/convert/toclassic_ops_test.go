@@ -78,3 +78,30 @@ func TestOperationsApart(t *testing.T) {
 		t.Fatalf("the large document is %d bytes", len(d))
 	}
 }
+
+// TestToClassicWithin: a definition within the limit is ToClassic's, byte
+// for byte; ErrLarger only for one longer than the limit, and for a
+// document whose allow and block entries alone pass it.
+func TestToClassicWithin(t *testing.T) {
+	for _, n := range []int{1, 10, 500} {
+		doc := manyOperationsDoc(n)
+		whole, err := ToClassic(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, limit := range []int{0, 100, len(whole) / 2, len(whole) - 1, len(whole), len(whole) + 1} {
+			def, err := ToClassicWithin(doc, limit)
+			switch {
+			case err == ErrLarger && len(whole) <= limit:
+				t.Errorf("n=%d limit %d: ErrLarger for a definition of %d bytes", n, limit, len(whole))
+			case err == nil && !bytes.Equal(def, whole):
+				t.Errorf("n=%d limit %d: not ToClassic's definition", n, limit)
+			case err != nil && err != ErrLarger:
+				t.Fatal(err)
+			}
+		}
+		if _, err := ToClassicWithin(doc, 100); n == 500 && err != ErrLarger {
+			t.Errorf("n=500: %v, want ErrLarger before the definition is written", err)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func manySchemas(n int) []byte {
 // size is its components. Each document is made in its own sub-benchmark,
 // so that no other is live while it is measured.
 func BenchmarkIntakePeak(b *testing.B) {
-	maker := apirecord.New("org", convert.ToClassic)
+	maker := apirecord.New("org", convert.ToClassicWithin)
 	for _, c := range []struct {
 		name string
 		doc  func() []byte
@@ -113,7 +113,7 @@ func BenchmarkIntakePeak(b *testing.B) {
 // with an entry per operation: held-stored-x is the same peak over the
 // size of the document the import made (what is stored).
 func BenchmarkImportPeak(b *testing.B) {
-	maker := apirecord.New("org", convert.ToClassic)
+	maker := apirecord.New("org", convert.ToClassicWithin)
 	on := true
 	params := oasimport.Params{AllowList: &on, ValidateRequest: &on, MockResponse: &on}
 	for _, c := range []struct {
@@ -163,7 +163,7 @@ func plain(doc []byte) []byte {
 // then starts with the YAML's conversion to JSON. held-x is over the YAML
 // document's size.
 func BenchmarkYAMLIntakePeak(b *testing.B) {
-	maker := apirecord.New("org", convert.ToClassic)
+	maker := apirecord.New("org", convert.ToClassicWithin)
 	for _, c := range []struct {
 		name string
 		doc  func() []byte
