@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -43,6 +44,7 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 	seeded := seededFile(b, docs)
 	b.ReportAllocs()
 	var cpu time.Duration // of the runs alone: on a shared machine, steadier than the wall clock
+	var idle float64      // the seconds the runs left a P (one of GOMAXPROCS) with nothing to run
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "m.db")
@@ -59,9 +61,10 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 		}
 		eng := New(st, apirecord.New(st.OrgID(), derive), slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
 		b.StartTimer()
-		start := processCPU()
+		start, idleStart := processCPU(), idleCPU()
 		rep, err := eng.Run(bg, Request{Mode: Direct, All: true})
 		cpu += processCPU() - start
+		idle += idleCPU() - idleStart
 		if err != nil || len(rep.Success) != n {
 			b.Fatalf("%v: %d migrated, failures %v", err, len(rep.Success), rep.Failures)
 		}
@@ -70,6 +73,16 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 		b.StartTimer()
 	}
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(idle/float64(b.N), "idle-P-s/op")
+}
+
+// idleCPU is the runtime's count of the time its Ps had nothing to run
+// (runtime/metrics /cpu/classes/idle:cpu-seconds): how much of the cores a
+// run left unused, whatever other processes did with them meanwhile.
+func idleCPU() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/idle:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64()
 }
 
 // seededFile is a bbolt store file holding docs as classic APIs, made once

@@ -140,13 +140,22 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 }
 
 // prepare decodes, classifies and (except to promote) converts the ready
-// items on every core; each classic definition is decoded once.
-func (r *run) prepare(items []*item) {
+// items on every core; each classic definition is decoded once. While
+// behind reports true (the writes lag: converted chunks wait for them),
+// only one worker takes items, so that the store's committer, a single
+// goroutine, gets a core of its own while converted work piles up (with two
+// workers on 2 cores it gets about two thirds of one, falls behind, and the
+// workers then wait on the full queue while a core stands idle).
+func (r *run) prepare(items []*item, behind func() bool) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(items)) {
+	for w := range min(runtime.GOMAXPROCS(0), len(items)) {
 		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(items); i = int(next.Add(1)) - 1 {
+			for w == 0 || !behind() {
+				i := int(next.Add(1)) - 1
+				if i >= len(items) {
+					return
+				}
 				if it := items[i]; !it.planned.decided() {
 					r.prepareOne(it)
 				}
