@@ -14,6 +14,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,8 +123,25 @@ func Handler() http.Handler {
 // ObserveHTTP records one REST request. route is the matched route pattern,
 // or a fixed word when none matched.
 func ObserveHTTP(route, method string, status int, d time.Duration) {
-	httpRequests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+	k := httpSeries{route, method, status}
+	o, ok := httpObservers.Load(k)
+	if !ok {
+		o, _ = httpObservers.LoadOrStore(k, httpRequests.WithLabelValues(route, method, strconv.Itoa(status)))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 }
+
+// httpSeries names one series of httpRequests. Its label values come from
+// closed sets (the documented routes and fixed words, the methods
+// HTTPMethod names, the statuses the facade writes), so httpObservers, which
+// keeps each series' observer after its first request instead of hashing the
+// three labels of every request, stays as small as the metric itself.
+type httpSeries struct {
+	route, method string
+	status        int
+}
+
+var httpObservers sync.Map // httpSeries → prometheus.Observer
 
 // Store transaction kinds.
 const (
