@@ -31,7 +31,10 @@ func manyOperationsDoc(n int) []byte {
 // byte for byte; an operation a whole decode refuses fails it either way;
 // spellings the decoder would merge are decoded whole.
 func TestOperationsApart(t *testing.T) {
-	docs := map[string][]byte{"many": manyOperationsDoc(500)}
+	docs := map[string][]byte{"many": manyOperationsDoc(500),
+		// an operationId written with an escape is looked up decoded: the operations are decoded whole
+		"escaped": bytes.Replace(manyOperationsDoc(20), []byte(`"op3":{`), []byte(`"o\u00703":{`), 1),
+		"twice":   bytes.Replace(manyOperationsDoc(20), []byte(`"op3":{`), []byte(`"op4":{`), 1)}
 	files, _ := filepath.Glob("testdata/golden/*.json")
 	for _, f := range files {
 		b, err := os.ReadFile(f)
