@@ -79,7 +79,7 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	if err := b.checkComponents(); err != nil {
 		return false, err
 	}
-	if b.targets, ok = pathTargets(paths); !ok {
+	if b.targets, b.into, ok = pathTargets(paths); !ok {
 		return false, nil
 	}
 	b.batch, b.needs, b.pathsText = openapi3.NewPaths(), map[string]pathTarget{}, len(paths)
@@ -128,7 +128,10 @@ type pathBatches struct {
 	// targets are the targets of the document's path item references, by
 	// reference (pathrefs.go); needs those the batch's references name
 	targets map[string]pathTarget
-	needs   map[string]pathTarget
+	// into are the targets of references into paths' items, by reference
+	// as written
+	into  map[string]pathTarget
+	needs map[string]pathTarget
 	// extra is the text of targets checked with batches not their own so
 	// far; more than 4 times the paths' own text gives up (a large item
 	// referenced from every batch would be decoded again in each)
@@ -292,25 +295,48 @@ func (b *pathBatches) flush() error {
 	if b.batch.Len() == 0 {
 		return nil
 	}
-	// the targets of the batch's path item references, not in it
-	for name, t := range b.needs {
-		if b.batch.Value(name) != nil {
-			continue
+	// the targets of the batch's references to paths, not in it, and
+	// those their texts reference in turn
+	added := map[string]bool{}
+	here := 0 // their text
+	var set map[int32]bool
+	for {
+		for name, t := range b.needs {
+			if added[name] || b.batch.Value(name) != nil {
+				continue
+			}
+			// bounded: in all (each may be checked with every batch) and in
+			// this batch (they are held with it)
+			here += len(t.text)
+			if b.extra += len(t.text); b.extra > 4*b.pathsText || here > 2*max(b.limit, minBatch) {
+				return errUnsupported
+			}
+			s := &scanner{data: t.text, canonical: true}
+			item, err := decodeMember(s, s.pathItem)
+			if err != nil {
+				return errUnsupported
+			}
+			b.batch.Set(name, item)
+			added[name] = true
+			b.texts = append(b.texts, t.text)
 		}
-		if b.extra += len(t.text); b.extra > 4*b.pathsText {
+		more := false
+		b.ix.other = func(ref []byte) bool {
+			t, ok := b.into[string(ref)]
+			if ok && !added[t.name] && b.batch.Value(t.name) == nil {
+				b.needs[t.name], more = t, true
+			}
+			return ok
+		}
+		var ok bool
+		set, ok = b.ix.closure(nil, b.texts)
+		b.ix.other = nil
+		if !ok {
 			return errUnsupported
 		}
-		s := &scanner{data: t.text, canonical: true}
-		item, err := decodeMember(s, s.pathItem)
-		if err != nil {
-			return errUnsupported
+		if !more {
+			break
 		}
-		b.batch.Set(name, item)
-		b.texts = append(b.texts, t.text)
-	}
-	set, ok := b.ix.closure(nil, b.texts)
-	if !ok {
-		return errUnsupported
 	}
 	c, err := b.ix.components(set)
 	if err != nil {
@@ -325,7 +351,7 @@ func (b *pathBatches) flush() error {
 		}
 	}
 	switch {
-	case err != nil && (len(b.targets) > 0 || b.ix.deep):
+	case err != nil && (len(b.targets) > 0 || len(b.into) > 0 || b.ix.deep):
 		// a target's problem is the whole check's under the least path
 		// referencing it, which may be in another batch
 		return errUnsupported

@@ -49,6 +49,10 @@ type componentIndex struct {
 	// on what the loader resolved before, so a problem found in a batch of
 	// such a document is left to the whole check
 	deep bool
+	// other, when set, follows a reference that is not to the components
+	// (a batch's references into paths: pathrefs.go), reporting false when
+	// it cannot
+	other func(ref []byte) bool
 }
 
 // componentEntry is one entry: its kind and where its key (from its opening
@@ -143,6 +147,9 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 	follow := func(text []byte) bool {
 		for _, ref := range refsIn(text) {
 			i, found, ok := ix.lookup(ref)
+			if !ok && ix.other != nil && ix.other(ref) {
+				continue
+			}
 			if !ok {
 				return false
 			}

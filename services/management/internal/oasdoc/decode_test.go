@@ -369,6 +369,10 @@ func TestBatches(t *testing.T) {
 	escapedRefs = strings.Replace(escapedRefs, `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/%73chemas/P%65%74"}}}}`, 1)
 	intoComponents := strings.Replace(diffBase, `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/id"}`, 1)
 	intoComponents = strings.Replace(intoComponents, `"$ref":"#/components/schemas/Pet"}}}}`, `"$ref":"#/components/schemas/Pet/properties/tag"}}}}`, 1)
+	intoPaths := strings.Replace(diffBase, `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`, 1)
+	if intoPaths == diffBase {
+		t.Fatal("no reference into a path written")
+	}
 	if strings.Count(intoComponents, "/properties/") != 2 {
 		t.Fatal("references into a component not written")
 	}
@@ -377,7 +381,7 @@ func TestBatches(t *testing.T) {
 	}
 	for _, doc := range [][]byte{[]byte(diffBase), large(100), smallPaths(200), manyOperations(20), referencedSchemas(300), []byte(withExtensions),
 		callbackPaths(200, false), callbackPaths(200, true), encodedRefs(300), []byte(escapedRefs), pathRefs(200),
-		[]byte(strings.Replace(string(pathRefs(20)), `"#/paths/~1p3"`, `"#/paths/%7E1p3"`, 1)), []byte(intoComponents)} {
+		[]byte(strings.Replace(string(pathRefs(20)), `"#/paths/~1p3"`, `"#/paths/%7E1p3"`, 1)), []byte(intoComponents), []byte(intoPaths)} {
 		if !inBatches(doc) {
 			t.Errorf("not found valid in batches: %.200s", doc)
 		}
@@ -388,7 +392,8 @@ func TestBatches(t *testing.T) {
 	crossing := []struct{ name, from, to string }{
 		{"a path twice but for its parameter's name", `"/pets/{id}":{`, `"/pets/{other}":{"get":{"responses":{"200":{"description":"x"}}}},"/pets/{id}":{`},
 		{"an operationId twice", `"operationId":"create"`, `"operationId":"list"`},
-		{"a reference to another path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/204"}`},
+		{"a reference into a path, to nothing", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1pets~1{id}/delete/responses/299"}`},
+		{"a reference into no path", `"404":{"$ref":"#/components/responses/NotFound"}`, `"404":{"$ref":"#/paths/~1none/delete/responses/204"}`},
 		{"a path item reference to a path with an operationId", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets"},"/pets/{id}":{`},
 		{"a path item reference and another member", `"/pets/{id}":{`, `"/other":{"$ref":"#/paths/~1pets~1{id}","summary":"s"},"/pets/{id}":{`},
 		{"a path item reference to a reference", `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1a"},"/pets/{id}":{`},

@@ -11,4 +11,5 @@ var (
 	PathRefs          = pathRefs
 	EncodedRefs       = encodedRefs
 	IntoComponents    = intoComponents
+	IntoPaths         = intoPaths
 )

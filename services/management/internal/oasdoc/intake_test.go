@@ -82,6 +82,7 @@ func BenchmarkIntakePeak(b *testing.B) {
 		{"10k-path-refs", func() []byte { return oasdoc.PathRefs(oasdoc.MaxPaths) }},
 		{"encoded-refs-20k", func() []byte { return oasdoc.EncodedRefs(20_000) }},
 		{"into-components-20k", func() []byte { return oasdoc.IntoComponents(20_000) }},
+		{"10k-into-paths", func() []byte { return oasdoc.IntoPaths(oasdoc.MaxPaths) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			doc := c.doc()

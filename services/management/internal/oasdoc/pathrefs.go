@@ -10,13 +10,15 @@ import (
 
 // A path item may be a reference to another path's item
 // ({"$ref":"#/paths/~1pets"}): kin-openapi's loader resolves it to a copy
-// of that item, which is then checked under the referencing path. The
-// batches follow such a reference by checking the target's item with the
-// batch that references it (as well as in its own batch), when it is
-// plain: the referencing item has no other member, and the target is a
-// path of the document whose item is no reference itself and names no
-// operationId (the copy's would be the target's, used twice: the whole
-// check names them). Anything else gives up.
+// of that item, which is then checked under the referencing path. A
+// reference may also name a part of another path's item
+// (#/paths/~1pets/get/responses/200): the loader finds it in that item.
+// The batches follow both by checking the target's item with the batch
+// that references it (as well as in its own batch), when it is plain: the
+// referencing item has no other member, and the target is a path of the
+// document whose item is no reference itself and, for a path item
+// reference, names no operationId (the copy's would be the target's, used
+// twice: the whole check names them). Anything else gives up.
 
 // pathTarget is the path a path item reference names, and its item's text.
 type pathTarget struct {
@@ -24,18 +26,29 @@ type pathTarget struct {
 	text []byte
 }
 
-// pathTargets finds the targets of the path item references of paths, the
-// paths object's text, by reference as a decoder reads it; false when one
-// is not followed (above).
-func pathTargets(paths []byte) (map[string]pathTarget, bool) {
+// pathTargets finds the targets of the references to paths in paths, the
+// paths object's text: items, those of path item references by reference
+// as a decoder reads it, and into, those of references into a path's item
+// (#/paths/~1pets/get/responses/200) by reference as written; false when
+// one is not followed (above).
+func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 	if !bytes.Contains(paths, []byte(`"$ref"`)) {
-		return nil, true
+		return nil, nil, true
 	}
-	refs := map[string]string{} // reference → the name of its target
-	wanted := map[string]bool{}
+	itemRefs, intoRefs := map[string]string{}, map[string]string{} // reference → the name of its target
+	wanted := map[string]bool{}                                    // name → a path item reference's target
 	err := rawjson.Each(paths, func(key, value []byte) error {
 		if isExtension(key) || !bytes.Contains(value, []byte(`"$ref"`)) {
 			return nil
+		}
+		for _, raw := range refsIn(value) {
+			ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
+			if name, deep, ok := pathRef(ref); raw != nil && isString && ok && deep {
+				intoRefs[string(raw)] = name
+				if _, seen := wanted[name]; !seen {
+					wanted[name] = false
+				}
+			}
 		}
 		members, err := rawjson.Members(value)
 		if err != nil {
@@ -46,27 +59,28 @@ func pathTargets(paths []byte) (map[string]pathTarget, bool) {
 				continue
 			}
 			ref, isString := rawjson.String(value[m.ValueStart:m.ValueEnd])
-			name, ok := pathRef(ref)
-			if len(members) != 1 || !isString || !ok {
+			name, deep, ok := pathRef(ref)
+			if len(members) != 1 || !isString || !ok || deep {
 				return errUnsupported
 			}
-			refs[ref], wanted[name] = name, true
+			itemRefs[ref], wanted[name] = name, true
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
-	if len(refs) == 0 {
-		return nil, true
+	if len(wanted) == 0 {
+		return nil, nil, true
 	}
 	texts := map[string][]byte{}
 	err = rawjson.Each(paths, func(key, value []byte) error {
 		name := string(key)
-		if !wanted[name] {
+		ofItem, ok := wanted[name]
+		if !ok {
 			return nil
 		}
-		if value[0] != '{' || bytes.Contains(value, []byte(`"operationId"`)) {
+		if value[0] != '{' || ofItem && bytes.Contains(value, []byte(`"operationId"`)) {
 			return errUnsupported
 		}
 		members, err := rawjson.Members(value)
@@ -82,30 +96,33 @@ func pathTargets(paths []byte) (map[string]pathTarget, bool) {
 		return nil
 	})
 	if err != nil || len(texts) != len(wanted) {
-		return nil, false
+		return nil, nil, false
 	}
-	targets := make(map[string]pathTarget, len(refs))
-	for ref, name := range refs {
-		targets[ref] = pathTarget{name: name, text: texts[name]}
+	items, into = make(map[string]pathTarget, len(itemRefs)), make(map[string]pathTarget, len(intoRefs))
+	for ref, name := range itemRefs {
+		items[ref] = pathTarget{name: name, text: texts[name]}
 	}
-	return targets, true
+	for ref, name := range intoRefs {
+		into[ref] = pathTarget{name: name, text: texts[name]}
+	}
+	return items, into, true
 }
 
 // pathRef is the path a reference names as kin-openapi's loader reads it
 // (the fragment of the URI, %-escapes decoded by url.Parse, then the
-// JSON-pointer escapes of each of its parts); false when it is not of the
-// form #/paths/<name>.
-func pathRef(ref string) (string, bool) {
+// JSON-pointer escapes of each of its parts), deep when it names a part of
+// its item; false when it is not of the form #/paths/<name>[/...].
+func pathRef(ref string) (name string, deep, ok bool) {
 	if !strings.HasPrefix(ref, "#") {
-		return "", false
+		return "", false, false
 	}
 	u, err := url.Parse(ref)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	parts := strings.Split(u.Fragment, "/")
-	if len(parts) != 3 || parts[0] != "" || unescapeRef(parts[1]) != "paths" || parts[2] == "" {
-		return "", false
+	if len(parts) < 3 || parts[0] != "" || unescapeRef(parts[1]) != "paths" || parts[2] == "" {
+		return "", false, false
 	}
-	return unescapeRef(parts[2]), true
+	return unescapeRef(parts[2]), len(parts) > 3, true
 }

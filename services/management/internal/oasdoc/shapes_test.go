@@ -70,6 +70,26 @@ func pathRefs(n int) []byte {
 	return []byte(b.String())
 }
 
+// intoPaths is a document of n paths, each but the first ten answering
+// with a response of one of those, referenced into its path
+// ("#/paths/~1p3/get/responses/200").
+func intoPaths(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Into","version":"1"},"paths":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i < 10 {
+			fmt.Fprintf(&b, `"/p%d":{"get":{"responses":{"200":{"description":"ok %d"}}}}`, i, i)
+		} else {
+			fmt.Fprintf(&b, `"/p%d":{"get":{"responses":{"200":{"$ref":"#/paths/~1p%d/get/responses/200"}}}}`, i, i%10)
+		}
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"Into","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/into/"}}}}`)
+	return []byte(b.String())
+}
+
 // encodedRefs is referencedSchemas with every reference's name written
 // %-encoded ("#/components/schemas/%53%35"), as a URI fragment may be.
 func encodedRefs(n int) []byte {
@@ -146,6 +166,8 @@ func FuzzReferences(f *testing.F) {
 	f.Add(`#/paths/~1b`, `#/components/schemas/b`, `b`, `{"x":{"get":{"security":[{"k":[]}],"responses":{"200":{"description":"ok"}}}}}`)
 	f.Add(`#/paths/~1b`, `#/components/schemas/~1b`, `/b`, `{"$ref":"#/components/callbacks/C"}`)
 	f.Add(`#/paths/~1b`, `#/components/schemas/Pet/properties/x`, `/b`, `{"$ref":"#/components/callbacks/C2/x"}`)
+	f.Add(`#/paths/~1b`, `#/paths/~1b/get/responses/200/content/application~1json/schema`, `/b`, cb)
+	f.Add(`#/paths/~1b/get`, `#/paths/~1r/get/responses/200/content/application~1json/schema`, `/b`, cb)
 	f.Fuzz(func(t *testing.T, itemRef, schemaRef, name, callback string) {
 		quoted := string(rawjson.Quote(name))
 		body := `{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{` +
@@ -233,17 +255,18 @@ func TestCallbacksInBatches(t *testing.T) {
 	}
 }
 
-// TestIntoComponents: references into components are followed in batches.
+// TestIntoComponents: references into components and into paths are
+// followed in batches.
 func TestIntoComponents(t *testing.T) {
-	doc := intoComponents(300)
-	if !strings.Contains(string(doc), `/items"`) {
-		t.Fatal("no reference into a component")
-	}
-	if _, refused := sameAsKin(t, doc); refused {
-		t.Error("refused")
-	}
-	root, _ := rawjson.Members(doc)
-	if valid, _ := validInBatchesOf(context.Background(), doc, root, minBatch); !valid {
-		t.Error("not found valid in batches")
+	for _, doc := range [][]byte{intoComponents(300), intoPaths(300)} {
+		if _, refused := sameAsKin(t, doc); refused {
+			t.Errorf("refused: %.100s", doc)
+		}
+		root, _ := rawjson.Members(doc)
+		for _, limit := range []int{1, minBatch} {
+			if valid, _ := validInBatchesOf(context.Background(), doc, root, limit); !valid {
+				t.Errorf("batches of %d bytes: not found valid: %.100s", limit, doc)
+			}
+		}
 	}
 }
