@@ -209,7 +209,7 @@ func (ix *componentIndex) lookup(ref []byte) (i int32, found, ok bool) {
 // names a part of that entry (#/components/schemas/Pet/properties/id).
 func componentRef(raw []byte) (kind int, name []byte, deep, ok bool) {
 	const prefix = "#/components/"
-	if bytes.IndexAny(raw, `\%~`) < 0 { // as written
+	if !bytes.ContainsAny(raw, `\%~`) { // as written
 		rest, ok := bytes.CutPrefix(raw, []byte(prefix))
 		kindName, after, found := bytes.Cut(rest, []byte("/"))
 		name, _, deep = bytes.Cut(after, []byte("/"))
