@@ -424,16 +424,15 @@ func TestBatches(t *testing.T) {
 	}
 }
 
-// TestUndeclaredSchemeInBatches: a large document whose security
-// requirements name undeclared schemes, in operations of paths of several
-// batches and in callbacks, is refused with kin-openapi's message, which
-// names the least path (T.Validate walks the paths in sorted order),
-// without a whole check.
+// TestUndeclaredSchemeInBatches: a document whose security requirements
+// name undeclared schemes, in operations of paths of several batches and
+// in callbacks, is refused by the batches with kin-openapi's message, which
+// names the least path (T.Validate walks the paths in sorted order), the
+// answer for a document over 1 MiB (TestWholeCheckWaitsItsTurn).
 func TestUndeclaredSchemeInBatches(t *testing.T) {
-	base := string(callbackPaths(2000, true))
-	base = strings.Replace(base, `"title":"Callbacks"`, `"title":"Callbacks","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)
-	op300 := [2]string{`"/p300":{"get":{`, `"/p300":{"get":{"security":[{"nokey":[]}],`}
-	op1100 := [2]string{`"/p1100":{"get":{`, `"/p1100":{"get":{"security":[{"other":[]},{"nokey":[]}],`}
+	base := string(callbackPaths(300, true))
+	op90 := [2]string{`"/p90":{"get":{`, `"/p90":{"get":{"security":[{"nokey":[]}],`}
+	op250 := [2]string{`"/p250":{"get":{`, `"/p250":{"get":{"security":[{"other":[]},{"nokey":[]}],`}
 	c57 := [2]string{`"C57":{"{$request.body#/url57}":{"post":{`, `"C57":{"{$request.body#/url57}":{"post":{"security":[{"cb":[]}],`}
 	unused := [2]string{`"C99":{`, `"C990":{"x":{"get":{"security":[{"u":[]}],"responses":{"200":{"description":"ok"}}}}},"C99":{`}
 	root := [2]string{`"paths":{`, `"security":[{"r":[]}],"paths":{`}
@@ -441,12 +440,12 @@ func TestUndeclaredSchemeInBatches(t *testing.T) {
 		name  string
 		edits [][2]string
 	}{
-		{"an operation", [][2]string{op300}},
-		{"an operation of a later batch, a lesser path", [][2]string{op300, op1100}},
-		{"a callback", [][2]string{op300, op1100, c57}},
+		{"an operation", [][2]string{op90}},
+		{"an operation of a later batch, a lesser path", [][2]string{op90, op250}},
+		{"a callback", [][2]string{op90, op250, c57}},
 		{"a callback of the components only", [][2]string{unused}},
-		{"paths before the components' callbacks", [][2]string{unused, op300}},
-		{"the root's first", [][2]string{unused, op300, root}},
+		{"paths before the components' callbacks", [][2]string{unused, op90}},
+		{"the root's first", [][2]string{unused, op90, root}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			doc := base
@@ -456,14 +455,15 @@ func TestUndeclaredSchemeInBatches(t *testing.T) {
 				}
 				doc = strings.Replace(doc, e[0], e[1], 1)
 			}
-			wholeChecks <- struct{}{} // another whole check under way: this one must not wait
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			got := Validate(ctx, []byte(doc))
-			cancel()
-			<-wholeChecks
 			want := kinValidate(context.Background(), []byte(doc))
-			if want == nil || errText(got) != errText(want) {
-				t.Errorf("Validate = %v\nkin-openapi alone: %v", got, want)
+			root, _ := rawjson.Members([]byte(doc))
+			var got error
+			for _, limit := range []int{4 << 10, minBatch} { // several batches
+				valid, problem := validInBatchesOf(context.Background(), []byte(doc), root, limit)
+				got = invalid("invalid OpenAPI document: %s", problem)
+				if valid || problem == nil || want == nil || errText(got) != errText(want) {
+					t.Errorf("batches of %d bytes: valid %v, %v\nkin-openapi alone: %v", limit, valid, problem, want)
+				}
 			}
 			t.Log(got)
 		})
