@@ -152,6 +152,52 @@ func BenchmarkImportPeak(b *testing.B) {
 	}
 }
 
+// BenchmarkPatchPeak is BenchmarkImportPeak for PATCH /api/apis/oas/{apiId}:
+// oasimport.Patch of the plain document over the stored record of its
+// import (held, as the handler holds the record it updates), then the
+// intake; held-x is over the body.
+func BenchmarkPatchPeak(b *testing.B) {
+	maker := apirecord.New("org", convert.ToClassicWithin)
+	on := true
+	params := oasimport.Params{AllowList: &on, ValidateRequest: &on, MockResponse: &on}
+	for _, c := range []struct {
+		name string
+		doc  func() []byte
+	}{
+		{"10k-paths", func() []byte { return plain(oasdoc.SmallPaths(oasdoc.MaxPaths)) }},
+		{"6250x8-ops", func() []byte { return plain(oasdoc.ManyOperations(6250)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc := c.doc()
+			imported, err := oasimport.Import(doc, params)
+			if err != nil {
+				b.Fatal(err)
+			}
+			old, err := intake(context.Background(), maker, imported)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			run := func() {
+				out, err := oasimport.Patch(old.Doc, doc, params)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := intake(context.Background(), maker, out); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var held uint64
+			for b.Loop() {
+				held = max(held, heaptest.PeakHeld(run))
+			}
+			b.ReportMetric(float64(held)/float64(len(doc)), "held-x")
+			b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
+		})
+	}
+}
+
 // plain is a generated document without its x-tyk-api-gateway extension
 // (the generators end with it) and with a server URL for the upstream.
 func plain(doc []byte) []byte {

@@ -22,7 +22,7 @@ var methods = []string{"connect", "delete", "get", "head", "options", "patch", "
 // dropped, and so is a middleware section left empty.
 func importMiddleware(root object, refs *resolver, x map[string]any, p Params) error {
 	middleware := child(x, "middleware")
-	existing, _ := middleware["operations"].(map[string]any)
+	existing := existingOperations(middleware["operations"])
 	// the operations written, each encoded as soon as it is made: an
 	// import of tens of thousands of operations holds their bytes, not a
 	// tree of maps per operation
@@ -40,7 +40,7 @@ func importMiddleware(root object, refs *resolver, x map[string]any, p Params) e
 				id = strings.TrimPrefix(path, "/") + strings.ToUpper(method)
 				op["operationId"] = id
 			}
-			tykOp, _ := existing[id].(map[string]any)
+			tykOp := existing(id)
 			if i, seen := ops.index[id]; seen {
 				tykOp, _ = decodeValue(ops.list[i].raw).(map[string]any) // an operationId used twice
 			}
@@ -78,6 +78,30 @@ func importMiddleware(root object, refs *resolver, x map[string]any, p Params) e
 		delete(x, "middleware")
 	}
 	return nil
+}
+
+// existingOperations looks up the extension's operations by operationId:
+// decoded, or raw (decodeExtension), then split once and each decoded
+// when asked for.
+func existingOperations(v any) func(id string) map[string]any {
+	switch ops := v.(type) {
+	case map[string]any:
+		return func(id string) map[string]any {
+			op, _ := ops[id].(map[string]any)
+			return op
+		}
+	case json.RawMessage:
+		split, _ := members(ops)
+		return func(id string) map[string]any {
+			raw, ok := split[id]
+			if !ok {
+				return nil
+			}
+			op, _ := decodeValue(raw).(map[string]any)
+			return op
+		}
+	}
+	return func(string) map[string]any { return nil }
 }
 
 // tykOperations are the extension's operations an import writes, by

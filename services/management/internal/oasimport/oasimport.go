@@ -57,8 +57,8 @@ func Import(doc []byte, p Params) ([]byte, error) {
 // is old, with old's extension unless doc brings its own, and the
 // parameters applied.
 func Patch(old, doc []byte, p Params) ([]byte, error) {
-	var stored map[string]json.RawMessage
-	if err := json.Unmarshal(old, &stored); err != nil {
+	stored, err := members(old) // slices of old, not a copy of it
+	if err != nil {
 		return nil, err
 	}
 	return build(doc, stored[extension], p, false)
@@ -75,12 +75,20 @@ func build(doc []byte, fallback json.RawMessage, p Params, isImport bool) ([]byt
 		}
 	}
 	_, present := root[extension]
-	x, ok := root.get(extension).(map[string]any)
+	var x map[string]any
+	ok := false
+	switch v := root[extension].(type) {
+	case json.RawMessage:
+		x, ok = decodeExtension(v)
+	case map[string]any:
+		x, ok = v, v != nil
+	}
 	if present && !ok {
 		return nil, refuse("%s: must be an object", extension)
 	}
 	if !ok && len(fallback) > 0 {
-		if x, err = decodeObject(fallback); err != nil {
+		if x, ok = decodeExtension(fallback); !ok {
+			err = errNotObject
 			return nil, errors.New("stored extension: " + err.Error())
 		}
 	}
@@ -181,6 +189,36 @@ func child(o map[string]any, name string) map[string]any {
 		o[name] = c
 	}
 	return c
+}
+
+// decodeExtension decodes an x-tyk-api-gateway object but its
+// middleware.operations, left raw for importMiddleware to decode one
+// operation at a time (a stored extension of 50,000 operations decoded
+// whole held ~20 times the request body on PATCH); false when it is not
+// an object.
+func decodeExtension(raw json.RawMessage) (map[string]any, bool) {
+	ms, err := members(raw)
+	if err != nil {
+		return nil, false
+	}
+	x := make(map[string]any, len(ms))
+	for k, v := range ms {
+		if k != "middleware" || !isObject(v) {
+			x[k] = decodeValue(v)
+			continue
+		}
+		mws, _ := members(v)
+		mw := make(map[string]any, len(mws))
+		for k, v := range mws {
+			if k == "operations" && isObject(v) {
+				mw[k] = v
+			} else {
+				mw[k] = decodeValue(v)
+			}
+		}
+		x[k] = mw
+	}
+	return x, true
 }
 
 func decodeObject(b []byte) (map[string]any, error) {
