@@ -1,10 +1,15 @@
 package oasimport
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // The per-operation middleware and the authentication an import generates,
@@ -91,6 +96,22 @@ func existingOperations(v any) func(id string) map[string]any {
 			return op
 		}
 	case json.RawMessage:
+		if at, ok := placesOf(ops); ok {
+			return func(id string) map[string]any {
+				// i: after the last member named id (the last of a key twice, as a decode keeps it)
+				i, _ := slices.BinarySearchFunc(at, id, func(p place, id string) int {
+					if c := strings.Compare(string(ops[p.key:p.keyEnd]), id); c != 0 {
+						return c
+					}
+					return -1
+				})
+				if i == 0 || string(ops[at[i-1].key:at[i-1].keyEnd]) != id {
+					return nil
+				}
+				op, _ := decodeValue(ops[at[i-1].value:at[i-1].valueEnd]).(map[string]any)
+				return op
+			}
+		}
 		split, _ := members(ops)
 		return func(id string) map[string]any {
 			raw, ok := split[id]
@@ -102,6 +123,37 @@ func existingOperations(v any) func(id string) map[string]any {
 		}
 	}
 	return func(string) map[string]any { return nil }
+}
+
+// place is where a member's key (without its quotes) and value lie in an
+// object's text.
+type place struct{ key, keyEnd, value, valueEnd int32 }
+
+// placesOf are the members of a valid JSON object in its text, sorted by
+// key (stably: of a key twice, the last is last); false when a key is
+// written with an escape or is not valid UTF-8 (its text is not the key a
+// decode reads) or the text is too long for the places. 16 bytes a member,
+// where a map by key held ~65 for 10,000 operations.
+func placesOf(obj []byte) ([]place, bool) {
+	if len(obj) > math.MaxInt32 {
+		return nil, false
+	}
+	var at []place
+	err := rawjson.Each(obj, func(key, value []byte) error {
+		k, v := cap(obj)-cap(key), cap(obj)-cap(value)
+		if len(key) == 0 || k < 0 || k+len(key) > len(obj) || &obj[k] != &key[0] || !utf8.Valid(key) {
+			return errNotObject
+		}
+		at = append(at, place{int32(k), int32(k + len(key)), int32(v), int32(v + len(value))})
+		return nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	slices.SortStableFunc(at, func(a, b place) int {
+		return bytes.Compare(obj[a.key:a.keyEnd], obj[b.key:b.keyEnd])
+	})
+	return at, true
 }
 
 // tykOperations are the extension's operations an import writes, by

@@ -3,6 +3,7 @@ package oasimport
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,5 +146,28 @@ func TestImportAuthentication(t *testing.T) {
 	}
 	if _, err := Import([]byte(none), Params{}); err != nil {
 		t.Errorf("no security without the parameter: %v", err)
+	}
+}
+
+// TestExistingOperations: a stored extension's operations looked up in
+// their text are those a decode of the object holds: the last of a key
+// twice, none for a name not there, keys with escapes read decoded.
+func TestExistingOperations(t *testing.T) {
+	for _, raw := range []string{
+		`{"b":{"n":1},"a":{"n":2},"b":{"n":3},"c":{"n":4}}`,
+		`{"b":{"n":1},"a":{"n":2},"\u0062":{"n":3},"c":{"n":4}}`,
+		`{"a":{"n":2},"b":{"n":3},"c":{"n":4},"b\u00e9":{"n":5}}`,
+	} {
+		var whole map[string]map[string]any
+		if err := json.Unmarshal([]byte(raw), &whole); err != nil {
+			t.Fatal(err)
+		}
+		lookup := existingOperations(json.RawMessage(raw))
+		for _, id := range []string{"a", "b", "c", "d", "bé", ""} {
+			got, want := lookup(id), whole[id]
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s: %q is %v, want %v", raw, id, got, want)
+			}
+		}
 	}
 }
