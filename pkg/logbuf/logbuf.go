@@ -1,10 +1,12 @@
-// Package logbuf is the process log's writer: the lines a logger writes are
-// kept in memory and written to the underlying writer (stderr) together, at
-// most Delay after the first of them, when Limit bytes are waiting, and on
-// Flush and Close — so that a busy server writes its per-request lines in one
-// write a few milliseconds apart instead of one write each. The price: a
-// process killed without running Close (SIGKILL, a crash of the runtime)
-// loses the lines of its last Delay.
+// Package logbuf is the process log's writer: a line written after Delay
+// without any goes to the underlying writer (stderr) at once, so a quiet
+// process's lines — the first line naming its addresses, a failure — are
+// never late; the lines that follow it closely are kept in memory and written
+// together, at most Delay after the first of them, when Limit bytes are
+// waiting, and on Flush and Close — so that a busy server writes its
+// per-request lines in one write a few milliseconds apart instead of one
+// write each. The price: a process killed without running Close (SIGKILL, a
+// crash of the runtime) loses the lines of its last Delay.
 package logbuf
 
 import (
@@ -26,8 +28,9 @@ type Writer struct {
 	w       io.Writer
 	mu      sync.Mutex
 	buf     []byte
-	pending bool // a timer will flush buf
-	closed  bool // Close ran: every write goes through at once
+	pending bool      // a timer will flush buf
+	closed  bool      // Close ran: every write goes through at once
+	last    time.Time // the last write to w
 }
 
 // New returns a Writer in front of w.
@@ -39,6 +42,10 @@ func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
+		return b.w.Write(p)
+	}
+	if now := time.Now(); !b.pending && now.Sub(b.last) >= Delay {
+		b.last = now
 		return b.w.Write(p)
 	}
 	b.buf = append(b.buf, p...)
@@ -79,6 +86,7 @@ func (b *Writer) flushLocked() error {
 		return nil
 	}
 	_, err := b.w.Write(b.buf)
+	b.last = time.Now()
 	if cap(b.buf) > 2*Limit {
 		b.buf = nil
 	} else {

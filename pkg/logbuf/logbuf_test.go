@@ -63,6 +63,27 @@ func TestDelay(t *testing.T) {
 	}
 }
 
+// A line after Delay without any is written at once (the first line naming
+// a process's addresses is read by whoever started it); the lines that follow
+// it closely wait.
+func TestQuietLineAtOnce(t *testing.T) {
+	var s sink
+	w := logbuf.New(&s)
+	fmt.Fprint(w, "first\n")
+	fmt.Fprint(w, "second\n")
+	if out, writes := s.state(); out != "first\n" || writes != 1 {
+		t.Fatalf("after two lines: %d writes of %q, want the first line alone", writes, out)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(logbuf.Delay + 10*time.Millisecond)
+	fmt.Fprint(w, "after a pause\n")
+	if out, writes := s.state(); out != "first\nsecond\nafter a pause\n" || writes != 3 {
+		t.Fatalf("a line after a pause: %d writes of %q", writes, out)
+	}
+}
+
 // Close writes what waits, and later lines go straight through.
 func TestClose(t *testing.T) {
 	var s sink
@@ -86,11 +107,12 @@ func TestLimit(t *testing.T) {
 	var s sink
 	w := logbuf.New(&s)
 	line := strings.Repeat("x", 1023) + "\n"
+	w.Write([]byte(line)) // at once: the writer was quiet
 	for range logbuf.Limit / len(line) {
 		w.Write([]byte(line))
 	}
-	if out, writes := s.state(); len(out) != logbuf.Limit || writes != 1 {
-		t.Fatalf("%d writes of %d bytes at the limit, want one of %d", writes, len(out), logbuf.Limit)
+	if out, writes := s.state(); len(out) != len(line)+logbuf.Limit || writes != 2 {
+		t.Fatalf("%d writes of %d bytes at the limit, want the first line and one of %d", writes, len(out), logbuf.Limit)
 	}
 }
 
