@@ -51,14 +51,7 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 		if err := os.WriteFile(path, seeded, 0o600); err != nil {
 			b.Fatal(err)
 		}
-		e, err := boltkv.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st, err := store.Open(bg, e)
-		if err != nil {
-			b.Fatal(err)
-		}
+		st := openStore(b, path)
 		eng := New(st, apirecord.New(st.OrgID(), derive), slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
 		b.StartTimer()
 		start, idleStart := processCPU(), idleCPU()
@@ -89,14 +82,7 @@ func idleCPU() float64 {
 // so that each run starts from a copy of it.
 func seededFile(b *testing.B, docs [][]byte) []byte {
 	path := filepath.Join(b.TempDir(), "seed.db")
-	e, err := boltkv.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := store.Open(bg, e)
-	if err != nil {
-		b.Fatal(err)
-	}
+	st := openStore(b, path)
 	seed(b, st, docs...)
 	st.Close()
 	seeded, err := os.ReadFile(path)
@@ -128,4 +114,17 @@ func BenchmarkReportJSON10k(b *testing.B) {
 	for b.Loop() {
 		r.JSON()
 	}
+}
+
+// openStore opens the management store on the bbolt file at path.
+func openStore(b *testing.B, path string) *store.Store {
+	e, err := boltkv.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(bg, e)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
 }
