@@ -64,7 +64,8 @@ func Server(certFile, keyFile, clientCAFile string, nextProtos ...string) (*tls.
 // the server's certificate is verified against the CAs in caFile (empty:
 // the system's roots), and with certFile and keyFile the client presents
 // that certificate (for a server that requires one); the pair is read again
-// when a file changes, the CA file only now.
+// when a file changes, the CA file only now (ClientCredentials, for gRPC
+// clients, reads it again too).
 func Client(caFile, certFile, keyFile string) (*tls.Config, error) {
 	if (certFile == "") != (keyFile == "") {
 		return nil, errors.New("a client certificate and its key go together")

@@ -23,7 +23,6 @@ import (
 	"google.golang.org/genproto/googleapis/api/httpbody"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -55,16 +54,17 @@ type Client struct {
 type TLS struct{ CAFile, CertFile, KeyFile string }
 
 // Dial returns a client of the management gRPC API at addr, calling with
-// key, over TLS when t names any file (pkg/tlsconfig), else plain text. It
-// does not connect yet.
+// key, over TLS when t names any file (pkg/tlsconfig: each file is read
+// again at the next connection after it changed), else plain text. It does
+// not connect yet.
 func Dial(addr, key string, t TLS) (*Client, error) {
 	creds := insecure.NewCredentials()
 	if t != (TLS{}) {
-		c, err := tlsconfig.Client(t.CAFile, t.CertFile, t.KeyFile)
+		c, err := tlsconfig.ClientCredentials(t.CAFile, t.CertFile, t.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("--management-ca-file, --management-client-cert-file, --management-client-key-file: %w", err)
 		}
-		creds = credentials.NewTLS(c)
+		creds = c
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
