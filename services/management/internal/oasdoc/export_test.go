@@ -12,4 +12,6 @@ var (
 	EncodedRefs       = encodedRefs
 	IntoComponents    = intoComponents
 	IntoPaths         = intoPaths
+	FallbackShapes    = fallbackShapes
+	FallbackShape     = fallbackShape
 )

@@ -85,24 +85,41 @@ func BenchmarkIntakePeak(b *testing.B) {
 		{"10k-into-paths", func() []byte { return oasdoc.IntoPaths(oasdoc.MaxPaths) }},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			doc := c.doc()
-			b.SetBytes(int64(len(doc)))
-			b.ReportAllocs()
-			run := func() {
-				if _, err := intake(context.Background(), maker, doc); err != nil && !strings.Contains(err.Error(), "at most 10000 paths") {
-					b.Fatal(err)
-				}
-			}
-			var held, heap uint64
-			for b.Loop() {
-				held = max(held, heaptest.PeakHeld(run))
-				heap = max(heap, heaptest.Peak(run))
-			}
-			b.ReportMetric(float64(held)/float64(len(doc)), "held-x")
-			b.ReportMetric(float64(heap)/float64(len(doc)), "heap-x")
-			b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
+			intakePeak(b, maker, c.doc(), false)
 		})
 	}
+	// the shapes once checked whole: large(9_995) with one change each (at
+	// most 10,000 paths)
+	for i, c := range oasdoc.FallbackShapes {
+		b.Run(c.Name, func(b *testing.B) {
+			intakePeak(b, maker, oasdoc.FallbackShape(i, oasdoc.Large(oasdoc.MaxPaths-5)), c.Refused)
+		})
+	}
+}
+
+// intakePeak is a sub-benchmark of BenchmarkIntakePeak: the intake of doc,
+// which must be refused or not as refused says (a document of over
+// MaxPaths paths is refused by its count).
+func intakePeak(b *testing.B, maker *apirecord.Maker, doc []byte, refused bool) {
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	run := func() {
+		_, err := intake(context.Background(), maker, doc)
+		if err != nil && strings.Contains(err.Error(), "at most 10000 paths") {
+			return
+		}
+		if (err != nil) != refused {
+			b.Fatalf("refused: %v, want %v", err, refused)
+		}
+	}
+	var held, heap uint64
+	for b.Loop() {
+		held = max(held, heaptest.PeakHeld(run))
+		heap = max(heap, heaptest.Peak(run))
+	}
+	b.ReportMetric(float64(held)/float64(len(doc)), "held-x")
+	b.ReportMetric(float64(heap)/float64(len(doc)), "heap-x")
+	b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
 }
 
 // BenchmarkImportPeak measures an import as POST /api/apis/oas/import

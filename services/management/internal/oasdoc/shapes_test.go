@@ -270,3 +270,50 @@ func TestIntoComponents(t *testing.T) {
 		}
 	}
 }
+
+// fallbackShapes are documents of the shapes the batches once left to a
+// whole check, each large(n) (4 MB for 9,995 paths) with one change: the name,
+// the edit and whether the intake refuses it.
+var fallbackShapes = []struct {
+	Name    string
+	Refused bool
+	From    string // replaced once by To; "" prepends To to the root's members
+	To      string
+}{
+	{"webhooks", true, "", `"webhooks":{"w":{"post":{"responses":{"200":{"description":"ok"}}}}},`},
+	{"json-schema-dialect", true, "", `"jsonSchemaDialect":"https://json-schema.org/draft/2020-12/schema",`},
+	{"external-ref", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`,
+		`"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"other.json#/Id"}}]`},
+	{"decoding", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[`, `"/r7/{id}":{"get":{"operationId":"op7","tags":5,"parameters":[`},
+	{"problem-with-into-paths", true, `"/r0/{id}":{`, `"/q":{"get":{"parameters":[{"name":"x","in":"nowhere"}],"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`},
+	{"path-ref-siblings", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/alias":{"$ref":"#/paths/~1plain","summary":"s"},"/r0/{id}":{`},
+	{"path-ref-to-ref", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1plain"},"/r0/{id}":{`},
+	{"path-ref-operation-id", true, `"/r0/{id}":{`, `"/alias/{id}":{"$ref":"#/paths/~1r1~1{id}"},"/r0/{id}":{`},
+}
+
+// fallbackShape is the document of fallbackShapes[i] made from base.
+func fallbackShape(i int, base []byte) []byte {
+	c := fallbackShapes[i]
+	if c.From == "" {
+		return append([]byte("{"+c.To), base[1:]...)
+	}
+	out := strings.Replace(string(base), c.From, c.To, 1)
+	if out == string(base) {
+		panic(fmt.Sprintf("%s: %q is not in the document", c.Name, c.From))
+	}
+	return []byte(out)
+}
+
+// TestFallbackShapes: each of fallbackShapes, small, is refused or not as
+// it says, with kin-openapi's verdict and message.
+func TestFallbackShapes(t *testing.T) {
+	for i, c := range fallbackShapes {
+		t.Run(c.Name, func(t *testing.T) {
+			doc := fallbackShape(i, large(30))
+			if _, refused := sameAsKin(t, doc); refused != c.Refused {
+				t.Errorf("refused: %v, want %v", refused, c.Refused)
+			}
+			t.Log(Validate(context.Background(), doc))
+		})
+	}
+}
