@@ -21,10 +21,14 @@ import (
 // with the batch that holds them. A security requirement naming an
 // undeclared scheme is found as T.Validate's last walk finds it (walk) and
 // named once every other rule has been checked. validInBatches says that a
-// document is valid or names the problem it found: on what it does not
-// handle (references between paths of different batches, a path item
-// $ref) it gives up, and the whole document is checked as before (check),
-// whose answer and message are then the one.
+// document is valid or names the problem the whole check would name first:
+// the batches go on past a problem, for one the whole check names before
+// it (a path item kin-openapi cannot decode, then a problem in resolving,
+// then webhooks or jsonSchemaDialect, then the least path's problem). On
+// what it does not handle (a path item $ref of another form than
+// pathrefs.go follows, an operationId twice) it gives up, and the whole
+// document is checked as before (check), whose answer and message are
+// then the one.
 
 // batchDivisor and minBatch size a batch: a 32nd of the document's text,
 // at least 16 KiB of it.
@@ -64,9 +68,15 @@ func validInBatchesOf(ctx context.Context, doc []byte, root []rawjson.Member, li
 // means: not known.
 func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limit int) (bool, error) {
 	d, paths, components, err := decodeRoot(doc, root)
-	if err != nil || !d.IsOpenAPI30() || d.Webhooks != nil || d.JSONSchemaDialect != "" {
+	if err != nil || !d.IsOpenAPI30() {
 		return false, nil
 	}
+	// webhooks and jsonSchemaDialect are refused in a 3.0 document, by the
+	// first rule T.Validate checks: the batches check the document without
+	// them, and name that rule's problem when the document decodes and
+	// resolves (resolved, below)
+	versionRules := *d
+	d.Webhooks, d.JSONSchemaDialect = nil, ""
 	// the entries a batch references bring at most twice its own text
 	// (twice the smallest batch's when it is smaller: tests take each path
 	// alone)
@@ -92,7 +102,16 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 		start := s.pos
 		item, err := decodeMember(s, s.pathItem)
 		if err != nil {
-			return err
+			// kin-openapi decodes each path item alone, in sorted order
+			s.pos = start
+			raw, err := s.raw()
+			if err != nil {
+				return err
+			}
+			if item = new(openapi3.PathItem); item.UnmarshalJSON(raw) != nil {
+				b.undecodable(string(key), paths[start:s.pos])
+				return nil
+			}
 		}
 		return b.add(string(key), item, paths[start:s.pos])
 	})
@@ -101,6 +120,20 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	}
 	if err != nil {
 		return false, err
+	}
+	switch {
+	case b.undecoded != "":
+		// decoding comes first: the whole decode's problem is the least
+		// path's that kin-openapi cannot decode
+		return false, decodeProblem(doc, root, b.undecoded, b.undecodedText)
+	case b.resolveProblem != nil:
+		return false, &problemError{b.resolveProblem}
+	case versionRules.Webhooks != nil || versionRules.JSONSchemaDialect != "":
+		return false, b.versionProblem(&versionRules, doc, root)
+	case b.problem != nil:
+		return false, &problemError{b.problem}
+	case b.pathProblem != nil:
+		return false, &problemError{b.pathProblem}
 	}
 	// the paths object's own extensions, as Paths.Validate checks them last
 	rest := openapi3.NewPaths()
@@ -112,6 +145,81 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 		return false, &problemError{b.unknown}
 	}
 	return true, nil
+}
+
+// undecodable notes path, whose item's text is text, as one kin-openapi
+// cannot decode; the batches stop (a problem in decoding is the answer),
+// the paths are read on for one of a lesser name.
+func (b *pathBatches) undecodable(path string, text []byte) {
+	if b.undecoded == "" || path < b.undecoded {
+		b.undecoded, b.undecodedText = path, text
+	}
+	b.stopped = true
+}
+
+// decodeProblem is kin-openapi's problem in decoding doc, whose root
+// members are root, when the least path it cannot decode is path, whose
+// item's text is text: the problem of decoding the root with that path
+// alone (the components decoded in batches, and kin-openapi decodes each
+// path item on its own, in sorted order, stopping at the first that fails).
+// A document that then decodes is left to the whole check.
+func decodeProblem(doc []byte, root []rawjson.Member, path string, text []byte) error {
+	alone := make([]byte, 0, 1024+len(text))
+	alone = append(alone, '{')
+	for _, m := range root {
+		if m.Key == "components" {
+			continue
+		}
+		if len(alone) > 1 {
+			alone = append(alone, ',')
+		}
+		if m.Key != "paths" {
+			alone = append(alone, doc[m.Start:m.ValueEnd]...)
+			continue
+		}
+		alone = append(alone, `"paths":{`...)
+		alone = append(alone, rawjson.Quote(path)...)
+		alone = append(alone, ':')
+		alone = append(alone, text...)
+		alone = append(alone, '}')
+	}
+	alone = append(alone, '}')
+	if err := new(openapi3.T).UnmarshalJSON(alone); err != nil {
+		return &problemError{err}
+	}
+	return errUnsupported
+}
+
+// versionProblem is the problem of a document that has webhooks or a
+// jsonSchemaDialect (d holds them, its root as decoded), found valid or
+// with a problem of validation only in batches: a problem in resolving its
+// webhooks (resolved after the paths), else the first rule T.Validate
+// checks, its own message. What the batches cannot follow in the webhooks
+// leaves the document to the whole check.
+func (b *pathBatches) versionProblem(d *openapi3.T, doc []byte, root []rawjson.Member) error {
+	rules := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Paths: openapi3.NewPaths(), Webhooks: d.Webhooks, JSONSchemaDialect: d.JSONSchemaDialect}
+	if m, ok := lastMember(root, "webhooks"); ok && d.Webhooks != nil {
+		set, ok := b.ix.closure(nil, [][]byte{doc[m.ValueStart:m.ValueEnd]})
+		if !ok {
+			return errUnsupported
+		}
+		c, err := b.ix.components(set)
+		if err != nil {
+			return errUnsupported
+		}
+		resolved := rules
+		resolved.Components = c
+		if err := b.resolve(&resolved); err != nil {
+			if b.ix.deep {
+				return errUnsupported
+			}
+			return &problemError{err}
+		}
+	}
+	if err := rules.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
+		return &problemError{err}
+	}
+	return errUnsupported
 }
 
 // pathBatches checks a document in batches: its components, then its paths.
@@ -147,6 +255,69 @@ type pathBatches struct {
 	// requirements would find (walk), at unknownAt in its order
 	unknown   error
 	unknownAt walkPlace
+
+	// The batches go on past a problem of validation: a problem in
+	// decoding or resolving, found later, is the whole check's answer
+	// before it. resolveProblem is the first problem in resolving the
+	// components, after which the batches stop (stopped) and the paths are
+	// only decoded, or else the problem in resolving of the least path
+	// found with one (resolveProblemAt), after which the batches only
+	// resolve;
+	// problem the first problem of the components and root; pathProblem
+	// the problem of the least path found with one (pathProblemAt), as
+	// Paths.Validate, walking the paths in sorted order, finds it.
+	// undecoded is the least path whose item kin-openapi cannot decode,
+	// undecodedText its item's text.
+	resolveProblem, problem, pathProblem error
+	resolveProblemAt, pathProblemAt      string
+	stopped                              bool
+	undecoded                            string
+	undecodedText                        []byte
+}
+
+// pathResolveProblem notes err, the problem the loader found resolving d,
+// the batch's document: of the batch's first path in sorted order whose
+// references do not resolve (the loader resolves the paths in that order,
+// and stops at the first problem), which each path resolved alone finds.
+// It is kept when the path is less than that of the one kept so far.
+func (b *pathBatches) pathResolveProblem(d openapi3.T, err error) error {
+	for _, path := range b.batch.Keys() {
+		if b.resolveProblem != nil && path >= b.resolveProblemAt {
+			return nil
+		}
+		alone := d
+		alone.Paths = openapi3.NewPaths(openapi3.WithPath(path, b.batch.Value(path)))
+		if b.resolve(&alone) != nil {
+			b.resolveProblem, b.resolveProblemAt = err, path
+			return nil
+		}
+	}
+	return errUnsupported // not found alone: left to the whole check
+}
+
+// validationProblem notes err, a problem Paths.Validate found in a batch:
+// kept when it is of a path less than the one kept so far; a problem of
+// no one path (an operationId twice, the copy of a path item's) is kept
+// when it is the first.
+func (b *pathBatches) validationProblem(err error) {
+	var inPath *openapi3.PathValidationError
+	var params *openapi3.PathParametersError
+	path := ""
+	switch {
+	case errors.As(err, &inPath):
+		path = inPath.Path
+	case errors.As(err, &params):
+		path = params.Path
+	}
+	if path == "" {
+		if b.pathProblem == nil {
+			b.pathProblem, b.pathProblemAt = err, "\xff"
+		}
+		return
+	}
+	if b.pathProblem == nil || path < b.pathProblemAt {
+		b.pathProblem, b.pathProblemAt = err, path
+	}
 }
 
 // walkPlace is a place in the order in which T.Validate walks the security
@@ -214,7 +385,8 @@ func (b *pathBatches) checkComponents() error {
 			if b.ix.deep {
 				return errUnsupported // see componentIndex.deep
 			}
-			return &problemError{err}
+			b.resolveProblem, b.stopped = err, true
+			return nil
 		}
 		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
 			if place, ok := walkFinding(err); ok {
@@ -224,7 +396,9 @@ func (b *pathBatches) checkComponents() error {
 			if b.ix.deep {
 				return errUnsupported // see componentIndex.deep
 			}
-			return &problemError{err}
+			if b.problem == nil {
+				b.problem = err
+			}
 		}
 		return nil
 	}
@@ -235,7 +409,7 @@ func (b *pathBatches) checkComponents() error {
 		own = append(own, int32(i))
 		texts = append(texts, b.ix.text[e.valueStart:e.valueEnd])
 		if size += int(e.valueEnd - e.keyStart); size >= b.limit {
-			if err := check(own, texts); err != nil {
+			if err := check(own, texts); err != nil || b.stopped {
 				return err
 			}
 			own, texts, size = own[:0], texts[:0], 0
@@ -250,6 +424,9 @@ func (b *pathBatches) checkComponents() error {
 // add takes the path item of path, whose text is text, into the batch and
 // checks the batch once it holds enough.
 func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) error {
+	if b.stopped {
+		return nil
+	}
 	if item == nil || !b.note(templateOf(path)) {
 		return errUnsupported
 	}
@@ -292,7 +469,7 @@ func (b *pathBatches) note(key string) bool {
 // flush resolves and checks the batch, as kin-openapi's loader and
 // Paths.Validate would in the whole document, and drops it.
 func (b *pathBatches) flush() error {
-	if b.batch.Len() == 0 {
+	if b.batch.Len() == 0 || b.stopped {
 		return nil
 	}
 	// the targets of the batch's references to paths, not in it, and
@@ -344,21 +521,31 @@ func (b *pathBatches) flush() error {
 	}
 	d := b.root
 	d.Components, d.Paths = c, b.batch
-	err = b.resolve(&d)
-	if err == nil {
-		if err = b.batch.Validate(b.opt); err != nil {
-			err = &openapi3.SectionValidationError{Section: "paths", Cause: err}
-		}
-	}
-	switch {
+	switch err := b.resolve(&d); {
 	case err != nil && (len(b.targets) > 0 || len(b.into) > 0 || b.ix.deep):
-		// a target's problem is the whole check's under the least path
-		// referencing it, which may be in another batch
+		// whether the loader finds a target's part may depend on what it
+		// resolved before (componentIndex.deep)
 		return errUnsupported
 	case err != nil:
-		return &problemError{err}
+		if err := b.pathResolveProblem(d, err); err != nil {
+			return err
+		}
+	case b.resolveProblem != nil:
+		// only a lesser path's problem in resolving matters now
+	default:
+		err := b.batch.Validate(b.opt)
+		switch {
+		case err != nil && b.ix.deep:
+			return errUnsupported // see componentIndex.deep
+		case err != nil:
+			// a target's problem is found under each path of the batch that
+			// references it, as under each in the whole document: the least
+			// path's is the whole check's
+			b.validationProblem(&openapi3.SectionValidationError{Section: "paths", Cause: err})
+		default:
+			b.walk(c)
+		}
 	}
-	b.walk(c)
 	b.batch, b.texts, b.size = openapi3.NewPaths(), b.texts[:0], 0
 	clear(b.needs)
 	return nil

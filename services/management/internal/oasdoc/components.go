@@ -22,7 +22,8 @@ import (
 // follow (not to #/components/<kind>/<name> or into such an entry, a name
 // with / ~ % \ or ", one that does not parse), or entries that bring more
 // than a batch's worth of text, give up: the whole document is checked
-// then. Leaving an entry out is always safe: a batch that needs it fails
+// then. An external reference brings nothing: the batch's resolution
+// refuses it, as the whole document's does. Leaving an entry out is always safe: a batch that needs it fails
 // its resolution.
 
 // componentKinds are the maps of a Components object, in the order they
@@ -147,8 +148,8 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 	follow := func(text []byte) bool {
 		for _, ref := range refsIn(text) {
 			i, found, ok := ix.lookup(ref)
-			if !ok && ix.other != nil && ix.other(ref) {
-				continue
+			if !ok && (ix.other != nil && ix.other(ref) || external(ref)) {
+				continue // an external one: the batch's resolution names it
 			}
 			if !ok {
 				return false
@@ -237,6 +238,15 @@ func componentRef(raw []byte) (kind int, name []byte, deep, ok bool) {
 		return 0, nil, false, false
 	}
 	return kind, []byte(n), len(parts) > 4, true
+}
+
+// external reports whether raw, a reference as written in a JSON string,
+// is one to another document (it does not start with #): kin-openapi's
+// loader, which takes no external reference here, refuses it wherever it
+// resolves one.
+func external(raw []byte) bool {
+	ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
+	return raw != nil && isString && ref != "" && ref[0] != '#'
 }
 
 // unescapeRef decodes a JSON-pointer part's escapes as kin-openapi does.

@@ -518,6 +518,9 @@ func FuzzFastDecoder(f *testing.F) {
 	f.Add(callbackPaths(3, true))
 	f.Add(pathRefs(12))
 	f.Add(encodedRefs(12))
+	for i := range fallbackShapes {
+		f.Add(fallbackShape(i, large(10)))
+	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		doc, err := Parse(body, false)
 		if err != nil {

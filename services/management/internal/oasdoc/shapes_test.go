@@ -313,7 +313,79 @@ func TestFallbackShapes(t *testing.T) {
 			if _, refused := sameAsKin(t, doc); refused != c.Refused {
 				t.Errorf("refused: %v, want %v", refused, c.Refused)
 			}
-			t.Log(Validate(context.Background(), doc))
+			want := kinValidate(context.Background(), doc)
+			root, _ := rawjson.Members(doc)
+			for _, limit := range []int{1, minBatch} {
+				valid, problem := validInBatchesOf(context.Background(), doc, root, limit)
+				t.Logf("batches of %d bytes: valid %v, problem %v", limit, valid, problem)
+				if problem != nil && errText(invalid("invalid OpenAPI document: %s", problem)) != errText(want) {
+					t.Errorf("batches of %d bytes: %v\nkin-openapi alone: %v", limit, problem, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRefusedInBatches: documents with a problem of each kind once left to
+// the whole check, alone and with others, are refused by the batches with
+// the problem kin-openapi names (decoding first, the least path it cannot
+// decode; then resolving; then webhooks and jsonSchemaDialect; then the
+// least path with a problem, as Paths.Validate walks them in sorted order).
+func TestRefusedInBatches(t *testing.T) {
+	undecodable := func(n int) [2]string {
+		return [2]string{fmt.Sprintf(`"/r%d/{id}":{"get":{`, n), fmt.Sprintf(`"/r%d/{id}":{"get":{"tags":%d,`, n, n)}
+	}
+	badParam := func(n int) [2]string {
+		return [2]string{fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"path"`, n, n), fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"nowhere"`, n, n)}
+	}
+	external := func(n int) [2]string {
+		return [2]string{fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`, n, n),
+			fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"x%d.json"}}]`, n, n, n)}
+	}
+	webhooks := [2]string{`"paths":{`, `"webhooks":{"w":{"post":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}},"paths":{`}
+	dialect := [2]string{`"paths":{`, `"jsonSchemaDialect":"d","paths":{`}
+	components := [2]string{`"paths":{`, `"components":{"responses":{"R":{"description":"r"}},"schemas":{"S":{"type":"string"}}},"paths":{`}
+	intoPath := [2]string{`"/r0/{id}":{`, `"/q":{"get":{"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`}
+	badComponent := [2]string{`"S":{"type":"string"}`, `"S":{"type":"nothing"}`}
+	externalComponent := [2]string{`"S":{"type":"string"}`, `"S":{"$ref":"s.json"}`}
+	for _, c := range []struct {
+		name  string
+		edits [][2]string
+	}{
+		{"two undecodable paths", [][2]string{undecodable(25), undecodable(12)}},
+		{"an undecodable path and other problems", [][2]string{badParam(3), external(5), undecodable(25), webhooks, components}},
+		{"two problems of paths", [][2]string{badParam(25), badParam(12)}},
+		{"a problem of paths and an external reference", [][2]string{badParam(2), external(20)}},
+		{"two external references", [][2]string{external(21), external(3)}},
+		{"webhooks and a problem of paths", [][2]string{components, webhooks, badParam(7)}},
+		{"webhooks to no component", [][2]string{webhooks}},
+		{"webhooks and a problem of the components", [][2]string{components, webhooks, badComponent}},
+		{"jsonSchemaDialect and an external reference", [][2]string{dialect, external(9)}},
+		{"jsonSchemaDialect and webhooks", [][2]string{components, dialect, webhooks}},
+		{"an external reference in the components", [][2]string{components, externalComponent, badParam(3)}},
+		{"a reference into a path and problems of paths", [][2]string{intoPath, badParam(25), badParam(3)}},
+		{"a problem of the components and of paths", [][2]string{components, badComponent, badParam(3)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := string(large(30))
+			for _, e := range c.edits {
+				if !strings.Contains(doc, e[0]) {
+					t.Fatalf("%q is not in the document", e[0])
+				}
+				doc = strings.Replace(doc, e[0], e[1], 1)
+			}
+			if _, refused := sameAsKin(t, []byte(doc)); !refused {
+				t.Fatal("not refused")
+			}
+			want := kinValidate(context.Background(), []byte(doc))
+			root, _ := rawjson.Members([]byte(doc))
+			for _, limit := range []int{1, 4 << 10, minBatch} {
+				valid, problem := validInBatchesOf(context.Background(), []byte(doc), root, limit)
+				if valid || problem == nil || errText(invalid("invalid OpenAPI document: %s", problem)) != errText(want) {
+					t.Errorf("batches of %d bytes: valid %v, %v\nkin-openapi alone: %v", limit, valid, problem, want)
+				}
+			}
+			t.Log(want)
 		})
 	}
 }
