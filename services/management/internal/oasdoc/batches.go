@@ -1,9 +1,11 @@
 package oasdoc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"hash/maphash"
+	"slices"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
@@ -24,9 +26,10 @@ import (
 // document is valid or names the problem the whole check would name first:
 // the batches go on past a problem, for one the whole check names before
 // it (a path item kin-openapi cannot decode, then a problem in resolving,
-// then webhooks or jsonSchemaDialect, then the least path's problem). On
-// what it does not handle (a path item $ref of another form than
-// pathrefs.go follows, an operationId twice) it gives up, and the whole
+// then webhooks or jsonSchemaDialect, then the least path's problem, with
+// conflicting paths and operationIds used twice found once the batches
+// are done: crossings). On what it does not handle (a path item $ref of
+// another form than pathrefs.go follows) it gives up, and the whole
 // document is checked as before (check), whose answer and message are
 // then the one.
 
@@ -132,8 +135,25 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 		return false, b.versionProblem(&versionRules, doc, root)
 	case b.problem != nil:
 		return false, &problemError{b.problem}
+	}
+	var dup error
+	if b.crossed != nil {
+		var conflict error
+		var at string
+		if conflict, at, dup, err = b.crossings(paths); err != nil {
+			return false, err
+		}
+		if conflict != nil && (b.pathProblem == nil || at <= b.pathProblemAt) {
+			return false, &problemError{conflict}
+		}
+	}
+	switch {
 	case b.pathProblem != nil:
 		return false, &problemError{b.pathProblem}
+	case b.otherProblem != nil:
+		return false, &problemError{b.otherProblem}
+	case dup != nil:
+		return false, &problemError{dup}
 	}
 	// the paths object's own extensions, as Paths.Validate checks them last
 	rest := openapi3.NewPaths()
@@ -248,7 +268,7 @@ type pathBatches struct {
 	seed maphash.Seed
 	// seen holds a hash of each path as kin-openapi compares paths (its
 	// {parameter} names left out) and of each operationId, "#"-prefixed;
-	// two alike, or a collision, give up.
+	// two alike, or a collision, are crossed (note).
 	seen map[uint64]struct{}
 
 	// unknown is the first problem T.Validate's walk over the security
@@ -262,17 +282,19 @@ type pathBatches struct {
 	// components, after which the batches stop (stopped) and the paths are
 	// only decoded, or else the problem in resolving of the least path
 	// found with one (resolveProblemAt), after which the batches only
-	// resolve;
-	// problem the first problem of the components and root; pathProblem
-	// the problem of the least path found with one (pathProblemAt), as
-	// Paths.Validate, walking the paths in sorted order, finds it.
+	// resolve; problem the first problem of the components and root;
+	// pathProblem the problem of the least path found with one
+	// (pathProblemAt), as Paths.Validate, walking the paths in sorted
+	// order, finds it; otherProblem the first a batch found of no one path.
+	resolveProblem, problem, pathProblem, otherProblem error
+	resolveProblemAt, pathProblemAt                    string
+	stopped                                            bool
 	// undecoded is the least path whose item kin-openapi cannot decode,
-	// undecodedText its item's text.
-	resolveProblem, problem, pathProblem error
-	resolveProblemAt, pathProblemAt      string
-	stopped                              bool
-	undecoded                            string
-	undecodedText                        []byte
+	// undecodedText its item's text
+	undecoded     string
+	undecodedText []byte
+	// crossed holds the hashes of the keys seen twice (note)
+	crossed map[uint64]bool
 }
 
 // pathResolveProblem notes err, the problem the loader found resolving d,
@@ -302,16 +324,22 @@ func (b *pathBatches) pathResolveProblem(d openapi3.T, err error) error {
 func (b *pathBatches) validationProblem(err error) {
 	var inPath *openapi3.PathValidationError
 	var params *openapi3.PathParametersError
-	path := ""
+	var slash *openapi3.PathMustStartWithSlashError
+	var conflict *openapi3.ConflictingPathsError
+	var dup *openapi3.DuplicateOperationIDError
+	var path string
 	switch {
+	case errors.As(err, &conflict), errors.As(err, &dup):
+		return // found in all the paths (crossings)
 	case errors.As(err, &inPath):
 		path = inPath.Path
 	case errors.As(err, &params):
 		path = params.Path
-	}
-	if path == "" {
-		if b.pathProblem == nil {
-			b.pathProblem, b.pathProblemAt = err, "\xff"
+	case errors.As(err, &slash):
+		path = slash.Path
+	default:
+		if b.otherProblem == nil {
+			b.otherProblem = err
 		}
 		return
 	}
@@ -427,9 +455,11 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 	if b.stopped {
 		return nil
 	}
-	if item == nil || !b.note(templateOf(path)) {
+	if item == nil {
 		return errUnsupported
 	}
+	b.note(templateOf(path))
+	ops := item.Operations()
 	if item.Ref != "" {
 		t, ok := b.targets[item.Ref]
 		if !ok {
@@ -439,10 +469,24 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 			b.needs[t.name] = t
 			b.size += len(t.text)
 		}
+		// the copy's operations are the target's: their operationIds used
+		// twice
+		if bytes.Contains(t.text, []byte(`"operationId"`)) {
+			ts := &scanner{data: t.text, canonical: true}
+			target, err := decodeMember(ts, ts.pathItem)
+			if err != nil {
+				return errUnsupported
+			}
+			for _, op := range target.Operations() {
+				if op.OperationID != "" {
+					b.cross(maphash.String(b.seed, "#"+op.OperationID))
+				}
+			}
+		}
 	}
-	for _, op := range item.Operations() {
-		if op.OperationID != "" && !b.note("#"+op.OperationID) {
-			return errUnsupported
+	for _, op := range ops {
+		if op.OperationID != "" {
+			b.note("#" + op.OperationID)
 		}
 	}
 	b.batch.Set(path, item)
@@ -455,15 +499,109 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 	return nil
 }
 
-// note records key, reporting false when it (or a key of the same hash)
-// was seen before.
-func (b *pathBatches) note(key string) bool {
+// note records key: one seen before (or a key of the same hash) is
+// crossed, and what it may be (conflicting paths, an operationId twice)
+// found once the batches are done (crossings).
+func (b *pathBatches) note(key string) {
 	h := maphash.String(b.seed, key)
 	if _, dup := b.seen[h]; dup {
-		return false
+		b.cross(h)
+		return
 	}
 	b.seen[h] = struct{}{}
-	return true
+}
+
+// cross records h, a hash of a key seen twice.
+func (b *pathBatches) cross(h uint64) {
+	if b.crossed == nil {
+		b.crossed = map[uint64]bool{}
+	}
+	b.crossed[h] = true
+}
+
+// crossings reads the paths again for the problems of the keys seen twice
+// (crossed), as Paths.Validate finds them: conflict, two paths alike but
+// for their parameters' names, at the least path that has an alike path
+// less than it (conflictAt), which it finds as it walks the paths in
+// sorted order; and dup, an operationId twice, found after every path
+// has passed, at the first operation in the order of paths then methods
+// whose operationId an earlier one has (the copy of a path item reference
+// has its target's operations). err is errUnsupported when kin-openapi
+// does not find two paths alike that the batches find alike.
+func (b *pathBatches) crossings(paths []byte) (conflict error, conflictAt string, dup error, err error) {
+	type endpoint struct{ path, method string }
+	before := func(e, f endpoint) bool { return e.path < f.path || e.path == f.path && e.method < f.method }
+	alike := map[uint64][]string{} // template → its two least paths
+	ids := map[string][]endpoint{} // crossed operationId → its two first endpoints
+	least := func(list []string, path string) []string {
+		list = append(list, path)
+		slices.Sort(list)
+		return list[:min(len(list), 2)]
+	}
+	s := &scanner{data: paths, canonical: true}
+	err = s.object(func(key []byte) error {
+		if isExtension(key) {
+			_, err := s.skip()
+			return err
+		}
+		path := string(key)
+		item, err := decodeMember(s, s.pathItem)
+		if err != nil {
+			return errUnsupported
+		}
+		if h := maphash.String(b.seed, templateOf(path)); b.crossed[h] {
+			alike[h] = least(alike[h], path)
+		}
+		if t, ok := b.targets[item.Ref]; ok && item.Ref != "" {
+			ts := &scanner{data: t.text, canonical: true}
+			if item, err = decodeMember(ts, ts.pathItem); err != nil {
+				return errUnsupported
+			}
+		}
+		for method, op := range item.Operations() {
+			if op.OperationID == "" || !b.crossed[maphash.String(b.seed, "#"+op.OperationID)] {
+				continue
+			}
+			list := append(ids[op.OperationID], endpoint{path, method})
+			slices.SortFunc(list, func(e, f endpoint) int {
+				if before(e, f) {
+					return -1
+				}
+				return 1
+			})
+			ids[op.OperationID] = list[:min(len(list), 2)]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, "", nil, errUnsupported
+	}
+	for _, list := range alike {
+		if len(list) < 2 || conflict != nil && list[1] >= conflictAt {
+			continue
+		}
+		two := openapi3.NewPaths(openapi3.WithPath(list[0], &openapi3.PathItem{}), openapi3.WithPath(list[1], &openapi3.PathItem{}))
+		var c *openapi3.ConflictingPathsError
+		if err := two.Validate(b.ctx); !errors.As(err, &c) {
+			return nil, "", nil, errUnsupported
+		}
+		conflict, conflictAt = &openapi3.SectionValidationError{Section: "paths", Cause: two.Validate(b.ctx)}, list[1]
+	}
+	var first *endpoint
+	var firstID string
+	for id, list := range ids {
+		if len(list) == 2 && (first == nil || before(list[1], *first)) {
+			first, firstID = &list[1], id
+		}
+	}
+	if first != nil {
+		e1, e2 := first.method+" "+first.path, ids[firstID][0].method+" "+ids[firstID][0].path
+		if e1 > e2 {
+			e1, e2 = e2, e1
+		}
+		dup = &openapi3.SectionValidationError{Section: "paths", Cause: &openapi3.DuplicateOperationIDError{Endpoint1: e1, Endpoint2: e2, OperationID: firstID}}
+	}
+	return conflict, conflictAt, dup, nil
 }
 
 // flush resolves and checks the batch, as kin-openapi's loader and

@@ -185,7 +185,7 @@ func check(ctx context.Context, doc []byte, all bool) []error {
 // model costs tens of times its text (a 7.9 MB document of 300,000 small
 // component schemas held 290 MB). A large document takes that way only when
 // the batches can neither find it valid nor name a problem in it (a
-// reference they do not follow, an operationId twice), so concurrent ones
+// path item reference of a form they do not follow), so concurrent ones
 // would multiply it. Documents found valid in batches never wait here. A
 // large YAML document converted whole (its pieces could not be cut: see
 // yamlchunks.go) waits here too: its YAML tree costs about 30 times it.

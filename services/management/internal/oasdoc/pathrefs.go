@@ -16,9 +16,10 @@ import (
 // The batches follow both by checking the target's item with the batch
 // that references it (as well as in its own batch), when it is plain: the
 // referencing item has no other member, and the target is a path of the
-// document whose item is no reference itself and, for a path item
-// reference, names no operationId (the copy's would be the target's, used
-// twice: the whole check names them). Anything else gives up.
+// document whose item is no reference itself (a path item reference's copy
+// of operations naming an operationId uses each twice: batches.go's
+// crossings names the first, as the whole check does). Anything else gives
+// up.
 
 // pathTarget is the path a path item reference names, and its item's text.
 type pathTarget struct {
@@ -76,11 +77,10 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 	texts := map[string][]byte{}
 	err = rawjson.Each(paths, func(key, value []byte) error {
 		name := string(key)
-		ofItem, ok := wanted[name]
-		if !ok {
+		if _, ok := wanted[name]; !ok {
 			return nil
 		}
-		if value[0] != '{' || ofItem && bytes.Contains(value, []byte(`"operationId"`)) {
+		if value[0] != '{' {
 			return errUnsupported
 		}
 		members, err := rawjson.Members(value)

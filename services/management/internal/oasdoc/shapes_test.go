@@ -288,6 +288,8 @@ var fallbackShapes = []struct {
 	{"problem-with-into-paths", true, `"/r0/{id}":{`, `"/q":{"get":{"parameters":[{"name":"x","in":"nowhere"}],"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`},
 	{"path-ref-siblings", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/alias":{"$ref":"#/paths/~1plain","summary":"s"},"/r0/{id}":{`},
 	{"path-ref-to-ref", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1plain"},"/r0/{id}":{`},
+	{"operation-id-twice", true, `"operationId":"op7"`, `"operationId":"op3"`},
+	{"paths-alike", true, `"/r0/{id}":{`, `"/r7/{x}":{"get":{"parameters":[{"name":"x","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}},"/r0/{id}":{`},
 	{"path-ref-operation-id", true, `"/r0/{id}":{`, `"/alias/{id}":{"$ref":"#/paths/~1r1~1{id}"},"/r0/{id}":{`},
 }
 
@@ -348,10 +350,27 @@ func TestRefusedInBatches(t *testing.T) {
 	intoPath := [2]string{`"/r0/{id}":{`, `"/q":{"get":{"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`}
 	badComponent := [2]string{`"S":{"type":"string"}`, `"S":{"type":"nothing"}`}
 	externalComponent := [2]string{`"S":{"type":"string"}`, `"S":{"$ref":"s.json"}`}
+	sameID := func(n, as int) [2]string {
+		return [2]string{fmt.Sprintf(`"operationId":"op%d"`, n), fmt.Sprintf(`"operationId":"op%d"`, as)}
+	}
+	alike := func(n int, name string) [2]string {
+		return [2]string{`"/r0/{id}":{`, fmt.Sprintf(`"/r%d/{%s}":{"get":{"parameters":[{"name":"%s","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}},"/r0/{id}":{`, n, name, name)}
+	}
+	alias := func(name string, n int) [2]string {
+		return [2]string{`"/r0/{id}":{`, fmt.Sprintf(`"%s":{"$ref":"#/paths/~1r%d~1{id}"},"/r0/{id}":{`, name, n)}
+	}
 	for _, c := range []struct {
 		name  string
 		edits [][2]string
 	}{
+		{"operationIds twice", [][2]string{sameID(20, 3), sameID(4, 25), sameID(12, 2)}},
+		{"an operationId twice and a problem of paths", [][2]string{sameID(20, 3), badParam(25)}},
+		{"paths alike", [][2]string{alike(21, "x"), alike(5, "y"), alike(5, "a")}},
+		{"paths alike and problems of paths", [][2]string{alike(21, "x"), badParam(22), badParam(20)}},
+		{"paths alike and a problem of the path alike", [][2]string{alike(21, "x"), badParam(21)}},
+		{"paths alike and an operationId twice", [][2]string{alike(21, "x"), sameID(1, 2)}},
+		{"a path item reference to an item with an operationId", [][2]string{alias("/alias/{id}", 7)}},
+		{"path item references to items with an operationId", [][2]string{alias("/z/{id}", 2), alias("/b/{id}", 9), sameID(28, 4)}},
 		{"two undecodable paths", [][2]string{undecodable(25), undecodable(12)}},
 		{"an undecodable path and other problems", [][2]string{badParam(3), external(5), undecodable(25), webhooks, components}},
 		{"two problems of paths", [][2]string{badParam(25), badParam(12)}},
