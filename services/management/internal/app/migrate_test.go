@@ -316,7 +316,8 @@ func waitForKillPoint(t *testing.T, p *binproc.Process, first, when string) {
 // CPU time and peak resident memory. Decoding the report to check it is not
 // timed: encoding/json took 160-220 ms of it at load 5, the client's work.
 // BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
-// studio's BenchmarkREST32).
+// studio's BenchmarkREST32); with BENCH_CPUPROFILE=file as well, each run's
+// CPU profile (BENCH_CPUPROFILE_SECONDS, default 3) is written to file.
 func BenchmarkMigrateDirect10k(b *testing.B) {
 	const n = 10000
 	bin := buildBinary(b)
@@ -336,6 +337,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		}
 		p := startBinary(b, bin, db, "--debug-addr", os.Getenv("BENCH_DEBUG_ADDR"))
 		cpu -= p.CPUTime(b)
+		profiled := profileTimed(b)
 		b.StartTimer()
 		res, err := postMigrate(p, `{"mode":"direct","all":true}`)
 		if err != nil {
@@ -354,6 +356,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		if rep.Success.Count != n {
 			b.Fatalf("migrated %d of %d: %+v", rep.Success.Count, n, rep.Failure)
 		}
+		profiled()
 		peakKB = max(peakKB, p.PeakRSS(b))
 		cpu += p.CPUTime(b)
 		p.Stop(b, 15*time.Second)
