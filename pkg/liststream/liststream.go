@@ -11,6 +11,10 @@
 // (empty) response; what reaches the client first is Buffer bytes, so a
 // store failure before them is still an error status, one after them ends
 // the answer early.
+//
+// A handler may instead answer with bytes it kept of an earlier answer to
+// the same question (Marshal, then Answer): the facade writes them as it
+// would have written the marshalled message.
 package liststream
 
 import (
@@ -34,6 +38,7 @@ type sinkKey struct{}
 type Sink struct {
 	marshal func(proto.Message) ([]byte, error)
 	write   func(w *Writer) error
+	answer  []byte // prebuilt (Answer)
 }
 
 // With returns ctx carrying a new Sink whose Writer marshals messages with
@@ -57,15 +62,52 @@ func (s *Sink) Offer(marshal func(proto.Message) ([]byte, error)) { s.marshal = 
 // (a View) and write as it reads.
 func Stream(ctx context.Context, write func(w *Writer) error) bool {
 	s, _ := ctx.Value(sinkKey{}).(*Sink)
-	if s == nil || s.marshal == nil || s.write != nil {
+	if s == nil || s.marshal == nil || s.write != nil || s.answer != nil {
 		return false
 	}
 	s.write = write
 	return true
 }
 
-// Streaming reports whether the handler handed an answer over.
+// Streaming reports whether the handler handed a write function over.
 func (s *Sink) Streaming() bool { return s != nil && s.write != nil }
+
+// Marshal, in a handler, returns the bytes the REST facade would write of
+// m as the request's answer; ok is false when ctx has no sink offered (a
+// gRPC call, a web UI page's call). A handler whose answer is a pure
+// function of something it can name (a store revision) keeps them and
+// answers a later request with them (Answer) instead of a message to be
+// marshalled again.
+func Marshal(ctx context.Context, m proto.Message) (b []byte, ok bool, err error) {
+	s, _ := ctx.Value(sinkKey{}).(*Sink)
+	if s == nil || s.marshal == nil {
+		return nil, false, nil
+	}
+	b, err = s.marshal(m)
+	return b, true, err
+}
+
+// Answer, in a handler, hands b over as the request's whole answer: bytes
+// Marshal made of an answer to the same question, which are never changed
+// afterwards (they may be written to many requests at once). The handler
+// then returns an empty response. It reports false when ctx has no sink
+// offered or the handler handed an answer over already.
+func Answer(ctx context.Context, b []byte) bool {
+	s, _ := ctx.Value(sinkKey{}).(*Sink)
+	if s == nil || s.marshal == nil || s.write != nil || s.answer != nil || b == nil {
+		return false
+	}
+	s.answer = b
+	return true
+}
+
+// Answered returns the bytes the handler handed over with Answer.
+func (s *Sink) Answered() ([]byte, bool) {
+	if s == nil || s.answer == nil {
+		return nil, false
+	}
+	return s.answer, true
+}
 
 // Send runs the handed-over write into out through a Buffer-sized
 // buffer. It returns whether anything reached out (an error after that

@@ -61,3 +61,34 @@ func TestList(t *testing.T) {
 		t.Errorf("a failure before anything was sent: sent %v, %v", sent, err)
 	}
 }
+
+// TestAnswer: Marshal makes the bytes the facade's marshaler would, and
+// Answer hands them over as the whole answer, once; without a sink (a gRPC
+// call) neither is taken, and a sink holding a streamed answer takes no
+// bytes besides.
+func TestAnswer(t *testing.T) {
+	marshal := func(m proto.Message) ([]byte, error) { return protojson.Marshal(m) }
+	m := structpb.NewStringValue("a")
+	if _, ok, _ := Marshal(context.Background(), m); ok || Answer(context.Background(), []byte(`"a"`)) {
+		t.Fatal("taken without a sink")
+	}
+	ctx, sink := With(context.Background(), marshal)
+	b, ok, err := Marshal(ctx, m)
+	if !ok || err != nil || string(b) != `"a"` {
+		t.Fatalf("Marshal: %q %v %v", b, ok, err)
+	}
+	if _, held := sink.Answered(); held {
+		t.Fatal("answered before Answer")
+	}
+	if !Answer(ctx, b) || Answer(ctx, []byte(`"b"`)) || Stream(ctx, func(*Writer) error { return nil }) {
+		t.Fatal("Answer: not taken once, or taken twice, or a stream taken after it")
+	}
+	if got, held := sink.Answered(); !held || string(got) != `"a"` || sink.Streaming() {
+		t.Fatalf("Answered: %q %v", got, held)
+	}
+	ctx, sink = With(context.Background(), marshal)
+	Stream(ctx, func(*Writer) error { return nil })
+	if Answer(ctx, b) {
+		t.Fatal("Answer taken beside a stream")
+	}
+}

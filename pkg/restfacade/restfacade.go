@@ -411,8 +411,11 @@ type CompactJSON struct{ *runtime.JSONPb }
 // (commaSpaces): a message is written once and, only then, those spaces
 // dropped in place. Other values go through json.Compact.
 func (c CompactJSON) Marshal(v any) ([]byte, error) {
-	if _, ok := v.(alreadyWritten); ok {
+	switch v := v.(type) {
+	case alreadyWritten:
 		return nil, nil // streamed (stream.go)
+	case prebuilt:
+		return v, nil // kept by the handler (stream.go)
 	}
 	if m, ok := v.(proto.Message); ok {
 		if b, ok := pbjson.Marshal(m, c.MarshalOptions); ok {

@@ -13,7 +13,9 @@ import (
 // A list handler may hand its answer over instead of returning it
 // (pkg/liststream): the facade gives every routed request a sink, and when
 // the handler used it, writes the answer from the handler's function, from
-// one store snapshot, in place of the handler's empty response.
+// one store snapshot, in place of the handler's empty response — or the
+// bytes the handler kept of an earlier answer (liststream.Answer), through
+// the same path a marshalled answer takes (headers, status, length).
 
 type streamed struct {
 	sink *liststream.Sink // made by observe, offered by offerStream
@@ -42,7 +44,13 @@ func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
 // (and the failure is logged).
 func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error) {
 	o, _ := ctx.Value(observationKey{}).(*observation)
-	if o == nil || !o.stream.sink.Streaming() {
+	if o == nil {
+		return resp, nil
+	}
+	if b, ok := o.stream.sink.Answered(); ok {
+		return prebuilt(b), nil // written as a marshalled answer is
+	}
+	if !o.stream.sink.Streaming() {
 		return resp, nil
 	}
 	s := &o.stream
@@ -60,3 +68,8 @@ func (f *facade) sendStream(ctx context.Context, resp proto.Message) (any, error
 // CompactJSON, which every service's marshaler writes messages with, makes
 // nothing of it.
 type alreadyWritten struct{}
+
+// prebuilt is the response of a request whose handler answered with bytes
+// the marshaler made before (liststream.Answer): CompactJSON writes them as
+// they are.
+type prebuilt []byte

@@ -64,6 +64,8 @@ type Server struct {
 	audit     *audit.Log
 	keys      *keys.Service
 	log       *slog.Logger
+
+	categoriesJSON answerMemo // ListCategories' REST answer, by store revision
 }
 
 // New returns a server over st, whose API records records makes, whose

@@ -5,23 +5,65 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
+	"github.com/gatehouse/gatehouse/pkg/liststream"
 	"github.com/gatehouse/gatehouse/services/management/internal/category"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
 
+// ListCategories answers from the counts of the store's revision. Over
+// REST the answer's bytes are kept for that revision (the answer is the
+// same for every caller allowed to ask), so a repeated GET writes them
+// again instead of building and marshalling the message.
 func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategoriesRequest) (*managementv1.ListCategoriesResponse, error) {
-	cats, err := s.store.CategoryCounts(ctx)
+	cats, rev, known, err := s.store.CategoryCountsAt(ctx)
 	if err != nil {
 		return nil, s.storeError(err, errInternal)
+	}
+	if known {
+		if b, ok := s.categoriesJSON.get(rev); ok && liststream.Answer(ctx, b) {
+			return &managementv1.ListCategoriesResponse{}, nil
+		}
 	}
 	resp := &managementv1.ListCategoriesResponse{Categories: make([]*managementv1.CategoryCount, 0, len(cats))}
 	for _, c := range cats {
 		resp.Categories = append(resp.Categories, &managementv1.CategoryCount{Name: c.Name, Count: int32(c.Count)})
 	}
+	if known {
+		if b, ok, err := liststream.Marshal(ctx, resp); ok && err == nil {
+			s.categoriesJSON.set(rev, b)
+			if liststream.Answer(ctx, b) {
+				return &managementv1.ListCategoriesResponse{}, nil
+			}
+		}
+	}
 	return resp, nil
+}
+
+// answerMemo holds one answer's bytes for one store revision.
+type answerMemo struct {
+	mu  sync.Mutex
+	rev int64
+	b   []byte // nil: none held
+}
+
+// get returns the bytes held for rev.
+func (m *answerMemo) get(rev int64) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.b, m.b != nil && m.rev == rev
+}
+
+// set holds b as rev's, unless a later revision's are held already.
+func (m *answerMemo) set(rev int64, b []byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.b == nil || rev >= m.rev {
+		m.rev, m.b = rev, b
+	}
 }
 
 // categoriesError maps a store error of the categories calls: an

@@ -179,15 +179,22 @@ func (s *Store) SearchAPIs(ctx context.Context, categories []string, match func(
 // engine names its committed revision (kv.Committed): a scan of the whole
 // category index per request only when something was written since.
 func (s *Store) CategoryCounts(ctx context.Context) ([]CategoryCount, error) {
+	cats, _, _, err := s.CategoryCountsAt(ctx)
+	return cats, err
+}
+
+// CategoryCountsAt is CategoryCounts with the revision the counts are of;
+// known is false when the engine names no revision (an answer built from
+// them then cannot be kept by revision).
+func (s *Store) CategoryCountsAt(ctx context.Context) (cats []CategoryCount, rev int64, known bool, err error) {
 	if rev, ok := kv.CommittedOf(s.e); ok {
 		if c, hit := s.categories.get(rev); hit {
-			return c, nil // no transaction: nothing was committed since the scan
+			return c, rev, true, nil // no transaction: nothing was committed since the scan
 		}
 	}
-	var cats []CategoryCount
-	err := s.View(ctx, func(tx *Tx) (err error) {
-		rev, ok := kv.RevisionOf(tx.r)
-		if ok {
+	err = s.View(ctx, func(tx *Tx) (err error) {
+		rev, known = kv.RevisionOf(tx.r)
+		if known {
 			if c, hit := s.categories.get(rev); hit {
 				cats = c
 				return nil
@@ -197,13 +204,13 @@ func (s *Store) CategoryCounts(ctx context.Context) ([]CategoryCount, error) {
 		if err != nil {
 			return err
 		}
-		if ok {
+		if known {
 			s.categories.set(rev, c)
 		}
 		cats = slices.Clone(c)
 		return nil
 	})
-	return cats, err
+	return cats, rev, known, err
 }
 
 // countsMemo holds the category counts of one revision.
