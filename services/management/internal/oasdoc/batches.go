@@ -470,18 +470,13 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 			b.size += len(t.text)
 		}
 		// the copy's operations are the target's: their operationIds used
-		// twice
-		if bytes.Contains(t.text, []byte(`"operationId"`)) {
-			ts := &scanner{data: t.text, canonical: true}
-			target, err := decodeMember(ts, ts.pathItem)
-			if err != nil {
-				return errUnsupported
-			}
-			for _, op := range target.Operations() {
-				if op.OperationID != "" {
-					b.cross(maphash.String(b.seed, "#"+op.OperationID))
-				}
-			}
+		// twice (unless the item has its own of the method)
+		ids, err := b.copiedIDs(t)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			b.cross(maphash.String(b.seed, "#"+id))
 		}
 	}
 	for _, op := range ops {
@@ -490,13 +485,58 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 		}
 	}
 	b.batch.Set(path, item)
-	if item.Ref == "" { // a reference's text is its target's, taken at flush
-		b.texts = append(b.texts, text)
-	}
+	b.texts = append(b.texts, text) // a reference's target's is taken at flush (other)
 	if b.size += len(text); b.size >= b.limit {
 		return b.flush()
 	}
 	return nil
+}
+
+// target decodes the item of t.
+func (b *pathBatches) target(t pathTarget) (*openapi3.PathItem, error) {
+	s := &scanner{data: t.text, canonical: true}
+	item, err := decodeMember(s, s.pathItem)
+	if err != nil {
+		return nil, errUnsupported
+	}
+	return item, nil
+}
+
+// copiedIDs returns the operationIds of the operations of t, the target of
+// a path item reference. Along a chain of references, whether the copy has
+// its last target's operations depends on the order the loader takes the
+// paths in (pathrefs.go): one naming an operationId there is not followed.
+func (b *pathBatches) copiedIDs(t pathTarget) ([]string, error) {
+	namesOne := func(t pathTarget) bool { return bytes.Contains(t.text, []byte(`"operationId"`)) }
+	if !namesOne(t) && !bytes.Contains(t.text, []byte(`"$ref"`)) {
+		return nil, nil
+	}
+	item, err := b.target(t)
+	if err != nil {
+		return nil, err
+	}
+	if item.Ref == "" {
+		var ids []string
+		for _, op := range item.Operations() {
+			if op.OperationID != "" {
+				ids = append(ids, op.OperationID)
+			}
+		}
+		return ids, nil
+	}
+	for steps := 0; item.Ref != ""; steps++ {
+		next, ok := b.targets[item.Ref]
+		if namesOne(t) || !ok || steps > len(b.targets) {
+			return nil, errUnsupported
+		}
+		if t = next; namesOne(t) {
+			return nil, errUnsupported
+		}
+		if item, err = b.target(t); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
 }
 
 // note records key: one seen before (or a key of the same hash) is
@@ -517,6 +557,25 @@ func (b *pathBatches) cross(h uint64) {
 		b.crossed = map[uint64]bool{}
 	}
 	b.crossed[h] = true
+}
+
+// copyOf is the item a path item reference, item, resolves to when its
+// target's item is target: the target's, and what item has beside its
+// $ref in place of the target's (as kin-openapi's loader merges them).
+func copyOf(item, target *openapi3.PathItem) *openapi3.PathItem {
+	c := *target
+	for _, f := range []struct{ to, from **openapi3.Operation }{
+		{&c.Connect, &item.Connect}, {&c.Delete, &item.Delete}, {&c.Get, &item.Get}, {&c.Head, &item.Head}, {&c.Options, &item.Options},
+		{&c.Patch, &item.Patch}, {&c.Post, &item.Post}, {&c.Put, &item.Put}, {&c.Trace, &item.Trace}, {&c.Query, &item.Query},
+	} {
+		if *f.from != nil {
+			*f.to = *f.from
+		}
+	}
+	if len(item.AdditionalOperations) != 0 {
+		c.AdditionalOperations = item.AdditionalOperations
+	}
+	return &c
 }
 
 // crossings reads the paths again for the problems of the keys seen twice
@@ -553,9 +612,12 @@ func (b *pathBatches) crossings(paths []byte) (conflict error, conflictAt string
 			alike[h] = least(alike[h], path)
 		}
 		if t, ok := b.targets[item.Ref]; ok && item.Ref != "" {
-			ts := &scanner{data: t.text, canonical: true}
-			if item, err = decodeMember(ts, ts.pathItem); err != nil {
-				return errUnsupported
+			target, err := b.target(t)
+			if err != nil {
+				return err
+			}
+			if target.Ref == "" { // else no operationId along the chain (copiedIDs)
+				item = copyOf(item, target)
 			}
 		}
 		for method, op := range item.Operations() {
@@ -638,6 +700,11 @@ func (b *pathBatches) flush() error {
 		more := false
 		b.ix.other = func(ref []byte) bool {
 			t, ok := b.into[string(ref)]
+			if !ok { // a path item reference of an item added, or with members beside it
+				r, isString := rawjson.String(append(append([]byte{'"'}, ref...), '"'))
+				t, ok = b.targets[r]
+				ok = ok && isString
+			}
 			if ok && !added[t.name] && b.batch.Value(t.name) == nil {
 				b.needs[t.name], more = t, true
 			}

@@ -14,12 +14,16 @@ import (
 // reference may also name a part of another path's item
 // (#/paths/~1pets/get/responses/200): the loader finds it in that item.
 // The batches follow both by checking the target's item with the batch
-// that references it (as well as in its own batch), when it is plain: the
-// referencing item has no other member, and the target is a path of the
-// document whose item is no reference itself (a path item reference's copy
-// of operations naming an operationId uses each twice: batches.go's
-// crossings names the first, as the whole check does). Anything else gives
-// up.
+// that references it (as well as in its own batch), and its target's when
+// it is a reference itself: the loader copies the item as it stands then
+// (resolved or not, as the paths before it in sorted order are), and
+// merges into the copy what the referencing item has beside its $ref, in
+// the batch as in the whole document. The target must be a path of the
+// document; a path item reference's copy of operations naming an
+// operationId uses each twice (batches.go's crossings names the first, as
+// the whole check does), but along a chain of references, where whether
+// the copy has them depends on the order the loader takes the paths in.
+// Anything else gives up.
 
 // pathTarget is the path a path item reference names, and its item's text.
 type pathTarget struct {
@@ -61,7 +65,7 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 			}
 			ref, isString := rawjson.String(value[m.ValueStart:m.ValueEnd])
 			name, deep, ok := pathRef(ref)
-			if len(members) != 1 || !isString || !ok || deep {
+			if !isString || !ok || deep {
 				return errUnsupported
 			}
 			itemRefs[ref], wanted[name] = name, true
@@ -82,15 +86,6 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 		}
 		if value[0] != '{' {
 			return errUnsupported
-		}
-		members, err := rawjson.Members(value)
-		if err != nil {
-			return errUnsupported
-		}
-		for _, m := range members {
-			if m.Key == "$ref" {
-				return errUnsupported
-			}
 		}
 		texts[name] = value
 		return nil

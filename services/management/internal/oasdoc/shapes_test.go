@@ -408,3 +408,56 @@ func TestRefusedInBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestPathRefForms: path item references with members beside $ref and
+// chains of them are judged in batches as the whole check judges them (the
+// loader copies an item as it stands when it reaches the reference, so a
+// chain's copy depends on the paths' sorted order); a chain whose items
+// name an operationId, or a reference to itself, is left to the whole
+// check.
+func TestPathRefForms(t *testing.T) {
+	base := strings.Replace(string(pathRefs(30)), `"x-tyk-api-gateway"`, `"components":{"responses":{"R":{"description":"r"}}},"x-tyk-api-gateway"`, 1)
+	chain := [2]string{`"/p22":{"$ref":"#/paths/~1p2"}`, `"/p22":{"$ref":"#/paths/~1p13"}`} // to /p3, after /p13 in sorted order
+	for _, c := range []struct {
+		name    string
+		edits   [][2]string
+		decided bool // valid or a problem named in batches
+	}{
+		{"a summary beside", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"summary":"s","$ref":"#/paths/~1p2"}`}}, true},
+		{"an operation beside", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p2","post":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}`}}, true},
+		{"an operation beside, with a problem", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p2","post":{"responses":{}}}`}}, true},
+		{"an operation beside, to no component", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p2","post":{"responses":{"200":{"$ref":"#/components/responses/None"}}}}`}}, false},
+		{"an operationId beside", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p2","get":{"operationId":"g","responses":{"200":{"description":"ok"}}}}`}}, true},
+		{"an operationId beside, twice", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p2","put":{"operationId":"g","responses":{"200":{"description":"ok"}}}},"/p99":{"$ref":"#/paths/~1p12"}`}}, false},
+		{"overriding the target's operationId", [][2]string{{`"/p2":{"get":{`, `"/p2":{"get":{"operationId":"two",`}}, true},
+		{"a chain, the copy before its target", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p13"}`}}, true},
+		{"a chain, the copy after its target", [][2]string{chain}, true},
+		{"a chain to a problem", [][2]string{chain, {`"/p3":{"get":{"responses":{"200":{"description":"ok"}}}}`, `"/p3":{"get":{"responses":{}}}`}}, true},
+		{"a chain to an operationId", [][2]string{chain, {`"/p3":{"get":{`, `"/p3":{"get":{"operationId":"three",`}}, false},
+		{"a cycle", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p14"},"/p14a":{"$ref":"#/paths/~1p12"}`}}, true},
+		{"itself", [][2]string{{`"/p12":{"$ref":"#/paths/~1p2"}`, `"/p12":{"$ref":"#/paths/~1p12"}`}}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := base
+			for _, e := range c.edits {
+				if !strings.Contains(doc, e[0]) {
+					t.Fatalf("%q is not in the document", e[0])
+				}
+				doc = strings.Replace(doc, e[0], e[1], 1)
+			}
+			sameAsKin(t, []byte(doc))
+			want := kinValidate(context.Background(), []byte(doc))
+			root, _ := rawjson.Members([]byte(doc))
+			for _, limit := range []int{1, minBatch} {
+				valid, problem := validInBatchesOf(context.Background(), []byte(doc), root, limit)
+				if c.decided != (valid || problem != nil) {
+					t.Errorf("batches of %d bytes: decided %v, want %v (%v)", limit, valid || problem != nil, c.decided, want)
+				}
+				if problem != nil && errText(invalid("invalid OpenAPI document: %s", problem)) != errText(want) {
+					t.Errorf("batches of %d bytes: %v\nkin-openapi alone: %v", limit, problem, want)
+				}
+			}
+			t.Log(want)
+		})
+	}
+}
