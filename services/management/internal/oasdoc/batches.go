@@ -125,10 +125,11 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 		return false, err
 	}
 	switch {
-	case b.undecoded != "":
-		// decoding comes first: the whole decode's problem is the least
-		// path's that kin-openapi cannot decode
-		return false, decodeProblem(doc, root, b.undecoded, b.undecodedText)
+	case b.undecoded != "" || b.undecodedComponent != nil:
+		// decoding comes first: the whole decode's problem is the first
+		// component entry's or the least path's that kin-openapi cannot
+		// decode, whichever the root has first
+		return false, decodeProblem(doc, root, b.undecodedComponent, b.undecoded, b.undecodedText)
 	case b.resolveProblem != nil:
 		return false, &problemError{b.resolveProblem}
 	case versionRules.Webhooks != nil || versionRules.JSONSchemaDialect != "":
@@ -177,31 +178,58 @@ func (b *pathBatches) undecodable(path string, text []byte) {
 	b.stopped = true
 }
 
+// undecodableComponent notes the first of own, entries of the components
+// that did not decode with those they reference, that does not decode
+// alone: kin-openapi decodes the entries in document order, stopping at
+// the first that fails (the batches of components go in that order too).
+// The batches stop (a problem in decoding is the answer); the paths are
+// read on for one they cannot decode. When every entry of own decodes
+// alone, the one that failed is referenced, and found with its own batch.
+func (b *pathBatches) undecodableComponent(own []int32) {
+	for _, i := range own {
+		if _, err := b.ix.components(map[int32]bool{i: true}); err != nil {
+			e := b.ix.entries[i]
+			alone := []byte(`{"` + componentKinds[e.kind] + `":{`)
+			alone = append(alone, b.ix.text[e.keyStart:e.valueEnd]...)
+			b.undecodedComponent, b.stopped = append(alone, "}}"...), true
+			return
+		}
+	}
+}
+
 // decodeProblem is kin-openapi's problem in decoding doc, whose root
-// members are root, when the least path it cannot decode is path, whose
-// item's text is text: the problem of decoding the root with that path
-// alone (the components decoded in batches, and kin-openapi decodes each
-// path item on its own, in sorted order, stopping at the first that fails).
-// A document that then decodes is left to the whole check.
-func decodeProblem(doc []byte, root []rawjson.Member, path string, text []byte) error {
-	alone := make([]byte, 0, 1024+len(text))
+// members are root, when the first component entry it cannot decode is
+// components' only one (nil: none) and the least path it cannot decode is
+// path (""; none), whose item's text is text: the problem of decoding the
+// root with them alone (kin-openapi decodes each path item on its own, in
+// sorted order, the component entries in document order, and stops at
+// the first that fails). A document that then decodes is left to the
+// whole check.
+func decodeProblem(doc []byte, root []rawjson.Member, components []byte, path string, text []byte) error {
+	alone := make([]byte, 0, 1024+len(components)+len(text))
 	alone = append(alone, '{')
 	for _, m := range root {
-		if m.Key == "components" {
+		if m.Key == "components" && components == nil {
 			continue
 		}
 		if len(alone) > 1 {
 			alone = append(alone, ',')
 		}
-		if m.Key != "paths" {
+		switch m.Key {
+		case "components":
+			alone = append(alone, `"components":`...)
+			alone = append(alone, components...)
+		case "paths":
+			alone = append(alone, `"paths":{`...)
+			if path != "" {
+				alone = append(alone, rawjson.Quote(path)...)
+				alone = append(alone, ':')
+				alone = append(alone, text...)
+			}
+			alone = append(alone, '}')
+		default:
 			alone = append(alone, doc[m.Start:m.ValueEnd]...)
-			continue
 		}
-		alone = append(alone, `"paths":{`...)
-		alone = append(alone, rawjson.Quote(path)...)
-		alone = append(alone, ':')
-		alone = append(alone, text...)
-		alone = append(alone, '}')
 	}
 	alone = append(alone, '}')
 	if err := new(openapi3.T).UnmarshalJSON(alone); err != nil {
@@ -290,9 +318,10 @@ type pathBatches struct {
 	resolveProblemAt, pathProblemAt                    string
 	stopped                                            bool
 	// undecoded is the least path whose item kin-openapi cannot decode,
-	// undecodedText its item's text
-	undecoded     string
-	undecodedText []byte
+	// undecodedText its item's text; undecodedComponent the first entry
+	// of the components it cannot decode, as a components object
+	undecoded                         string
+	undecodedText, undecodedComponent []byte
 	// crossed holds the hashes of the keys seen twice (note)
 	crossed map[uint64]bool
 }
@@ -405,7 +434,8 @@ func (b *pathBatches) checkComponents() error {
 		}
 		c, err := b.ix.components(set)
 		if err != nil {
-			return errUnsupported
+			b.undecodableComponent(own)
+			return nil
 		}
 		d := b.root
 		d.Components, d.Paths = c, openapi3.NewPaths()

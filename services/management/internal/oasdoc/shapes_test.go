@@ -285,6 +285,7 @@ var fallbackShapes = []struct {
 	{"external-ref", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`,
 		`"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"other.json#/Id"}}]`},
 	{"decoding", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[`, `"/r7/{id}":{"get":{"operationId":"op7","tags":5,"parameters":[`},
+	{"components-decoding", true, "", `"components":{"schemas":{"A":{"type":"string"},"S":{"type":"string","required":5}}},`},
 	{"problem-with-into-paths", true, `"/r0/{id}":{`, `"/q":{"get":{"parameters":[{"name":"x","in":"nowhere"}],"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`},
 	{"path-ref-siblings", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/alias":{"$ref":"#/paths/~1plain","summary":"s"},"/r0/{id}":{`},
 	{"path-ref-to-ref", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1plain"},"/r0/{id}":{`},
@@ -348,6 +349,10 @@ func TestRefusedInBatches(t *testing.T) {
 	dialect := [2]string{`"paths":{`, `"jsonSchemaDialect":"d","paths":{`}
 	components := [2]string{`"paths":{`, `"components":{"responses":{"R":{"description":"r"}},"schemas":{"S":{"type":"string"}}},"paths":{`}
 	intoPath := [2]string{`"/r0/{id}":{`, `"/q":{"get":{"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`}
+	componentsAfter := [2]string{`"x-tyk-api-gateway"`, `"components":{"responses":{"R":{"description":"r"}},"schemas":{"S":{"type":"string"},"T":{"type":"string"}}},"x-tyk-api-gateway"`}
+	componentsReferenced := [2]string{`"paths":{`, `"components":{"schemas":{"A":{"items":{"$ref":"#/components/schemas/B"},"type":"array"},"S":{"type":"string"},"B":{"type":"string"}}},"paths":{`}
+	undecodableSchema := [2]string{`"S":{"type":"string"}`, `"S":{"type":"string","required":5}`}
+	badComponent2 := [2]string{`"T":{"type":"string"}`, `"T":{"type":"nothing"}`}
 	badComponent := [2]string{`"S":{"type":"string"}`, `"S":{"type":"nothing"}`}
 	externalComponent := [2]string{`"S":{"type":"string"}`, `"S":{"$ref":"s.json"}`}
 	sameID := func(n, as int) [2]string {
@@ -363,6 +368,11 @@ func TestRefusedInBatches(t *testing.T) {
 		name  string
 		edits [][2]string
 	}{
+		{"an undecodable component", [][2]string{components, undecodableSchema}},
+		{"undecodable components, one referenced before", [][2]string{componentsReferenced, {`"B":{"type":"string"}`, `"B":{"type":"string","nullable":"yes"}`}, undecodableSchema}},
+		{"an undecodable component and path, the components first", [][2]string{components, undecodableSchema, undecodable(3)}},
+		{"an undecodable component and path, the paths first", [][2]string{componentsAfter, undecodableSchema, undecodable(3)}},
+		{"an undecodable component and other problems", [][2]string{componentsAfter, undecodableSchema, badComponent2, external(3), webhooks}},
 		{"operationIds twice", [][2]string{sameID(20, 3), sameID(4, 25), sameID(12, 2)}},
 		{"an operationId twice and a problem of paths", [][2]string{sameID(20, 3), badParam(25)}},
 		{"paths alike", [][2]string{alike(21, "x"), alike(5, "y"), alike(5, "a")}},
