@@ -451,9 +451,6 @@ func (b *pathBatches) checkComponents() error {
 				b.found(err, place)
 				return nil
 			}
-			if b.ix.deep {
-				return errUnsupported // see componentIndex.deep
-			}
 			if b.problem == nil {
 				b.problem = err
 			}
@@ -770,8 +767,6 @@ func (b *pathBatches) flush() error {
 	default:
 		err := b.batch.Validate(b.opt)
 		switch {
-		case err != nil && b.ix.deep:
-			return errUnsupported // see componentIndex.deep
 		case err != nil:
 			// a target's problem is found under each path of the batch that
 			// references it, as under each in the whole document: the least

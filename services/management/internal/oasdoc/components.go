@@ -22,8 +22,8 @@ import (
 // follow (not to #/components/<kind>/<name> or into such an entry, a name
 // with / ~ % \ or ", one that does not parse), or entries that bring more
 // than a batch's worth of text, give up: the whole document is checked
-// then. An external reference brings nothing: the batch's resolution
-// refuses it, as the whole document's does. Leaving an entry out is always safe: a batch that needs it fails
+// then. An external reference, or one that does not parse, brings
+// nothing: the batch's resolution refuses it, as the whole document's does. Leaving an entry out is always safe: a batch that needs it fails
 // its resolution.
 
 // componentKinds are the maps of a Components object, in the order they
@@ -47,8 +47,10 @@ type componentIndex struct {
 	// deep is set once a reference into an entry has been followed: the
 	// entry is given to the batch, and kin-openapi's loader finds the part
 	// in it as in the whole document, but whether it finds it may depend
-	// on what the loader resolved before, so a problem found in a batch of
-	// such a document is left to the whole check
+	// on what the loader resolved before, so a problem in resolving a
+	// batch of such a document is left to the whole check (a problem of
+	// validation, in a batch that resolved, is one of the whole document,
+	// which may yet fail to resolve first)
 	deep bool
 	// other, when set, follows a reference that is not to the components
 	// (a batch's references into paths: pathrefs.go), reporting false when
@@ -148,8 +150,8 @@ func (ix *componentIndex) closure(own []int32, texts [][]byte) (map[int32]bool, 
 	follow := func(text []byte) bool {
 		for _, ref := range refsIn(text) {
 			i, found, ok := ix.lookup(ref)
-			if !ok && (ix.other != nil && ix.other(ref) || external(ref)) {
-				continue // an external one: the batch's resolution names it
+			if !ok && (ix.other != nil && ix.other(ref) || unresolvable(ref)) {
+				continue // the batch's resolution names it
 			}
 			if !ok {
 				return false
@@ -240,13 +242,17 @@ func componentRef(raw []byte) (kind int, name []byte, deep, ok bool) {
 	return kind, []byte(n), len(parts) > 4, true
 }
 
-// external reports whether raw, a reference as written in a JSON string,
-// is one to another document (it does not start with #): kin-openapi's
-// loader, which takes no external reference here, refuses it wherever it
-// resolves one.
-func external(raw []byte) bool {
+// unresolvable reports whether raw, a reference as written in a JSON
+// string, is one kin-openapi's loader refuses wherever it resolves one: to
+// another document (it does not start with #: the loader takes no external
+// reference here), or one that does not parse as a URI.
+func unresolvable(raw []byte) bool {
 	ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
-	return raw != nil && isString && ref != "" && ref[0] != '#'
+	if raw == nil || !isString || ref == "" {
+		return false
+	}
+	_, err := url.Parse(ref)
+	return ref[0] != '#' || err != nil
 }
 
 // unescapeRef decodes a JSON-pointer part's escapes as kin-openapi does.

@@ -533,12 +533,13 @@ func FuzzFastDecoder(f *testing.F) {
 // TestWholeCheckWaitsItsTurn: a large document with a problem the batches
 // find is refused with it at once, the message kin-openapi gives when it is
 // the only one; one whose batches cannot tell (a problem in a document
-// with a reference into a component, see componentIndex.deep) waits while another is checked whole, until its context ends; a
-// large valid one does not wait.
+// with a path item reference to itself, see pathrefs.go) waits while
+// another is checked whole, until its context ends; a large valid one
+// does not wait.
 func TestWholeCheckWaitsItsTurn(t *testing.T) {
 	large := strings.Replace(diffBase, `"title":"t"`, `"title":"t","description":"`+strings.Repeat("d", wholeCheckAlone)+`"`, 1)
 	valid, refused := []byte(large), []byte(strings.Replace(large, pathError[0], pathError[1], 1))
-	unknown := []byte(strings.Replace(string(refused), `"items":{"$ref":"#/components/schemas/Pet"}`, `"items":{"$ref":"#/components/schemas/Pet/properties/tag"}`, 1))
+	unknown := []byte(strings.Replace(string(refused), `"/pets/{id}":{`, `"/a":{"$ref":"#/paths/~1a"},"/pets/{id}":{`, 1))
 	if string(unknown) == string(refused) {
 		t.Fatal("no reference replaced")
 	}

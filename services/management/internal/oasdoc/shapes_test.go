@@ -272,39 +272,42 @@ func TestIntoComponents(t *testing.T) {
 }
 
 // fallbackShapes are documents of the shapes the batches once left to a
-// whole check, each large(n) (4 MB for 9,995 paths) with one change: the name,
-// the edit and whether the intake refuses it.
+// whole check, each large(n) (4 MB for 9,995 paths) with one change: the
+// name, whether the intake refuses it, members put first in the root, and
+// an edit (From replaced once by To).
 var fallbackShapes = []struct {
-	Name    string
-	Refused bool
-	From    string // replaced once by To; "" prepends To to the root's members
-	To      string
+	Name     string
+	Refused  bool
+	Root     string
+	From, To string
 }{
-	{"webhooks", true, "", `"webhooks":{"w":{"post":{"responses":{"200":{"description":"ok"}}}}},`},
-	{"json-schema-dialect", true, "", `"jsonSchemaDialect":"https://json-schema.org/draft/2020-12/schema",`},
-	{"external-ref", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`,
+	{"webhooks", true, `"webhooks":{"w":{"post":{"responses":{"200":{"description":"ok"}}}}},`, "", ""},
+	{"json-schema-dialect", true, `"jsonSchemaDialect":"https://json-schema.org/draft/2020-12/schema",`, "", ""},
+	{"external-ref", true, "", `"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`,
 		`"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"other.json#/Id"}}]`},
-	{"decoding", true, `"/r7/{id}":{"get":{"operationId":"op7","parameters":[`, `"/r7/{id}":{"get":{"operationId":"op7","tags":5,"parameters":[`},
-	{"components-decoding", true, "", `"components":{"schemas":{"A":{"type":"string"},"S":{"type":"string","required":5}}},`},
-	{"problem-with-into-paths", true, `"/r0/{id}":{`, `"/q":{"get":{"parameters":[{"name":"x","in":"nowhere"}],"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`},
-	{"path-ref-siblings", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/alias":{"$ref":"#/paths/~1plain","summary":"s"},"/r0/{id}":{`},
-	{"path-ref-to-ref", false, `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1plain"},"/r0/{id}":{`},
-	{"operation-id-twice", true, `"operationId":"op7"`, `"operationId":"op3"`},
-	{"paths-alike", true, `"/r0/{id}":{`, `"/r7/{x}":{"get":{"parameters":[{"name":"x","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}},"/r0/{id}":{`},
-	{"path-ref-operation-id", true, `"/r0/{id}":{`, `"/alias/{id}":{"$ref":"#/paths/~1r1~1{id}"},"/r0/{id}":{`},
+	{"decoding", true, "", `"/r7/{id}":{"get":{"operationId":"op7","parameters":[`, `"/r7/{id}":{"get":{"operationId":"op7","tags":5,"parameters":[`},
+	{"components-decoding", true, `"components":{"schemas":{"A":{"type":"string"},"S":{"type":"string","required":5}}},`, "", ""},
+	{"problem-with-into-paths", true, "", `"/r0/{id}":{`, `"/q":{"get":{"parameters":[{"name":"x","in":"nowhere"}],"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`},
+	{"problem-with-into-components", true, `"components":{"schemas":{"P":{"type":"object","properties":{"id":{"type":"integer"}}}}},`,
+		`"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`,
+		`"/r7/{id}":{"get":{"operationId":"op7","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"#/components/schemas/P/properties/id"}},{"name":"q","in":"nowhere"}]`},
+	{"path-ref-siblings", false, "", `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/alias":{"$ref":"#/paths/~1plain","summary":"s"},"/r0/{id}":{`},
+	{"path-ref-to-ref", false, "", `"/r0/{id}":{`, `"/plain":{"get":{"responses":{"200":{"description":"ok"}}}},"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1plain"},"/r0/{id}":{`},
+	{"operation-id-twice", true, "", `"operationId":"op7"`, `"operationId":"op3"`},
+	{"paths-alike", true, "", `"/r0/{id}":{`, `"/r7/{x}":{"get":{"parameters":[{"name":"x","in":"path","required":true,"schema":{"type":"string"}}],"responses":{"200":{"description":"ok"}}}},"/r0/{id}":{`},
+	{"path-ref-operation-id", true, "", `"/r0/{id}":{`, `"/alias/{id}":{"$ref":"#/paths/~1r1~1{id}"},"/r0/{id}":{`},
 }
 
 // fallbackShape is the document of fallbackShapes[i] made from base.
 func fallbackShape(i int, base []byte) []byte {
 	c := fallbackShapes[i]
-	if c.From == "" {
-		return append([]byte("{"+c.To), base[1:]...)
+	out := string(base)
+	if c.From != "" {
+		if out = strings.Replace(out, c.From, c.To, 1); out == string(base) {
+			panic(fmt.Sprintf("%s: %q is not in the document", c.Name, c.From))
+		}
 	}
-	out := strings.Replace(string(base), c.From, c.To, 1)
-	if out == string(base) {
-		panic(fmt.Sprintf("%s: %q is not in the document", c.Name, c.From))
-	}
-	return []byte(out)
+	return []byte("{" + c.Root + out[1:])
 }
 
 // TestFallbackShapes: each of fallbackShapes, small, is refused or not as
@@ -351,6 +354,11 @@ func TestRefusedInBatches(t *testing.T) {
 	intoPath := [2]string{`"/r0/{id}":{`, `"/q":{"get":{"responses":{"200":{"$ref":"#/paths/~1r3~1{id}/get/responses/200"}}}},"/r0/{id}":{`}
 	componentsAfter := [2]string{`"x-tyk-api-gateway"`, `"components":{"responses":{"R":{"description":"r"}},"schemas":{"S":{"type":"string"},"T":{"type":"string"}}},"x-tyk-api-gateway"`}
 	componentsReferenced := [2]string{`"paths":{`, `"components":{"schemas":{"A":{"items":{"$ref":"#/components/schemas/B"},"type":"array"},"S":{"type":"string"},"B":{"type":"string"}}},"paths":{`}
+	componentsP := [2]string{`"paths":{`, `"components":{"schemas":{"P":{"type":"object","properties":{"id":{"type":"integer"},"s":{"$ref":"#/components/schemas/Q"}}},"Q":{"type":"string"}}},"paths":{`}
+	intoComponent := func(n int) [2]string {
+		return [2]string{fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"path","required":true,"schema":{"type":"integer","maximum":9007199254740993}}]`, n, n),
+			fmt.Sprintf(`"/r%d/{id}":{"get":{"operationId":"op%d","parameters":[{"name":"id","in":"path","required":true,"schema":{"$ref":"#/components/schemas/P/properties/id"}}]`, n, n)}
+	}
 	undecodableSchema := [2]string{`"S":{"type":"string"}`, `"S":{"type":"string","required":5}`}
 	badComponent2 := [2]string{`"T":{"type":"string"}`, `"T":{"type":"nothing"}`}
 	badComponent := [2]string{`"S":{"type":"string"}`, `"S":{"type":"nothing"}`}
@@ -373,6 +381,8 @@ func TestRefusedInBatches(t *testing.T) {
 		{"an undecodable component and path, the components first", [][2]string{components, undecodableSchema, undecodable(3)}},
 		{"an undecodable component and path, the paths first", [][2]string{componentsAfter, undecodableSchema, undecodable(3)}},
 		{"an undecodable component and other problems", [][2]string{componentsAfter, undecodableSchema, badComponent2, external(3), webhooks}},
+		{"references into a component and problems of paths", [][2]string{componentsP, intoComponent(4), intoComponent(22), badParam(21), badParam(5)}},
+		{"a reference into a component and a problem of the components", [][2]string{componentsP, intoComponent(4), {`"Q":{"type":"string"}`, `"Q":{"type":"nothing"}`}}},
 		{"operationIds twice", [][2]string{sameID(20, 3), sameID(4, 25), sameID(12, 2)}},
 		{"an operationId twice and a problem of paths", [][2]string{sameID(20, 3), badParam(25)}},
 		{"paths alike", [][2]string{alike(21, "x"), alike(5, "y"), alike(5, "a")}},
@@ -386,6 +396,8 @@ func TestRefusedInBatches(t *testing.T) {
 		{"two problems of paths", [][2]string{badParam(25), badParam(12)}},
 		{"a problem of paths and an external reference", [][2]string{badParam(2), external(20)}},
 		{"two external references", [][2]string{external(21), external(3)}},
+		{"a reference that does not parse", [][2]string{componentsP, intoComponent(4), {`"#/components/schemas/P/properties/id"`, `"#/components/schemas/P%zz"`}}},
+		{"references that do not parse and an external one", [][2]string{components, external(12), {`"$ref":"x12.json"`, `"$ref":"#/components/schemas/%zS"`}, external(3)}},
 		{"webhooks and a problem of paths", [][2]string{components, webhooks, badParam(7)}},
 		{"webhooks to no component", [][2]string{webhooks}},
 		{"webhooks and a problem of the components", [][2]string{components, webhooks, badComponent}},
