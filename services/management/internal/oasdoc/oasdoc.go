@@ -386,24 +386,22 @@ const (
 // stored key order, or YAML; public leaves out exactly the root
 // x-tyk-api-gateway.
 func Export(doc []byte, f Format, public bool) ([]byte, error) {
+	if !json.Valid(doc) {
+		return nil, errors.New("oasdoc: the document is not valid JSON")
+	}
+	if f == YAML {
+		leaveOut := ""
+		if public {
+			leaveOut = Extension
+		}
+		return toYAML(doc, leaveOut)
+	}
+	parts := [][]byte{doc}
 	if public {
 		var err error
-		if doc, _, err = rawjson.Delete(doc, Extension); err != nil {
+		if parts, err = publicParts(doc); err != nil {
 			return nil, err
 		}
 	}
-	if f == YAML {
-		return JSONToYAML(doc)
-	}
-	var compact, out bytes.Buffer
-	compact.Grow(len(doc))
-	if err := json.Compact(&compact, doc); err != nil {
-		return nil, err
-	}
-	out.Grow(compact.Len() * 2)
-	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
-		return nil, err
-	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return indentJSON(parts), nil
 }

@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // JSONToYAML writes a JSON document as block-style YAML (two-space indent),
@@ -17,14 +19,27 @@ func JSONToYAML(doc []byte) ([]byte, error) {
 	if !json.Valid(doc) {
 		return nil, errors.New("oasdoc: the document is not valid JSON")
 	}
-	e := &yamlEmitter{in: doc, out: make([]byte, 0, len(doc)+len(doc)/2), plain: map[string]bool{}}
+	return toYAML(doc, "")
+}
+
+// toYAML is JSONToYAML of valid JSON, without the root object's members
+// named leaveOut (none when empty; a root that is not an object is then
+// refused, as rawjson.Delete refuses it): the public export leaves out the
+// extension as it writes instead of writing a copy of the document without
+// it.
+func toYAML(doc []byte, leaveOut string) ([]byte, error) {
+	e := &yamlEmitter{in: doc, out: make([]byte, 0, len(doc)+len(doc)/2), plain: map[string]bool{}, leaveOut: leaveOut}
 	e.skipSpace()
+	if leaveOut != "" && e.peek() != '{' {
+		return nil, rawjson.ErrNotObject
+	}
 	switch e.peek() {
 	case '{':
-		if e.emptyContainer() {
-			e.out = append(e.out, "{}"...)
-		} else {
+		if !e.emptyContainer() {
 			e.mapping(0, false)
+		}
+		if len(e.out) == 0 { // empty, or only members left out
+			e.out = append(e.out, "{}"...)
 		}
 	case '[':
 		if e.emptyContainer() {
@@ -48,6 +63,8 @@ type yamlEmitter struct {
 	// as the same string (asked of the YAML parser for the rare strings
 	// that could be numbers, timestamps and the like).
 	plain map[string]bool
+	// leaveOut names the root's members not written (none when empty).
+	leaveOut string
 }
 
 func (e *yamlEmitter) peek() byte {
@@ -103,6 +120,9 @@ func (e *yamlEmitter) items(end byte, col int, inline bool, each func()) {
 			e.pos++
 			e.skipSpace()
 		}
+		if col == 0 && end == '}' && e.leaveOut != "" && e.leftOut() {
+			continue
+		}
 		if !first || !inline {
 			if len(e.out) > 0 {
 				e.out = append(e.out, '\n')
@@ -111,6 +131,25 @@ func (e *yamlEmitter) items(end byte, col int, inline bool, each func()) {
 		}
 		each()
 	}
+}
+
+// leftOut reports whether the member at pos is named leaveOut, and if so
+// consumes it.
+func (e *yamlEmitter) leftOut() bool {
+	save := e.pos
+	if e.str() != e.leaveOut {
+		e.pos = save
+		return false
+	}
+	e.skipSpace()
+	e.pos++ // ':'
+	e.skipSpace()
+	end, err := rawjson.SkipValue(e.in, e.pos)
+	if err != nil { // valid JSON: cannot fail
+		end = len(e.in)
+	}
+	e.pos = end
+	return true
 }
 
 // mapping writes the non-empty object at pos, its keys at column col. When
@@ -219,6 +258,11 @@ func (e *yamlEmitter) str() string {
 	return s
 }
 
+// maxPlainCache bounds the strings whose style the emitter keeps: a
+// document's many distinct number-like strings (component names "1" to
+// "20000") cost a parse each, not a map the size of the document.
+const maxPlainCache = 1024
+
 // Scalar styles, as yaml.v3 picks them for the same strings.
 const (
 	plainStyle = iota
@@ -263,6 +307,9 @@ func (e *yamlEmitter) style(s string, literal bool) int {
 		plain = yaml.Unmarshal([]byte("- "+s), &n) == nil && len(n.Content) == 1 &&
 			len(n.Content[0].Content) == 1 && n.Content[0].Content[0].ShortTag() == "!!str" &&
 			n.Content[0].Content[0].Value == s
+		if len(e.plain) >= maxPlainCache {
+			clear(e.plain)
+		}
 		e.plain[s] = plain
 	}
 	if plain {
