@@ -41,7 +41,7 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 		return nil, nil, true
 	}
 	itemRefs, intoRefs := map[string]string{}, map[string]string{} // reference → the name of its target
-	wanted := map[string]bool{}                                    // name → a path item reference's target
+	wanted := map[string]bool{}                                    // the names of the targets
 	err := rawjson.Each(paths, func(key, value []byte) error {
 		if isExtension(key) || !bytes.Contains(value, []byte(`"$ref"`)) {
 			return nil
@@ -49,10 +49,7 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 		for _, raw := range refsIn(value) {
 			ref, isString := rawjson.String(append(append([]byte{'"'}, raw...), '"'))
 			if name, deep, ok := pathRef(ref); raw != nil && isString && ok && deep {
-				intoRefs[string(raw)] = name
-				if _, seen := wanted[name]; !seen {
-					wanted[name] = false
-				}
+				intoRefs[string(raw)], wanted[name] = name, true
 			}
 		}
 		members, err := rawjson.Members(value)
@@ -81,7 +78,7 @@ func pathTargets(paths []byte) (items, into map[string]pathTarget, ok bool) {
 	texts := map[string][]byte{}
 	err = rawjson.Each(paths, func(key, value []byte) error {
 		name := string(key)
-		if _, ok := wanted[name]; !ok {
+		if !wanted[name] {
 			return nil
 		}
 		if value[0] != '{' {
