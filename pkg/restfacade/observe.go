@@ -39,6 +39,7 @@ type observation struct {
 	body                           bodyState // what became of the body, once bodyWatched (watchBody)
 	bodyWatched                    bool
 	stream                         streamed // the list answer a handler may hand over (stream.go)
+	caller                         any      // whom Options.Authenticate admitted to operation (SetCaller)
 }
 
 type observationKey struct{}
@@ -86,6 +87,30 @@ func Path(ctx context.Context) (string, bool) {
 		return "", false
 	}
 	return o.path, true
+}
+
+// SetCaller, in Options.Authenticate, keeps the caller the REST door found
+// and admitted to the request's operation, so that the in-process call
+// serving the request takes it from there (Caller) instead of finding it
+// again from the same credentials. Outside a routed REST request it keeps
+// nothing.
+func SetCaller(ctx context.Context, caller any) {
+	if o, ok := ctx.Value(observationKey{}).(*observation); ok && o.operation != "" {
+		o.caller = caller
+	}
+}
+
+// Caller returns the caller SetCaller kept when ctx is a routed REST
+// request's and operation (such as CreateAPI) is the RPC its route maps
+// to: only the call that serves the request, never a handler's other
+// calls, takes the door's caller. The call is still authorized by its
+// RPC's rule; the caller is only not looked up twice.
+func Caller(ctx context.Context, operation string) (any, bool) {
+	o, ok := ctx.Value(observationKey{}).(*observation)
+	if !ok || o.caller == nil || o.operation == "" || o.operation != operation {
+		return nil, false
+	}
+	return o.caller, true
 }
 
 // recordRoute is the first grpc-gateway middleware: it records the route

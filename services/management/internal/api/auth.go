@@ -103,21 +103,41 @@ func Caller(ctx context.Context) (store.User, bool) {
 // Authenticate is the grpcserver auth hook, run before any handler on REST
 // and gRPC: it finds the caller from `authorization` metadata — the bare key
 // or `Bearer <key>` — (401 otherwise), then authorizes the call.
+//
+// The call serving a REST request takes the caller AuthenticateREST found
+// from the same Authorization header (restfacade.Caller): authenticated
+// once, authorized by the same rule at both steps.
 func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (context.Context, error) {
-	u, err := s.caller(ctx, incomingAll(ctx, "authorization"))
-	if err != nil {
-		return nil, err
+	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	u, ok := restCaller(ctx, method)
+	if ok {
+		auditctx.SetCaller(ctx, u.ID, u.Email) // the call's own audit entry
+	} else {
+		var err error
+		if u, err = s.caller(ctx, incomingAll(ctx, "authorization")); err != nil {
+			return nil, err
+		}
 	}
 	ctx = context.WithValue(ctx, callerKey{}, u)
-	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	return ctx, authorize(ctx, method, req)
+}
+
+// restCaller is the caller the REST door admitted to method, if ctx is
+// the call serving that REST request.
+func restCaller(ctx context.Context, method string) (store.User, bool) {
+	c, ok := restfacade.Caller(ctx, method)
+	if !ok {
+		return store.User{}, false
+	}
+	u, ok := c.(store.User)
+	return u, ok
 }
 
 // AuthenticateREST refuses a REST request before the facade reads its body
 // (restfacade.Options.Authenticate): without a valid key 401, and without
 // the permission of the RPC its route maps to (the one table, rules) 403,
-// whatever the body holds. The hook above checks the call again, by the
-// same rule, once the facade has made it.
+// whatever the body holds. The hook above authorizes the call again, by
+// the same rule, once the facade has made it, with the caller found here.
 func (s *Server) AuthenticateREST(r *http.Request) error {
 	u, err := s.caller(r.Context(), r.Header.Values("Authorization"))
 	if err != nil {
@@ -129,6 +149,7 @@ func (s *Server) AuthenticateREST(r *http.Request) error {
 	}
 	rule, known := rules[method]
 	if known && allowed(u.Permissions, rule.area, rule.write) {
+		restfacade.SetCaller(r.Context(), u)
 		return nil
 	}
 	return forbidden(concealKey(r.URL.EscapedPath(), rule.path))
