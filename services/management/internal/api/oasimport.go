@@ -252,18 +252,11 @@ func (s *Server) DryRunOASAPI(ctx context.Context, req *managementv1.DryRunOASAP
 	if err != nil {
 		return nil, oasError(err)
 	}
-	var dry struct {
-		OAS    json.RawMessage `json:"oas"`
-		TykOAS json.RawMessage `json:"tyk_oas"`
-	}
-	if err := json.Unmarshal(body, &dry); err != nil {
+	openapi, err := oasimport.DryRunDocument(body)
+	if err != nil {
 		return nil, badRequest("the request body must be {\"oas\": document} or {\"tyk_oas\": document}")
 	}
-	openapi := dry.OAS
-	if len(openapi) == 0 || string(openapi) == "null" {
-		openapi = dry.TykOAS
-	}
-	if len(openapi) == 0 || string(openapi) == "null" {
+	if openapi == nil {
 		return nil, badRequest("oas: missing; want the OpenAPI document in oas (or a Tyk OAS document in tyk_oas)")
 	}
 	a, err := s.imported(ctx, p, openapi)
