@@ -1,7 +1,6 @@
 package oasdoc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"hash/maphash"
@@ -322,8 +321,10 @@ type pathBatches struct {
 	// of the components it cannot decode, as a components object
 	undecoded                         string
 	undecodedText, undecodedComponent []byte
-	// crossed holds the hashes of the keys seen twice (note)
-	crossed map[uint64]bool
+	// crossed holds the hashes of the keys seen twice (note); skeletons
+	// the targets of path item references as skeleton decodes them
+	crossed   map[uint64]bool
+	skeletons map[string]*openapi3.PathItem
 }
 
 // pathResolveProblem notes err, the problem the loader found resolving d,
@@ -519,49 +520,71 @@ func (b *pathBatches) add(path string, item *openapi3.PathItem, text []byte) err
 	return nil
 }
 
-// target decodes the item of t.
-func (b *pathBatches) target(t pathTarget) (*openapi3.PathItem, error) {
+// skeleton is the item of t with only what a copy of it takes into the
+// checks made on all the paths (crossings): its $ref and its operations'
+// operationIds, decoded once per target (a large item may be referenced
+// from every path).
+func (b *pathBatches) skeleton(t pathTarget) (*openapi3.PathItem, error) {
+	if item, ok := b.skeletons[t.name]; ok {
+		return item, nil
+	}
 	s := &scanner{data: t.text, canonical: true}
 	item, err := decodeMember(s, s.pathItem)
 	if err != nil {
 		return nil, errUnsupported
 	}
-	return item, nil
+	bare := func(op *openapi3.Operation) *openapi3.Operation {
+		if op == nil {
+			return nil
+		}
+		return &openapi3.Operation{OperationID: op.OperationID}
+	}
+	k := &openapi3.PathItem{Ref: item.Ref, Connect: bare(item.Connect), Delete: bare(item.Delete), Get: bare(item.Get), Head: bare(item.Head),
+		Options: bare(item.Options), Patch: bare(item.Patch), Post: bare(item.Post), Put: bare(item.Put), Trace: bare(item.Trace), Query: bare(item.Query)}
+	for method, op := range item.AdditionalOperations {
+		if k.AdditionalOperations == nil {
+			k.AdditionalOperations = map[string]*openapi3.Operation{}
+		}
+		k.AdditionalOperations[method] = bare(op)
+	}
+	if b.skeletons == nil {
+		b.skeletons = map[string]*openapi3.PathItem{}
+	}
+	b.skeletons[t.name] = k
+	return k, nil
+}
+
+// operationIDs are the operationIds of item's operations.
+func operationIDs(item *openapi3.PathItem) []string {
+	var ids []string
+	for _, op := range item.Operations() {
+		if op != nil && op.OperationID != "" {
+			ids = append(ids, op.OperationID)
+		}
+	}
+	return ids
 }
 
 // copiedIDs returns the operationIds of the operations of t, the target of
 // a path item reference. Along a chain of references, whether the copy has
 // its last target's operations depends on the order the loader takes the
-// paths in (pathrefs.go): one naming an operationId there is not followed.
+// paths in (pathrefs.go): a chain whose items have one is not followed.
 func (b *pathBatches) copiedIDs(t pathTarget) ([]string, error) {
-	namesOne := func(t pathTarget) bool { return bytes.Contains(t.text, []byte(`"operationId"`)) }
-	if !namesOne(t) && !bytes.Contains(t.text, []byte(`"$ref"`)) {
-		return nil, nil
-	}
-	item, err := b.target(t)
-	if err != nil {
-		return nil, err
-	}
-	if item.Ref == "" {
-		var ids []string
-		for _, op := range item.Operations() {
-			if op.OperationID != "" {
-				ids = append(ids, op.OperationID)
-			}
-		}
-		return ids, nil
+	item, err := b.skeleton(t)
+	if err != nil || item.Ref == "" {
+		return operationIDs(item), err
 	}
 	for steps := 0; item.Ref != ""; steps++ {
 		next, ok := b.targets[item.Ref]
-		if namesOne(t) || !ok || steps > len(b.targets) {
+		if len(operationIDs(item)) > 0 || !ok || steps > len(b.targets) {
 			return nil, errUnsupported
 		}
-		if t = next; namesOne(t) {
-			return nil, errUnsupported
-		}
-		if item, err = b.target(t); err != nil {
+		if item, err = b.skeleton(next); err != nil {
 			return nil, err
 		}
+	}
+	if len(operationIDs(item)) > 0 {
+		return nil, errUnsupported
 	}
 	return nil, nil
 }
@@ -639,7 +662,7 @@ func (b *pathBatches) crossings(paths []byte) (conflict error, conflictAt string
 			alike[h] = least(alike[h], path)
 		}
 		if t, ok := b.targets[item.Ref]; ok && item.Ref != "" {
-			target, err := b.target(t)
+			target, err := b.skeleton(t)
 			if err != nil {
 				return err
 			}
