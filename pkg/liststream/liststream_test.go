@@ -91,4 +91,7 @@ func TestAnswer(t *testing.T) {
 	if Answer(ctx, b) {
 		t.Fatal("Answer taken beside a stream")
 	}
+	if _, held := sink.Answered(); held || !sink.Streaming() {
+		t.Fatal("a streaming sink holds bytes")
+	}
 }
