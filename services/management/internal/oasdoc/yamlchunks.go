@@ -3,6 +3,11 @@ package oasdoc
 import (
 	"bytes"
 	"encoding/json"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // The YAML decoder builds a node of ~170 bytes for every scalar and
@@ -10,8 +15,10 @@ import (
 // peak heap per document within 8 times its size). A large document is
 // therefore converted in pieces: each top-level member on its own, and each
 // entry of a block-style `paths:` mapping on its own (under a `paths:` line
-// of its own, so that its indentation reads as in the document), then
-// joined. Only the splitting is done here; every piece is read by the same
+// of its own, so that its indentation reads as in the document; likewise a
+// components section's entries and the extension's middleware.operations
+// entries, topLevels), then joined. The lines are kept as offsets, 16 bytes
+// each. Only the splitting is done here; every piece is read by the same
 // decoder and writer as a whole document. A piece starts at a line whose
 // content begins exactly at the mapping's indentation: in valid YAML such a
 // line ends any block scalar and plain scalar above it, and a quoted scalar
@@ -25,21 +32,39 @@ import (
 // pieces (a variable for the tests, which set it to 0).
 var yamlPiecewiseFrom = 64 << 10
 
-// yamlLine is one line of the document: its bytes (with the line end), its
-// indentation in spaces, and whether it holds only a comment or nothing.
+// yamlLine is one line of the document: where its bytes (with the line
+// end) are, its indentation in spaces, and whether it holds only a comment
+// or nothing. 16 bytes a line, in a slice made once to the line count: a
+// document of short lines (a 20-byte line on average) holds less than its
+// own size in them.
 type yamlLine struct {
-	text   []byte
-	indent int
-	empty  bool
+	start, end, indent int32
+	empty              bool
 }
 
+// yamlSplit is a document being converted in pieces: its text, its lines,
+// the JSON written so far.
+type yamlSplit struct {
+	src []byte
+	out bytes.Buffer
+}
+
+// text is the line's bytes, its line end included.
+func (y *yamlSplit) text(l yamlLine) []byte { return y.src[l.start:l.end] }
+
+// content is the line's bytes after its indentation.
+func (y *yamlSplit) content(l yamlLine) []byte { return y.src[l.start+l.indent : l.end] }
+
 func yamlLines(src []byte) []yamlLine {
-	var lines []yamlLine
+	lines := make([]yamlLine, 0, bytes.Count(src, []byte("\n"))+1)
+	start := 0
 	for text := range bytes.Lines(src) {
 		content := bytes.TrimLeft(text, " ")
 		trimmed := bytes.TrimRight(content, " \r\n")
-		lines = append(lines, yamlLine{text: text, indent: len(text) - len(content),
+		end := start + len(text)
+		lines = append(lines, yamlLine{start: int32(start), end: int32(end), indent: int32(len(text) - len(content)),
 			empty: len(trimmed) == 0 || trimmed[0] == '#'})
+		start = end
 	}
 	return lines
 }
@@ -47,44 +72,65 @@ func yamlLines(src []byte) []yamlLine {
 // yamlPiecewise converts src in pieces; false when it cannot (src must then
 // be converted whole).
 func yamlPiecewise(src []byte) ([]byte, bool) {
-	if len(src) < yamlPiecewiseFrom || bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+	if len(src) < yamlPiecewiseFrom || len(src) > math.MaxInt32 || bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
 		return nil, false
 	}
+	y := &yamlSplit{src: src}
 	lines := yamlLines(src)
 	for _, l := range lines {
-		if !l.empty && l.indent == 0 && !entryStart(l.text) {
+		if !l.empty && l.indent == 0 && !entryStart(y.text(l)) {
 			return nil, false // a document marker, directive, sequence, flow root, tab or explicit key
 		}
 	}
-	var out bytes.Buffer
-	out.Grow(len(src) + len(src)/4)
-	out.WriteByte('{')
-	if !splitMapping(&out, nil, nil, lines, topLevels, map[string]bool{}) || out.Len() > MaxYAMLExpansion {
+	y.out.Grow(len(src) + len(src)/4)
+	y.out.WriteByte('{')
+	if !y.splitMapping(nil, nil, lines, topLevels) || y.out.Len() > MaxYAMLExpansion {
 		return nil, false
 	}
-	out.WriteByte('}')
-	return out.Bytes(), true
+	y.out.WriteByte('}')
+	return y.out.Bytes(), true
 }
 
-// topLevels is how many levels below a top-level member are split: a path
-// item, a components section's entry.
-func topLevels(key string) int {
-	switch key {
+// splitRule says how the block mapping under an entry's bare key is
+// split: by the rule it returns for that key, each of its entries in turn
+// by its own; nil keeps the entry one piece.
+type splitRule func(name string) splitRule
+
+// topLevels splits a path item, a components section's entry and an
+// operation's entry in the extension's middleware.operations (a fifth of a
+// document whose operations have middleware) into pieces of their own.
+func topLevels(name string) splitRule {
+	switch name {
 	case "paths":
-		return 1
+		return wholeEntries
 	case "components":
-		return 2
+		return func(string) splitRule { return wholeEntries }
+	case Extension:
+		return only("middleware", only("operations", wholeEntries))
 	}
-	return 0
+	return nil
+}
+
+// wholeEntries keeps every entry one piece.
+func wholeEntries(string) splitRule { return nil }
+
+// only splits the entry named name by rule, and keeps the others whole.
+func only(name string, rule splitRule) splitRule {
+	return func(n string) splitRule {
+		if n == name {
+			return rule
+		}
+		return nil
+	}
 }
 
 // splitMapping writes the members of the block mapping whose lines are
 // body — headers are the lines of the keys above it, within the start of
 // its JSON inside theirs —: each entry converted on its own under headers,
-// or split in turn when levels(its key) > 0 and its value is a block
-// mapping. False when body is not a plain block mapping, or a piece fails.
-func splitMapping(out *bytes.Buffer, headers, within []byte, body []yamlLine, levels func(string) int, seen map[string]bool) bool {
-	indent := -1
+// or split in turn by the rule that rule gives its key when its value is a
+// block mapping. False when body is not a plain block mapping, or a piece fails.
+func (y *yamlSplit) splitMapping(headers, within []byte, body []yamlLine, rule splitRule) bool {
+	indent := int32(-1)
 	var starts []int
 	for i, l := range body {
 		if l.empty {
@@ -94,7 +140,7 @@ func splitMapping(out *bytes.Buffer, headers, within []byte, body []yamlLine, le
 			indent = l.indent
 		}
 		switch {
-		case l.indent < indent, l.indent == indent && !entryStart(l.text[indent:]):
+		case l.indent < indent, l.indent == indent && !entryStart(y.content(l)):
 			return false // a sequence, an explicit key, a tab
 		case l.indent == indent:
 			starts = append(starts, i)
@@ -103,6 +149,7 @@ func splitMapping(out *bytes.Buffer, headers, within []byte, body []yamlLine, le
 	if len(starts) == 0 {
 		return false
 	}
+	var keys keyHashes
 	for n, start := range starts {
 		end := len(body)
 		if n+1 < len(starts) {
@@ -112,36 +159,57 @@ func splitMapping(out *bytes.Buffer, headers, within []byte, body []yamlLine, le
 		if n == 0 {
 			start = 0 // comments before the first entry
 		} else {
-			out.WriteByte(',')
+			y.out.WriteByte(',')
 		}
-		if !splitEntry(out, headers, within, body[start:end], key-start, levels, seen) || out.Len() > MaxYAMLExpansion {
+		if !y.splitEntry(headers, within, body[start:end], key-start, rule, &keys) || y.out.Len() > MaxYAMLExpansion {
 			return false
 		}
 	}
-	return true
+	return !keys.twice()
+}
+
+// keyHashes are the keys of one mapping's entries, as 64-bit hashes (of a
+// seed chosen at start): 8 bytes a key, where a map of the names held
+// about 60. Two equal hashes count as a key twice, which leaves the
+// document whole, as a real key twice does.
+type keyHashes []uint64
+
+var keySeed = maphash.MakeSeed()
+
+func (k *keyHashes) add(key string) { *k = append(*k, maphash.String(keySeed, key)) }
+
+// twice reports whether a hash is there twice.
+func (k keyHashes) twice() bool {
+	slices.Sort(k)
+	for i := 1; i < len(k); i++ {
+		if k[i] == k[i-1] {
+			return true
+		}
+	}
+	return false
 }
 
 // splitEntry writes one entry of a mapping, its lines, its key on the line
-// at index at: split again when its key is a bare name levels asks to
-// split and its value a block mapping on the lines below, else whole.
-func splitEntry(out *bytes.Buffer, headers, within []byte, entry []yamlLine, at int, levels func(string) int, seen map[string]bool) bool {
-	keyLine := entry[at]
-	name, ok := bareKey(bytes.TrimRight(keyLine.text[keyLine.indent:], " \r\n"))
-	if !ok || levels(name) == 0 || !hasContent(entry[at+1:]) {
-		return yamlPiece(out, append(append([]byte{}, headers...), join(entry)...), within, seen)
+// at index at, its key added to keys: split again when its key is a bare
+// name rule gives a rule and its value a block mapping on the lines below,
+// else whole.
+func (y *yamlSplit) splitEntry(headers, within []byte, entry []yamlLine, at int, rule splitRule, keys *keyHashes) bool {
+	name, ok := bareKey(bytes.TrimRight(y.content(entry[at]), " \r\n"))
+	var inner splitRule
+	if ok {
+		inner = rule(name)
 	}
-	if seen[name] {
-		return false
+	if inner == nil || !hasContent(entry[at+1:]) {
+		return y.piece(append(append([]byte{}, headers...), y.join(entry)...), within, keys)
 	}
-	seen[name] = true
-	depth := levels(name)
+	keys.add(name)
 	member := `"` + name + `":{`
-	out.WriteString(member)
-	if !splitMapping(out, append(append([]byte{}, headers...), join(entry[:at+1])...), append(append([]byte{}, within...), member...),
-		entry[at+1:], func(string) int { return depth - 1 }, map[string]bool{}) {
+	y.out.WriteString(member)
+	if !y.splitMapping(append(append([]byte{}, headers...), y.join(entry[:at+1])...), append(append([]byte{}, within...), member...),
+		entry[at+1:], inner) {
 		return false
 	}
-	out.WriteByte('}')
+	y.out.WriteByte('}')
 	return true
 }
 
@@ -160,9 +228,12 @@ func bareKey(line []byte) (string, bool) {
 	return string(name), true
 }
 
-// plainKeyStart: a line starting with c starts a plain mapping key.
+// plainKeyStart: a line starting with c starts a plain mapping key: an
+// ASCII character that is not space, a YAML indicator or '.' (which starts
+// the document end marker; a key such as `.well-known` then leaves the
+// document whole). Operation ids start with anything (`^/users/[a-z]+$GET`).
 func plainKeyStart(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '/' || c == '$'
+	return c > ' ' && c < utf8.RuneSelf && !strings.ContainsRune("-?:,[]{}#&*!|>'\"%@`.", rune(c))
 }
 
 func hasContent(lines []yamlLine) bool {
@@ -180,22 +251,18 @@ func entryStart(content []byte) bool {
 	return plainKeyStart(content[0]) || content[0] == '"' || content[0] == '\''
 }
 
-func join(lines []yamlLine) []byte {
-	n := 0
-	for _, l := range lines {
-		n += len(l.text)
+// join is the text of consecutive lines.
+func (y *yamlSplit) join(lines []yamlLine) []byte {
+	if len(lines) == 0 {
+		return nil
 	}
-	b := make([]byte, 0, n)
-	for _, l := range lines {
-		b = append(b, l.text...)
-	}
-	return b
+	return y.src[lines[0].start:lines[len(lines)-1].end]
 }
 
 // yamlPiece converts one piece, a mapping of one member (under within, the
 // start of its JSON, when the piece is wrapped in a parent key), and writes
-// that member; false on any error, or a key seen before.
-func yamlPiece(out *bytes.Buffer, piece, within []byte, seen map[string]bool) bool {
+// that member, its key added to keys; false on any error.
+func (y *yamlSplit) piece(piece, within []byte, keys *keyHashes) bool {
 	j, err := yamlWhole(piece)
 	if err != nil || len(j) < 2 || j[0] != '{' {
 		return false
@@ -209,11 +276,11 @@ func yamlPiece(out *bytes.Buffer, piece, within []byte, seen map[string]bool) bo
 		inner = inner[len(within) : len(inner)-len(closing)]
 	}
 	key, ok := onlyKey(inner)
-	if !ok || seen[key] {
+	if !ok {
 		return false
 	}
-	seen[key] = true
-	out.Write(inner)
+	keys.add(key)
+	y.out.Write(inner)
 	return true
 }
 

@@ -25,6 +25,15 @@ var trickyYAML = []string{
 	// anchors within one path and across paths
 	"paths:\n  /a:\n    get: &op\n      responses: {}\n    put: *op\n  /b:\n    get: *op\n",
 	"paths:\n  /a:\n    get: &op\n      responses: {}\n    put: *op\n  /b:\n    get: {}\n",
+	// the extension's middleware.operations, split per operation: anchors
+	// across operations, a key twice at each level, other middleware beside
+	// them, a flow or quoted key, a block scalar holding key-like lines
+	"x-tyk-api-gateway:\n  info: {name: n}\n  middleware:\n    global: {cors: {enabled: true}}\n    operations:\n      getA:\n        allow: &al {enabled: true}\n      getB:\n        allow: *al\n",
+	"x-tyk-api-gateway:\n  middleware:\n    operations:\n      getA:\n        allow: {enabled: true}\n      getA:\n        block: {enabled: true}\n",
+	"x-tyk-api-gateway:\n  middleware:\n    operations:\n      getA: {}\n  middleware:\n    operations: {}\n",
+	"x-tyk-api-gateway:\n  middleware:\n    operations:\n      getA:\n        mockResponse:\n          body: |\n            getB:\n              x: 1\n      'getB':\n        allow: {enabled: false}\n      \"get C\": {}\n",
+	"x-tyk-api-gateway:\n  middleware:\n    operations: {getA: {allow: {enabled: true}}}\n  server:\n    listenPath: {value: /a/}\nx-tyk-api-gateway:\n  info: {}\n",
+	"x-tyk-api-gateway:\n  middleware:\n    operations:\n    - getA\n",
 	// a key twice, at the top and among the paths
 	"paths:\n  /a: {}\n  /a: {}\n",
 	"info: {}\npaths:\n  /a: {}\ninfo: {}\n",
