@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/codes"
@@ -13,14 +14,22 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 )
 
 var errUnauthorized = rest.Error(codes.Unauthenticated, http.StatusUnauthorized, "Not authorised")
 
 // Authenticate admits admin API keys. The key is the whole `authorization`
 // value, exactly as issued, as in Tyk's portal: no scheme word, no trimming,
-// so `Bearer <key>` is another (unknown) key.
-func (s *Server) Authenticate(ctx context.Context, _ string, _ any) (context.Context, error) {
+// so `Bearer <key>` is another (unknown) key. The call serving a REST
+// request takes the admission AuthenticateREST made from the same header
+// (restfacade.Caller) instead of looking the key up again.
+func (s *Server) Authenticate(ctx context.Context, fullMethod string, _ any) (context.Context, error) {
+	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	if _, ok := restfacade.Caller(ctx, method); ok {
+		auditctx.SetCaller(ctx, AdminCaller, "") // the call's own audit entry
+		return ctx, nil
+	}
 	if err := s.checkKey(ctx, metadata.ValueFromIncomingContext(ctx, "authorization")); err != nil {
 		return nil, err
 	}
@@ -50,7 +59,11 @@ const AdminCaller = "admin"
 // body (gateway.Options.Authenticate), with the same function as the gRPC
 // hook, so REST and gRPC answer alike.
 func (s *Server) AuthenticateREST(r *http.Request) error {
-	return s.checkKey(r.Context(), r.Header.Values("Authorization"))
+	err := s.checkKey(r.Context(), r.Header.Values("Authorization"))
+	if err == nil {
+		restfacade.SetCaller(r.Context(), AdminCaller) // the call serving the request takes it (Authenticate)
+	}
+	return err
 }
 
 // Precheck is the REST facade's middleware after authentication. The facade

@@ -15,6 +15,7 @@ import (
 	"github.com/gatehouse/gatehouse/pkg/grpcserver"
 	"github.com/gatehouse/gatehouse/pkg/metrics"
 	"github.com/gatehouse/gatehouse/pkg/rest"
+	"github.com/gatehouse/gatehouse/pkg/restfacade"
 	"github.com/gatehouse/gatehouse/services/studio/internal/store"
 )
 
@@ -27,39 +28,59 @@ var (
 )
 
 // Authenticate admits admin users only: `authorization: Bearer <key>`, the
-// scheme in any case, exactly one space, no other words.
-func (s *Server) Authenticate(ctx context.Context, _ string, _ any) (context.Context, error) {
-	return ctx, s.checkAdmin(ctx, metadata.ValueFromIncomingContext(ctx, "authorization"))
+// scheme in any case, exactly one space, no other words. The call serving
+// a REST request takes the admin AuthenticateREST admitted from the same
+// header (restfacade.Caller) instead of looking the key up again.
+func (s *Server) Authenticate(ctx context.Context, fullMethod string, _ any) (context.Context, error) {
+	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
+	if c, ok := restfacade.Caller(ctx, method); ok {
+		if u, ok := c.(store.User); ok {
+			setCaller(ctx, u) // the call's own audit entry
+			return ctx, nil
+		}
+	}
+	_, err := s.checkAdmin(ctx, metadata.ValueFromIncomingContext(ctx, "authorization"))
+	return ctx, err
 }
 
 // AuthenticateREST applies the same check to a REST request before the facade
 // reads its body (gateway.Options.Authenticate), so a caller without a key is
-// refused before learning anything about its body.
+// refused before learning anything about its body; the admin it admits is
+// kept for the call that serves the request (restfacade.SetCaller).
 func (s *Server) AuthenticateREST(r *http.Request) error {
-	return s.checkAdmin(r.Context(), r.Header.Values("Authorization"))
+	u, err := s.checkAdmin(r.Context(), r.Header.Values("Authorization"))
+	if err == nil {
+		restfacade.SetCaller(r.Context(), u)
+	}
+	return err
 }
 
-func (s *Server) checkAdmin(ctx context.Context, authorization []string) error {
+func (s *Server) checkAdmin(ctx context.Context, authorization []string) (store.User, error) {
 	key, ok := bearerKey(authorization)
 	if !ok {
-		return errUnauthorized
+		return store.User{}, errUnauthorized
 	}
 	hash := credential.Hash(key)
 	u, err := credential.Lookup(ctx, hash, func() (store.User, error) { return s.store.UserByKeyHash(ctx, hash) })
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		credential.Equal(dummyHash, hash) // an unknown key costs what a known one does
-		return errUnauthorized
+		return store.User{}, errUnauthorized
 	case err == nil && !credential.Equal(u.KeyHash, hash):
-		return errUnauthorized
+		return store.User{}, errUnauthorized
 	case err != nil:
-		return s.status(err, errUnauthorized)
+		return store.User{}, s.status(err, errUnauthorized)
 	}
-	auditctx.SetCaller(ctx, strconv.FormatUint(uint64(u.ID), 10), u.Email)
+	setCaller(ctx, u)
 	if !u.IsAdmin {
-		return errNotAdmin
+		return store.User{}, errNotAdmin
 	}
-	return nil
+	return u, nil
+}
+
+// setCaller names u in ctx's audit entry.
+func setCaller(ctx context.Context, u store.User) {
+	auditctx.SetCaller(ctx, strconv.FormatUint(uint64(u.ID), 10), u.Email)
 }
 
 func bearerKey(values []string) (string, bool) {
