@@ -34,13 +34,17 @@ func IsYAML(contentType string) bool {
 // mapping keys and the spelling of numbers (9007199254740993 stays exact).
 // Values without a JSON equivalent (.inf, .nan, merge keys, non-scalar
 // keys) and duplicate keys are errors naming the line.
-// A large document is converted in pieces (yamlchunks.go); one that cannot
-// be is converted whole, one at a time.
+// A large document is converted in pieces (yamlchunks.go; yamljson.go when
+// it is JSON text); one that cannot be is converted whole, one at a time.
 func YAMLToJSON(src []byte) ([]byte, error) {
 	if n := yamlNodes(src); n > jsonstrict.MaxValues {
 		return nil, fmt.Errorf("the YAML document holds more than %d nodes", jsonstrict.MaxValues)
 	}
-	if j, ok := yamlPiecewise(src); ok {
+	if isJSONObject(src) {
+		if j, ok := jsonPiecewise(src); ok {
+			return j, nil
+		}
+	} else if j, ok := yamlPiecewise(src); ok {
 		return j, nil
 	}
 	if len(src) > wholeCheckAlone {
