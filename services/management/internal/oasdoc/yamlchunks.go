@@ -2,12 +2,13 @@ package oasdoc
 
 import (
 	"bytes"
-	"encoding/json"
 	"hash/maphash"
 	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
 )
 
 // The YAML decoder builds a node of ~170 bytes for every scalar and
@@ -150,6 +151,24 @@ func (y *yamlSplit) splitMapping(headers, within []byte, body []yamlLine, rule s
 		return false
 	}
 	var keys keyHashes
+	// a run of entries kept whole, converted together up to pieceBatch
+	from, to, entries := 0, 0, 0
+	written := false
+	comma := func() {
+		if written {
+			y.out.WriteByte(',')
+		}
+		written = true
+	}
+	flush := func() bool {
+		if entries == 0 {
+			return true
+		}
+		comma()
+		ok := y.piece(append(append([]byte{}, headers...), y.join(body[from:to])...), within, &keys, entries)
+		from, entries = to, 0
+		return ok && y.out.Len() <= MaxYAMLExpansion
+	}
 	for n, start := range starts {
 		end := len(body)
 		if n+1 < len(starts) {
@@ -158,15 +177,32 @@ func (y *yamlSplit) splitMapping(headers, within []byte, body []yamlLine, rule s
 		key := start
 		if n == 0 {
 			start = 0 // comments before the first entry
-		} else {
-			y.out.WriteByte(',')
 		}
-		if !y.splitEntry(headers, within, body[start:end], key-start, rule, &keys) || y.out.Len() > MaxYAMLExpansion {
+		if inner := y.entryRule(body[start:end], key-start, rule); inner != nil {
+			if !flush() {
+				return false
+			}
+			comma()
+			if !y.splitEntry(headers, within, body[start:end], key-start, inner, &keys) || y.out.Len() > MaxYAMLExpansion {
+				return false
+			}
+			from, to = end, end
+			continue
+		}
+		if entries > 0 && int(body[end-1].end-body[from].start) > pieceBatch && !flush() {
 			return false
 		}
+		to, entries = end, entries+1
 	}
-	return !keys.twice()
+	return flush() && !keys.twice()
 }
+
+// pieceBatch is how much YAML consecutive entries kept whole are converted
+// together up to: the decoder costs a few kilobytes a piece whatever its
+// size (20,000 one-line entries made 20,000 of them), and its tree about 30
+// times the text.
+// (a variable for the tests, which also cut every entry apart).
+var pieceBatch = 4 << 10
 
 // keyHashes are the keys of one mapping's entries, as 64-bit hashes (of a
 // seed chosen at start): 8 bytes a key, where a map of the names held
@@ -177,6 +213,8 @@ type keyHashes []uint64
 var keySeed = maphash.MakeSeed()
 
 func (k *keyHashes) add(key string) { *k = append(*k, maphash.String(keySeed, key)) }
+
+func (k *keyHashes) addBytes(key []byte) { *k = append(*k, maphash.Bytes(keySeed, key)) }
 
 // twice reports whether a hash is there twice.
 func (k keyHashes) twice() bool {
@@ -193,15 +231,8 @@ func (k keyHashes) twice() bool {
 // at index at, its key added to keys: split again when its key is a bare
 // name rule gives a rule and its value a block mapping on the lines below,
 // else whole.
-func (y *yamlSplit) splitEntry(headers, within []byte, entry []yamlLine, at int, rule splitRule, keys *keyHashes) bool {
-	name, ok := bareKey(bytes.TrimRight(y.content(entry[at]), " \r\n"))
-	var inner splitRule
-	if ok {
-		inner = rule(name)
-	}
-	if inner == nil || !hasContent(entry[at+1:]) {
-		return y.piece(append(append([]byte{}, headers...), y.join(entry)...), within, keys)
-	}
+func (y *yamlSplit) splitEntry(headers, within []byte, entry []yamlLine, at int, inner splitRule, keys *keyHashes) bool {
+	name, _ := bareKey(bytes.TrimRight(y.content(entry[at]), " \r\n"))
 	keys.add(name)
 	member := `"` + name + `":{`
 	y.out.WriteString(member)
@@ -211,6 +242,17 @@ func (y *yamlSplit) splitEntry(headers, within []byte, entry []yamlLine, at int,
 	}
 	y.out.WriteByte('}')
 	return true
+}
+
+// entryRule is the rule an entry (its key on the line at index at) is split
+// by: the one rule gives its key when that is a bare name and its value a
+// block mapping on the lines below; nil keeps it whole.
+func (y *yamlSplit) entryRule(entry []yamlLine, at int, rule splitRule) splitRule {
+	name, ok := bareKey(bytes.TrimRight(y.content(entry[at]), " \r\n"))
+	if !ok || !hasContent(entry[at+1:]) {
+		return nil
+	}
+	return rule(name)
 }
 
 // bareKey is the name of a line holding only `name:`, a name of letters,
@@ -259,44 +301,32 @@ func (y *yamlSplit) join(lines []yamlLine) []byte {
 	return y.src[lines[0].start:lines[len(lines)-1].end]
 }
 
-// yamlPiece converts one piece, a mapping of one member (under within, the
+// piece converts one piece, a mapping of want members (under within, the
 // start of its JSON, when the piece is wrapped in a parent key), and writes
-// that member, its key added to keys; false on any error.
-func (y *yamlSplit) piece(piece, within []byte, keys *keyHashes) bool {
+// them, their keys added to keys; false on any error, or another number of
+// members.
+func (y *yamlSplit) piece(piece, within []byte, keys *keyHashes, want int) bool {
 	j, err := yamlWhole(piece)
 	if err != nil || len(j) < 2 || j[0] != '{' {
 		return false
 	}
-	inner := j[1 : len(j)-1]
+	obj := j           // the object of the members, its braces included
 	if within != nil { // bare names: each of its braces opens one level
 		closing := bytes.Repeat([]byte("}"), bytes.Count(within, []byte("{")))
-		if !bytes.HasPrefix(inner, within) || !bytes.HasSuffix(inner, closing) {
+		if !bytes.HasPrefix(j[1:], within) || !bytes.HasSuffix(j[:len(j)-1], closing) {
 			return false
 		}
-		inner = inner[len(within) : len(inner)-len(closing)]
+		obj = j[len(within) : len(j)-len(closing)]
 	}
-	key, ok := onlyKey(inner)
-	if !ok {
+	n := 0
+	err = rawjson.Each(obj, func(key, _ []byte) error {
+		n++
+		keys.addBytes(key)
+		return nil
+	})
+	if err != nil || n != want {
 		return false
 	}
-	keys.add(key)
-	y.out.Write(inner)
+	y.out.Write(obj[1 : len(obj)-1])
 	return true
-}
-
-// onlyKey is the key of a JSON object's only member, given as its members'
-// text; false when it holds no member or more than one.
-func onlyKey(members []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(append(append([]byte{'{'}, members...), '}')))
-	dec.Token() // {
-	t, err := dec.Token()
-	key, isKey := t.(string)
-	if err != nil || !isKey {
-		return "", false
-	}
-	var v json.RawMessage
-	if dec.Decode(&v) != nil || dec.More() {
-		return "", false
-	}
-	return key, true
 }

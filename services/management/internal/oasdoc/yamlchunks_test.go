@@ -117,10 +117,11 @@ func restyle(n *yaml.Node) {
 func TestYAMLPiecewise(t *testing.T) {
 	defer func(n int) { yamlPiecewiseFrom = n }(yamlPiecewiseFrom)
 	yamlPiecewiseFrom = 0
+	defer func(n int) { pieceBatch = n }(pieceBatch)
 	piecewise := 0
 	for name, y := range yamlDocuments(t) {
 		whole, err := yamlWhole(y)
-		pieces, ok := yamlPiecewise(y)
+		pieces, ok := yamlPiecewiseBatched(y)
 		if ok && (err != nil || !bytes.Equal(pieces, whole)) {
 			t.Errorf("%s: in pieces %s\nwhole %s (%v)\n%s", name, pieces, whole, err, y)
 		}
@@ -146,7 +147,8 @@ func FuzzYAMLPieces(f *testing.F) {
 	f.Fuzz(func(t *testing.T, y []byte) {
 		defer func(n int) { yamlPiecewiseFrom = n }(yamlPiecewiseFrom)
 		yamlPiecewiseFrom = 0
-		pieces, ok := yamlPiecewise(y)
+		defer func(n int) { pieceBatch = n }(pieceBatch)
+		pieces, ok := yamlPiecewiseBatched(y)
 		if !ok {
 			return
 		}
@@ -158,4 +160,28 @@ func FuzzYAMLPieces(f *testing.F) {
 			t.Fatalf("not JSON: %s", pieces)
 		}
 	})
+}
+
+// yamlPiecewiseBatched is yamlPiecewise with every entry apart (pieceBatch
+// 0), then in batches of 100 bytes and of the default size: the answer of
+// the first that differs from the entries apart (a difference the callers
+// report against the whole conversion), else theirs.
+func yamlPiecewiseBatched(y []byte) ([]byte, bool) {
+	return piecesBatched(y, yamlPiecewise)
+}
+
+func piecesBatched(src []byte, convert func([]byte) ([]byte, bool)) ([]byte, bool) {
+	defer func(n int) { pieceBatch = n }(pieceBatch)
+	pieceBatch = 0
+	apart, apartOK := convert(src)
+	for _, batch := range []int{100, 4 << 10} {
+		pieceBatch = batch
+		if out, ok := convert(src); ok && (!apartOK || !bytes.Equal(out, apart)) {
+			if apartOK { // both read it, differently: one is wrong
+				return append(out, "differs from the entries apart"...), true
+			}
+			return out, ok
+		}
+	}
+	return apart, apartOK
 }

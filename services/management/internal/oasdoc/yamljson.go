@@ -51,7 +51,8 @@ func jsonSpace(b []byte, i int) int {
 }
 
 // jsonMembers writes the members of the non-empty object obj, each
-// converted on its own inside open (the document's text of the members
+// converted on its own (consecutive ones together up to pieceBatch) inside
+// open (the document's text of the members
 // above it, each up to its value's brace), within the start of its JSON
 // inside theirs, or split in turn when rule gives its key a rule and its
 // value is a non-empty object; depth is how many objects open opens.
@@ -62,7 +63,27 @@ func (y *yamlSplit) jsonMembers(open, within, obj []byte, rule splitRule, depth 
 		return false
 	}
 	i = jsonSpace(obj, i+1)
-	for n := 0; ; n++ {
+	// a run of members kept whole, converted together up to pieceBatch
+	from, to, members := 0, 0, 0
+	written := false
+	comma := func() {
+		if written {
+			y.out.WriteByte(',')
+		}
+		written = true
+	}
+	flush := func() bool {
+		if members == 0 {
+			return true
+		}
+		comma()
+		piece := make([]byte, 0, 1+len(open)+to-from+depth+1)
+		piece = append(append(append(append(piece, '{'), open...), obj[from:to]...), bytes.Repeat([]byte("}"), depth+1)...)
+		ok := y.piece(piece, within, &keys, members)
+		members = 0
+		return ok && y.out.Len() <= MaxYAMLExpansion
+	}
+	for {
 		if i >= len(obj) || obj[i] != '"' {
 			return false // an empty object: converted whole
 		}
@@ -76,14 +97,15 @@ func (y *yamlSplit) jsonMembers(open, within, obj []byte, rule splitRule, depth 
 		if err != nil {
 			return false
 		}
-		if n > 0 {
-			y.out.WriteByte(',')
-		}
 		var inner splitRule
 		if rule != nil {
 			inner = rule(name)
 		}
 		if inner != nil && isJSONObject(obj[vs:ve]) && !isEmptyJSONObject(obj[vs:ve]) {
+			if !flush() {
+				return false
+			}
+			comma()
 			keys.add(name)
 			member := `"` + name + `":{`
 			y.out.WriteString(member)
@@ -92,22 +114,24 @@ func (y *yamlSplit) jsonMembers(open, within, obj []byte, rule splitRule, depth 
 				return false
 			}
 			y.out.WriteByte('}')
-		} else {
-			piece := make([]byte, 0, 1+len(open)+ve-i+depth+1)
-			piece = append(append(append(append(piece, '{'), open...), obj[i:ve]...), bytes.Repeat([]byte("}"), depth+1)...)
-			if !y.piece(piece, within, &keys) {
+			if y.out.Len() > MaxYAMLExpansion {
 				return false
 			}
-		}
-		if y.out.Len() > MaxYAMLExpansion {
-			return false
+		} else {
+			if members > 0 && ve-from > pieceBatch && !flush() {
+				return false
+			}
+			if members == 0 {
+				from = i
+			}
+			to, members = ve, members+1
 		}
 		i = jsonSpace(obj, ve)
 		if i < len(obj) && obj[i] == ',' {
 			i = jsonSpace(obj, i+1)
 			continue
 		}
-		return !keys.twice()
+		return flush() && !keys.twice()
 	}
 }
 

@@ -70,7 +70,7 @@ func TestJSONPieces(t *testing.T) {
 	yamlPiecewiseFrom = 0
 	for name, j := range jsonDocuments(t) {
 		whole, err := yamlWhole(j)
-		pieces, ok := jsonPiecewise(j)
+		pieces, ok := piecesBatched(j, jsonPiecewise)
 		if ok && (err != nil || !bytes.Equal(pieces, whole)) {
 			t.Errorf("%s: in pieces %s\nwhole %s (%v)\n%s", name, pieces, whole, err, j)
 		}
@@ -90,7 +90,7 @@ func FuzzJSONPieces(f *testing.F) {
 	f.Fuzz(func(t *testing.T, j []byte) {
 		defer func(n int) { yamlPiecewiseFrom = n }(yamlPiecewiseFrom)
 		yamlPiecewiseFrom = 0
-		pieces, ok := jsonPiecewise(j)
+		pieces, ok := piecesBatched(j, jsonPiecewise)
 		if !ok {
 			return
 		}
