@@ -78,6 +78,16 @@ func yamlPiecewise(src []byte) ([]byte, bool) {
 	}
 	y := &yamlSplit{src: src}
 	lines := yamlLines(src)
+	for i, l := range lines {
+		if !l.empty {
+			if bytes.Equal(bytes.TrimRight(y.text(l), " \r\n"), []byte("---")) {
+				// the document start marker many files begin with: read
+				// as a comment before the first entry, its piece's own
+				lines[i].empty = true
+			}
+			break
+		}
+	}
 	for _, l := range lines {
 		if !l.empty && l.indent == 0 && !entryStart(y.text(l)) {
 			return nil, false // a document marker, directive, sequence, flow root, tab or explicit key

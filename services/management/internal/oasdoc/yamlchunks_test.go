@@ -34,6 +34,17 @@ var trickyYAML = []string{
 	"x-tyk-api-gateway:\n  middleware:\n    operations:\n      getA:\n        mockResponse:\n          body: |\n            getB:\n              x: 1\n      'getB':\n        allow: {enabled: false}\n      \"get C\": {}\n",
 	"x-tyk-api-gateway:\n  middleware:\n    operations: {getA: {allow: {enabled: true}}}\n  server:\n    listenPath: {value: /a/}\nx-tyk-api-gateway:\n  info: {}\n",
 	"x-tyk-api-gateway:\n  middleware:\n    operations:\n    - getA\n",
+	// a document start marker: on its own first, or then a second document,
+	// content after it, a directive before it, a marker later
+	"---\nopenapi: 3.0.3\npaths:\n  /a:\n    get: {}\n  /b: {}\n",
+	"# c\n---   \npaths:\n  /a: {}\n",
+	"---\npaths:\n  /a: {}\n---\npaths:\n  /b: {}\n",
+	"--- {paths: {}}\n",
+	"--- !!map\npaths:\n  /a: {}\n",
+	"%YAML 1.2\n---\npaths:\n  /a: {}\n",
+	"paths:\n  /a: {}\n---\n",
+	"---\n",
+	"---\n---\npaths:\n  /a: {}\n",
 	// a key twice, at the top and among the paths
 	"paths:\n  /a: {}\n  /a: {}\n",
 	"info: {}\npaths:\n  /a: {}\ninfo: {}\n",
@@ -82,6 +93,7 @@ func yamlDocuments(t *testing.T) map[string][]byte {
 			t.Fatal(err)
 		}
 		docs[f+" emitted"] = y
+		docs[f+" emitted, marked"] = append([]byte("---\n"), y...)
 		var v yaml.Node
 		if err := yaml.Unmarshal(j, &v); err != nil {
 			t.Fatal(err)

@@ -10,9 +10,9 @@ import (
 // BenchmarkYAMLConversionPeak measures YAMLToJSON alone, the first step of
 // a YAML intake (BenchmarkYAMLIntakePeak), over the same documents: held-x
 // is the heap it held at once over the YAML's size, json-x the JSON's size
-// over it. The json/ documents are the same sent as they are: JSON text
-// with a YAML content type (converted in pieces by yamljson.go), the rest
-// are written by JSONToYAML.
+// over it. The documents are written by JSONToYAML; json/ ones are sent as
+// they are, JSON text with a YAML content type (converted in pieces by
+// yamljson.go), marked/ ones begin with the document start marker ---.
 func BenchmarkYAMLConversionPeak(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -23,28 +23,26 @@ func BenchmarkYAMLConversionPeak(b *testing.B) {
 		{"large-2000", func() []byte { return oasdoc.Large(2000) }},
 		{"20k-schemas", func() []byte { return manySchemas(20_000) }},
 	} {
-		for _, asJSON := range []bool{false, true} {
-			name := c.name
-			if asJSON {
-				name = "json/" + name
-			}
-			b.Run(name, func(b *testing.B) {
-				yamlConversionPeak(b, c.doc(), asJSON)
+		for _, form := range []string{"", "json/", "marked/"} {
+			b.Run(form+c.name, func(b *testing.B) {
+				yamlConversionPeak(b, c.doc(), form)
 			})
 		}
 	}
 }
 
 // yamlConversionPeak is a sub-benchmark of BenchmarkYAMLConversionPeak: the
-// conversion of the JSON document j as YAML, written by JSONToYAML unless
-// asJSON.
-func yamlConversionPeak(b *testing.B, j []byte, asJSON bool) {
+// conversion of the JSON document j in the form form names.
+func yamlConversionPeak(b *testing.B, j []byte, form string) {
 	doc := j
 	var err error
-	if !asJSON {
+	if form != "json/" {
 		if doc, err = oasdoc.JSONToYAML(j); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if form == "marked/" {
+		doc = append([]byte("---\n"), doc...)
 	}
 	var held uint64
 	var out []byte
