@@ -79,6 +79,9 @@ func sameExport(t *testing.T, i int, doc []byte, f Format, public bool) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("document %d (format %d, public %v):\n got %q\nwant %q", i, f, public, got, want)
 	}
+	if cap(got) != len(got) { // counted first, then written into its size
+		t.Fatalf("document %d (format %d, public %v): %d bytes in %d", i, f, public, len(got), cap(got))
+	}
 }
 
 // FuzzExport: any valid JSON exports as the export with copies writes it.

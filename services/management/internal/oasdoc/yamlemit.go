@@ -27,18 +27,35 @@ func JSONToYAML(doc []byte) ([]byte, error) {
 // refused, as rawjson.Delete refuses it): the public export leaves out the
 // extension as it writes instead of writing a copy of the document without
 // it.
+//
+// A first pass counts the answer's bytes (writing each item into a small
+// buffer it then empties), the second writes them into a slice of that
+// size: the answer is held once, where appending to a guess held up to
+// three times it while it grew.
 func toYAML(doc []byte, leaveOut string) ([]byte, error) {
-	e := &yamlEmitter{in: doc, out: make([]byte, 0, len(doc)+len(doc)/2), plain: map[string]bool{}, leaveOut: leaveOut}
+	count := &yamlEmitter{in: doc, out: make([]byte, 0, 4<<10), plain: map[string]bool{}, leaveOut: leaveOut, counting: true}
+	if err := count.emit(); err != nil {
+		return nil, err
+	}
+	e := &yamlEmitter{in: doc, out: make([]byte, 0, count.counted+len(count.out)), plain: count.plain, leaveOut: leaveOut}
+	if err := e.emit(); err != nil {
+		return nil, err
+	}
+	return e.out, nil
+}
+
+// emit writes the document.
+func (e *yamlEmitter) emit() error {
 	e.skipSpace()
-	if leaveOut != "" && e.peek() != '{' {
-		return nil, rawjson.ErrNotObject
+	if e.leaveOut != "" && e.peek() != '{' {
+		return rawjson.ErrNotObject
 	}
 	switch e.peek() {
 	case '{':
 		if !e.emptyContainer() {
 			e.mapping(0, false)
 		}
-		if len(e.out) == 0 { // empty, or only members left out
+		if e.counted+len(e.out) == 0 { // empty, or only members left out
 			e.out = append(e.out, "{}"...)
 		}
 	case '[':
@@ -51,7 +68,7 @@ func toYAML(doc []byte, leaveOut string) ([]byte, error) {
 		e.scalar(-1)
 	}
 	e.out = append(e.out, '\n')
-	return e.out, nil
+	return nil
 }
 
 // yamlEmitter reads valid JSON from in and appends YAML to out.
@@ -65,6 +82,10 @@ type yamlEmitter struct {
 	plain map[string]bool
 	// leaveOut names the root's members not written (none when empty).
 	leaveOut string
+	// counting: a pass that only counts; counted is the bytes of out it
+	// counted and dropped.
+	counting bool
+	counted  int
 }
 
 func (e *yamlEmitter) peek() byte {
@@ -111,6 +132,10 @@ func (e *yamlEmitter) indent(n int) {
 func (e *yamlEmitter) items(end byte, col int, inline bool, each func()) {
 	e.pos++ // '{' or '['
 	for first := true; ; first = false {
+		if e.counting {
+			e.counted += len(e.out)
+			e.out = e.out[:0]
+		}
 		e.skipSpace()
 		if e.peek() == end {
 			e.pos++
@@ -124,7 +149,7 @@ func (e *yamlEmitter) items(end byte, col int, inline bool, each func()) {
 			continue
 		}
 		if !first || !inline {
-			if len(e.out) > 0 {
+			if e.counted+len(e.out) > 0 {
 				e.out = append(e.out, '\n')
 			}
 			e.indent(col)
