@@ -19,6 +19,7 @@ import (
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
 	"github.com/gatehouse/gatehouse/pkg/audit"
+	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/rest"
 	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/keys"
@@ -65,7 +66,7 @@ type Server struct {
 	keys      *keys.Service
 	log       *slog.Logger
 
-	categoriesJSON answerMemo // ListCategories' REST answer, by store revision
+	categoriesJSON kv.Memo[[]byte] // ListCategories' REST answer, by store revision
 }
 
 // New returns a server over st, whose API records records makes, whose

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"unicode"
 
 	managementv1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/management/v1"
@@ -24,7 +23,7 @@ func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategor
 		return nil, s.storeError(err, errInternal)
 	}
 	if known {
-		if b, ok := s.categoriesJSON.get(rev); ok && liststream.Answer(ctx, b) {
+		if b, ok := s.categoriesJSON.Get(rev); ok && liststream.Answer(ctx, b) {
 			return &managementv1.ListCategoriesResponse{}, nil
 		}
 	}
@@ -34,36 +33,13 @@ func (s *Server) ListCategories(ctx context.Context, _ *managementv1.ListCategor
 	}
 	if known {
 		if b, ok, err := liststream.Marshal(ctx, resp); ok && err == nil {
-			s.categoriesJSON.set(rev, b)
+			s.categoriesJSON.Set(rev, b)
 			if liststream.Answer(ctx, b) {
 				return &managementv1.ListCategoriesResponse{}, nil
 			}
 		}
 	}
 	return resp, nil
-}
-
-// answerMemo holds one answer's bytes for one store revision.
-type answerMemo struct {
-	mu  sync.Mutex
-	rev int64
-	b   []byte // nil: none held
-}
-
-// get returns the bytes held for rev.
-func (m *answerMemo) get(rev int64) ([]byte, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.b, m.b != nil && m.rev == rev
-}
-
-// set holds b as rev's, unless a later revision's are held already.
-func (m *answerMemo) set(rev int64, b []byte) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.b == nil || rev >= m.rev {
-		m.rev, m.b = rev, b
-	}
 }
 
 // categoriesError maps a store error of the categories calls: an

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 
 	"github.com/gatehouse/gatehouse/pkg/kv"
 
@@ -188,15 +187,15 @@ func (s *Store) CategoryCounts(ctx context.Context) ([]CategoryCount, error) {
 // them then cannot be kept by revision).
 func (s *Store) CategoryCountsAt(ctx context.Context) (cats []CategoryCount, rev int64, known bool, err error) {
 	if rev, ok := kv.CommittedOf(s.e); ok {
-		if c, hit := s.categories.get(rev); hit {
-			return c, rev, true, nil // no transaction: nothing was committed since the scan
+		if c, hit := s.categories.Get(rev); hit {
+			return slices.Clone(c), rev, true, nil // no transaction: nothing was committed since the scan
 		}
 	}
 	err = s.View(ctx, func(tx *Tx) (err error) {
 		rev, known = kv.RevisionOf(tx.r)
 		if known {
-			if c, hit := s.categories.get(rev); hit {
-				cats = c
+			if c, hit := s.categories.Get(rev); hit {
+				cats = slices.Clone(c)
 				return nil
 			}
 		}
@@ -205,39 +204,10 @@ func (s *Store) CategoryCountsAt(ctx context.Context) (cats []CategoryCount, rev
 			return err
 		}
 		if known {
-			s.categories.set(rev, c)
+			s.categories.Set(rev, c)
 		}
 		cats = slices.Clone(c)
 		return nil
 	})
 	return cats, rev, known, err
-}
-
-// countsMemo holds the category counts of one revision.
-type countsMemo struct {
-	mu     sync.Mutex
-	rev    int64
-	counts []CategoryCount // nil: none held
-}
-
-// get returns a copy of the counts held for rev.
-func (m *countsMemo) get(rev int64) ([]CategoryCount, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.counts == nil || m.rev != rev {
-		return nil, false
-	}
-	return slices.Clone(m.counts), true
-}
-
-// set holds counts as rev's, unless a later revision's are held already.
-func (m *countsMemo) set(rev int64, counts []CategoryCount) {
-	if counts == nil {
-		counts = []CategoryCount{}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.counts == nil || rev >= m.rev {
-		m.rev, m.counts = rev, counts
-	}
 }

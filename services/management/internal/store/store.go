@@ -65,9 +65,9 @@ type Store struct {
 	e          kv.Engine
 	orgID      string
 	onCommit   func(Change)
-	categories countsMemo // CategoryCounts' last answer, by revision
-	users      userMemo   // UserByKeyHash's decoded users, by their stored bytes
-	callers    callerMemo // UserByKeyHash's answers, by key hash, while nothing is committed
+	categories kv.Memo[[]CategoryCount] // CategoryCounts' last answer, by revision
+	users      userMemo                 // UserByKeyHash's decoded users, by their stored bytes
+	callers    callerMemo               // UserByKeyHash's answers, by key hash, while nothing is committed
 }
 
 // Change says what a committed transaction changed that gateways load.
