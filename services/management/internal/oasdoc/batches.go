@@ -447,6 +447,7 @@ func (b *pathBatches) checkComponents() error {
 			b.resolveProblem, b.stopped = err, true
 			return nil
 		}
+		standIn(b.ctx, &d)
 		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
 			if place, ok := walkFinding(err); ok {
 				b.found(err, place)
@@ -788,6 +789,7 @@ func (b *pathBatches) flush() error {
 	case b.resolveProblem != nil:
 		// only a lesser path's problem in resolving matters now
 	default:
+		standIn(b.ctx, &d)
 		err := b.batch.Validate(b.opt)
 		switch {
 		case err != nil:

@@ -15,6 +15,7 @@ func checkOpenAPI(ctx context.Context, d *openapi3.T) error {
 	if err := loader.ResolveRefsIn(d, nil); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
+	standIn(ctx, d)
 	if err := validateOpenAPI(ctx, d); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}

@@ -1,0 +1,175 @@
+package oasdoc
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gatehouse/gatehouse/services/management/internal/rawjson"
+)
+
+// kin-openapi checks a referenced schema again at every reference
+// (SchemaRef.Validate starts a fresh walk each time), and a referenced
+// parameter, response or path item with it: a document of one large
+// schema referenced from every path cost its paths times that schema. These
+// shapes put the large part once and reference it from every path.
+
+// fanoutShapes are the places a large part is referenced from, each
+// path's text with %d its number (the large part is Big, a component
+// schema of n properties, unless the shape says otherwise).
+var fanoutShapes = []struct {
+	name string
+	path string // a path item; %[1]d is the path's number
+	// components are the document's own components but Big, and paths
+	// before the fanned-out ones (a target of path item references)
+	components, paths string
+}{
+	{name: "query", path: `{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}}`},
+	{name: "body", path: `{"post":{"requestBody":{"content":{"application/json":{"schema":{"$ref":"#/components/schemas/Big"}}}},"responses":{"200":{"description":"ok"}}}}`},
+	{name: "response", path: `{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Big"}}}}}}}`},
+	{name: "nested", path: `{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"array","items":{"type":"object","properties":{"a%[1]d":{"$ref":"#/components/schemas/Big"}}}}}}}}}}`},
+	{name: "response-ref", path: `{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}`,
+		components: `"responses":{"R":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Big"}}}}}`},
+	{name: "parameter-ref", path: `{"get":{"parameters":[{"$ref":"#/components/parameters/Q"}],"responses":{"200":{"description":"ok"}}}}`,
+		components: `"parameters":{"Q":{"name":"q","in":"query","schema":{"$ref":"#/components/schemas/Big"}}}`},
+	{name: "path-item-ref", path: `{"$ref":"#/paths/~1big"}`,
+		paths: `"/big":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}}`},
+	// every component schema references Big: components are checked one
+	// by one, each a walk of its own
+	{name: "component-refs", path: `{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/schemas/S%[1]d"}}}}}}}`},
+}
+
+// fanout is a document of shape fanoutShapes[i]: Big of n properties,
+// referenced from p paths.
+func fanout(i, n, p int) []byte {
+	s := fanoutShapes[i]
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Fanout","version":"1"},"components":{"schemas":{"Big":{"type":"object","properties":{`)
+	for j := range n {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"field%d":{"type":"string","maxLength":%d}`, j, j+1)
+	}
+	b.WriteString(`}}`)
+	if s.name == "component-refs" {
+		for j := range p {
+			fmt.Fprintf(&b, `,"S%d":{"type":"object","properties":{"big":{"$ref":"#/components/schemas/Big"}}}`, j)
+		}
+	}
+	b.WriteString(`}`)
+	if s.components != "" {
+		b.WriteString("," + s.components)
+	}
+	b.WriteString(`},"paths":{`)
+	if s.paths != "" {
+		b.WriteString(s.paths + ",")
+	}
+	for j := range p {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/p%d":`+s.path, j)
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"Fanout","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/fanout/"}}}}`)
+	return []byte(b.String())
+}
+
+// BenchmarkValidateRefFanout: Validate of valid documents whose one large
+// schema is referenced from every path (fanoutShapes), Big of n properties
+// and p paths; cpu-ms/MB is the process's CPU per megabyte of document.
+func BenchmarkValidateRefFanout(b *testing.B) {
+	sizes := []struct{ n, p int }{{2000, 100}, {2000, 1000}}
+	for i, s := range fanoutShapes {
+		for _, size := range sizes {
+			doc := fanout(i, size.n, size.p)
+			b.Run(fmt.Sprintf("%s/n%d-p%d", s.name, size.n, size.p), func(b *testing.B) {
+				benchValidate(b, doc)
+			})
+		}
+	}
+	b.Run("query/n20000-p1000", func(b *testing.B) { benchValidate(b, fanout(0, 20000, 1000)) })
+}
+
+func benchValidate(b *testing.B, doc []byte) {
+	b.SetBytes(int64(len(doc)))
+	ctx := context.Background()
+	start := cpuTime(b)
+	for b.Loop() {
+		if err := Validate(ctx, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cpu := float64(cpuTime(b)-start) / float64(b.N)
+	b.ReportMetric(cpu, "cpu-ns/op")
+	b.ReportMetric(cpu/1e6/(float64(len(doc))/1e6), "cpu-ms/MB")
+}
+
+// fanoutChanges are changes to a fanout document (From replaced by To; To
+// added to Big's own members when From is empty), each a reason kin-openapi
+// might judge a reference in its context or name another problem first.
+var fanoutChanges = []struct {
+	name, from, to string
+	refused        bool
+}{
+	{"valid", "", "", false},
+	{"big-bad-type", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"strin"}`, true},
+	{"big-read-and-write-only", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","readOnly":true,"writeOnly":true}`, true},
+	{"big-bad-pattern", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","pattern":"["}`, true},
+	{"big-bad-default", "", `"default":{"field0":5},`, true},
+	{"big-default", "", `"default":{"field0":"x"},`, false},
+	{"big-property-bad-default", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","maxLength":2,"default":"abc"}`, true},
+	{"big-self", "", `"additionalProperties":{"$ref":"#/components/schemas/Big"},`, false},
+	{"big-self-bad", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"object","properties":{"again":{"$ref":"#/components/schemas/Big"},"x":{"type":"array"}}}`, true},
+	{"big-unresolved", `"field1":{"type":"string","maxLength":2}`, `"field1":{"$ref":"#/components/schemas/Nope"}`, true},
+	{"big-discriminator", "", `"discriminator":{"propertyName":"field0","mapping":{"a":"#/components/schemas/Big"}},`, false},
+	{"big-one-of", "", `"oneOf":[{"$ref":"#/components/schemas/Small"},{"type":"object"}],`, false},
+	{"small-bad", `"Big":{`, `"Small":{"type":"integer","minimum":"x"},"Big":{`, true},
+	{"default-through-ref", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":7}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, true},
+	{"default-through-ref-ok", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":"s"}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, false},
+	{"default-one-of", `"Big":{`, `"D":{"oneOf":[{"$ref":"#/components/schemas/Big"},{"type":"object","properties":{"field0":{"type":"string"}}}],"default":{"field0":"s"}},"Big":{`, true},
+	{"default-not", `"Big":{`, `"D":{"not":{"$ref":"#/components/schemas/Big"},"default":{"field0":"s"}},"Big":{`, true},
+	{"deep-ref", `"paths":{`, `"paths":{"/deep":{"get":{"parameters":[{"name":"d","in":"query","schema":{"$ref":"#/components/schemas/Big/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, false},
+	{"path-bad-in", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"nowhere","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, true},
+	{"path-bad-style", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","style":"matrix","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, true},
+	{"path-bad-inline", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/Big"},"c":{"type":"array"}}}}],"responses":{"200":{"description":"ok"}}}},`, true},
+	{"path-default-through-ref", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","default":{"b":{"field1":"long"}},"properties":{"b":{"$ref":"#/components/schemas/Big"}}}}],"responses":{"200":{"description":"ok"}}}},`, true},
+}
+
+// fanoutChanged is fanout(i, n, p) changed by fanoutChanges[c].
+func fanoutChanged(t testing.TB, i, c, n, p int) []byte {
+	doc := string(fanout(i, n, p))
+	doc = strings.Replace(doc, `"Big":{`, `"Small":{"type":"string"},"Big":{`, 1)
+	ch := fanoutChanges[c]
+	from, to := ch.from, ch.to
+	if from == "" && to != "" {
+		from, to = `"Big":{`, `"Big":{`+to
+	}
+	changed := strings.Replace(doc, from, to, 1)
+	if changed == doc && from != "" {
+		t.Fatalf("%s: %q is not in the document", ch.name, from)
+	}
+	return []byte(changed)
+}
+
+// TestRefFanout: small documents of each fanout shape, with each change,
+// get kin-openapi's verdict and message, checked in batches and whole.
+func TestRefFanout(t *testing.T) {
+	ctx := context.Background()
+	for i, s := range fanoutShapes {
+		for c, ch := range fanoutChanges {
+			t.Run(s.name+"/"+ch.name, func(t *testing.T) {
+				doc := fanoutChanged(t, i, c, 3, 4)
+				_, refused := sameAsKin(t, doc)
+				if refused != ch.refused {
+					t.Errorf("refused: %v, want %v (%v)", refused, ch.refused, kinValidate(ctx, doc))
+				}
+				root, _ := rawjson.Members(doc)
+				if got, want := checkWhole(ctx, doc, root), kinValidate(ctx, doc); errText(got) != errText(want) {
+					t.Errorf("checked whole: %v\nkin-openapi alone: %v", got, want)
+				}
+			})
+		}
+	}
+}
