@@ -28,7 +28,6 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math"
@@ -129,26 +128,16 @@ func oldestTimeKey(t time.Time) []byte {
 
 func entryKey(id string) []byte { return append(append([]byte(nil), Prefix...), id...) }
 
-// oldestKey is e's key in OldestPrefix.
-func oldestKey(id string) []byte {
-	b, err := hex.DecodeString(id)
-	if err != nil || len(b) != 12 {
-		return nil
-	}
-	binary.BigEndian.PutUint64(b, math.MaxUint64-binary.BigEndian.Uint64(b))
-	return append(append([]byte(nil), OldestPrefix...), hex.EncodeToString(b)...)
-}
-
 func putEntry(w kv.WriteTx, e Entry) error {
 	e.ObjectID = idsize.Cut(e.ObjectID)
-	v, err := json.Marshal(e)
+	p, err := encodeEntry(e)
 	if err != nil {
 		return err
 	}
-	if err := w.Put(entryKey(e.ID), v); err != nil {
+	if err := w.Put(p.key, p.value); err != nil {
 		return err
 	}
-	return w.Put(oldestKey(e.ID), []byte(e.ID))
+	return w.Put(p.oldest, p.id)
 }
 
 // store writes e in its own transaction. An entry that cannot be stored is
