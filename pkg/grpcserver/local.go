@@ -62,33 +62,16 @@ func (l *Local) RegisterService(desc *grpc.ServiceDesc, impl any) {
 
 // Invoke calls method's handler with args and copies its answer into reply.
 func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	l.mu.RLock()
-	m, ok := l.methods[method]
-	l.mu.RUnlock()
-	if !ok {
-		return status.Errorf(codes.Unimplemented, "unknown method %s", method)
-	}
-	if err := ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
-	}
-	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
-	ctx, span := tracing.Tracer().Start(ctx, strings.TrimPrefix(method, "/"), trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", name)))
-	defer span.End()
-
 	// The caller's metadata becomes the handler's incoming metadata and
 	// nothing else: a handler's own outgoing calls (its store's etcd
 	// requests) must not carry the caller's authorization or other headers.
 	md, _ := metadata.FromOutgoingContext(ctx)
-	stream := &localStream{method: method}
 	ctx = metadata.NewOutgoingContext(ctx, metadata.MD{})
-	ctx = context.WithValue(metadata.NewIncomingContext(ctx, md), localKey{}, true)
-	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
 	decode := func(in any) error {
 		proto.Merge(in.(proto.Message), args.(proto.Message))
 		return nil
 	}
-	resp, err := m.handler(m.impl, ctx, decode, l.chain)
+	out, stream, err := l.call(ctx, method, md, decode)
 	for _, o := range opts {
 		switch o := o.(type) {
 		case grpc.HeaderCallOption:
@@ -98,21 +81,63 @@ func (l *Local) Invoke(ctx context.Context, method string, args, reply any, opts
 		}
 	}
 	if err != nil {
+		return err
+	}
+	moveInto(reply.(proto.Message), out)
+	return nil
+}
+
+// Serve calls method's handler as Invoke does, for a caller that built the
+// request message itself (the REST facade's direct routes): req is given to
+// the handler (its fields moved into the handler's message, not copied), md
+// is the handler's incoming metadata as it is, and the handler's answer
+// and the header it set are returned as they are. ctx must carry no
+// outgoing metadata (a REST request's does not).
+func (l *Local) Serve(ctx context.Context, method string, md metadata.MD, req proto.Message) (proto.Message, metadata.MD, error) {
+	out, stream, err := l.call(ctx, method, md, func(in any) error {
+		moveInto(in.(proto.Message), req)
+		return nil
+	})
+	return out, stream.header, err
+}
+
+// call runs method's handler, through the interceptor chain, with md as
+// its incoming metadata and decode filling its request; one internal span.
+// The stream holds the header and trailer the handler set.
+func (l *Local) call(ctx context.Context, method string, md metadata.MD, decode func(any) error) (proto.Message, *localStream, error) {
+	stream := &localStream{method: method}
+	l.mu.RLock()
+	m, ok := l.methods[method]
+	l.mu.RUnlock()
+	if !ok {
+		return nil, stream, status.Errorf(codes.Unimplemented, "unknown method %s", method)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, stream, status.FromContextError(err).Err()
+	}
+	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
+	ctx, span := tracing.Tracer().Start(ctx, strings.TrimPrefix(method, "/"), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", name)))
+	defer span.End()
+
+	ctx = context.WithValue(metadata.NewIncomingContext(ctx, md), localKey{}, true)
+	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
+	resp, err := m.handler(m.impl, ctx, decode, l.chain)
+	if err != nil {
 		st, ok := status.FromError(err)
 		if !ok {
 			st = status.FromContextError(err)
 		}
 		span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(st.Code())))
 		span.SetStatus(otelcodes.Error, st.Message())
-		return st.Err()
+		return nil, stream, st.Err()
 	}
 	span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(codes.OK)))
 	out, ok := resp.(proto.Message)
 	if !ok {
-		return status.Errorf(codes.Internal, "%s answered %T, not a message", method, resp)
+		return nil, stream, status.Errorf(codes.Internal, "%s answered %T, not a message", method, resp)
 	}
-	moveInto(reply.(proto.Message), out)
-	return nil
+	return out, stream, nil
 }
 
 // moveInto gives dst the fields of src, an answer the handler gave up:

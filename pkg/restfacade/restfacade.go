@@ -89,8 +89,19 @@ type Options struct {
 	// matched on the escaped path everywhere in the facade.
 	SlashInParams bool
 	// MuxOptions are extra grpc-gateway options, such as marshalers for more
-	// content types; they are applied after the ones set here.
+	// content types; they are applied after the ones set here. Middlewares
+	// go in Middlewares, never here: the direct path (direct.go) would not
+	// run them.
 	MuxOptions []runtime.ServeMuxOption
+	// Middlewares run on every routed request after the facade's own, on
+	// grpc-gateway's routes and the direct path's alike.
+	Middlewares []runtime.Middleware
+	// Service is the full name of the gRPC service behind the routes (such
+	// as gatehouse.management.v1.ManagementService): the direct path reads
+	// its google.api.http rules. Without it, or when conn cannot call a
+	// method directly (grpcserver.Local can), grpc-gateway serves every
+	// route.
+	Service string
 	// Limits bound the requests the facade serves at once and how long a
 	// body may take; zero fields take the defaults.
 	Limits Limits
@@ -179,14 +190,15 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	}
 	f := &facade{opts: o, routes: routes, limits: limits, inFlight: make(chan struct{}, limits.MaxInFlight), log: log.With("component", "http")}
 	jsonpb := NewJSON(o.Marshal)
-	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(f.recordRoute, f.validPathParams, f.readIntQuery)}
+	middlewares := []runtime.Middleware{f.recordRoute, f.validPathParams, f.readIntQuery}
+	if o.Authenticate != nil {
+		middlewares = append(middlewares, f.authenticate)
+	}
+	middlewares = append(append(middlewares, f.admitBody, f.offerStream), o.Middlewares...)
+	own := []runtime.ServeMuxOption{runtime.WithMiddlewares(middlewares...)}
 	if o.SlashInParams {
 		own = append(own, runtime.WithUnescapingMode(runtime.UnescapingModeAllExceptSlash))
 	}
-	if o.Authenticate != nil {
-		own = append(own, runtime.WithMiddlewares(f.authenticate))
-	}
-	own = append(own, runtime.WithMiddlewares(f.admitBody, f.offerStream))
 	muxOpts := append([]runtime.ServeMuxOption{
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &runtime.HTTPBodyMarshaler{Marshaler: jsonpb}),
 		runtime.WithForwardResponseRewriter(f.sendStream),
@@ -207,6 +219,22 @@ func New(ctx context.Context, conn grpc.ClientConnInterface, o Options) (http.Ha
 	}
 	if err := o.Register(ctx, f.mux, conn); err != nil {
 		return nil, fmt.Errorf("register the REST handlers: %w", err)
+	}
+	if dc, ok := conn.(directConn); ok && o.Service != "" {
+		if f.directRoutes, err = newDirectTable(o.Service); err != nil {
+			return nil, fmt.Errorf("read the service's HTTP rules: %w", err)
+		}
+		f.direct = dc
+		for _, rts := range f.directRoutes {
+			for _, rt := range rts {
+				if rt.served {
+					rt.handler = f.callDirect(rt)
+					for i := len(middlewares) - 1; i >= 0; i-- {
+						rt.handler = middlewares[i](rt.handler)
+					}
+				}
+			}
+		}
 	}
 	return observe(f.log, f), nil
 }
@@ -230,6 +258,9 @@ type facade struct {
 	inFlight chan struct{} // one token per request being served
 	log      *slog.Logger
 	pages    http.Handler // Options.Pages, nil without
+
+	direct       directConn  // the connection direct routes call over, nil without
+	directRoutes directTable // the routes the facade serves itself (direct.go)
 }
 
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -299,6 +330,10 @@ func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del("Grpc-Timeout")
 	if r.Method == http.MethodHead { // answered as GET; net/http drops the body
 		r.Method = http.MethodGet
+	}
+	if rt, params := f.directRoutes.find(r); rt != nil {
+		rt.handler(w, r, params)
+		return
 	}
 	f.mux.ServeHTTP(w, r)
 }

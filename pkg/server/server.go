@@ -158,6 +158,9 @@ func Serve(ctx context.Context, log *slog.Logger, l *Listeners, svc Service) err
 	var draining atomic.Bool
 	gwOpts.Ready = readiness(&draining, svc.Ready)
 	gwOpts.NoMetrics = l.Metrics != nil
+	if gwOpts.Service == "" {
+		gwOpts.Service = svc.Name
+	}
 	if gwOpts.Log == nil {
 		gwOpts.Log = log
 	}

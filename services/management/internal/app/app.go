@@ -108,10 +108,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			// a policy or asset id with a slash (default/jwt-policy, as Kubernetes tooling names
 			// policies) is addressed as default%2Fjwt-policy (documentIDs turns the %2F back)
 			SlashInParams: true,
-			MuxOptions: []runtime.ServeMuxOption{
-				runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal)),
-				runtime.WithMiddlewares(documentIDs),
-			},
+			MuxOptions:    []runtime.ServeMuxOption{runtime.WithMarshalerOption(runtime.MIMEWildcard, newMarshaler(marshal))},
+			Middlewares:   []runtime.Middleware{documentIDs},
 		},
 	})
 }

@@ -109,10 +109,8 @@ func Serve(ctx context.Context, log *slog.Logger, l *server.Listeners, cfg confi
 			RequestError: api.RequestError,
 			Authenticate: auditLog.REST(srv.AuthenticateREST),
 			Plain:        backup.Routes("/portal-api", backup.Options{Service: "portal", Engine: engine, Admin: srv.AuthenticateREST, Audit: auditLog, Log: log}),
-			MuxOptions: []runtime.ServeMuxOption{
-				runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
-				runtime.WithMiddlewares(srv.Precheck(fail)),
-			},
+			MuxOptions:   []runtime.ServeMuxOption{runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler)},
+			Middlewares:  []runtime.Middleware{srv.Precheck(fail)},
 		},
 	})
 }
