@@ -417,12 +417,11 @@ func walkFinding(err error) (walkPlace, bool) {
 }
 
 // resolve resolves the references of d, as kin-openapi's loader does in
-// the whole document.
+// the whole document (resolveRefs: a batch's components reference no path,
+// see componentIndex).
 func (b *pathBatches) resolve(d *openapi3.T) error {
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = b.ctx
-	return loader.ResolveRefsIn(d, nil)
+	err, _ := resolveRefs(b.ctx, d)
+	return err
 }
 
 // checkComponents checks the root, without paths, with the components a

@@ -7,12 +7,22 @@ import (
 )
 
 // checkOpenAPI resolves the document's references and checks the OpenAPI
-// rules, examples aside, as kin-openapi's T.Validate does.
-func checkOpenAPI(ctx context.Context, d *openapi3.T) error {
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
-	if err := loader.ResolveRefsIn(d, nil); err != nil {
+// rules, examples aside, as kin-openapi's T.Validate does. again decodes
+// the document again: a problem in resolving its components alone
+// (resolveRefs) is resolved again by the loader in one call, as a
+// component may reference a path.
+func checkOpenAPI(ctx context.Context, d *openapi3.T, again func() (*openapi3.T, error)) error {
+	if err, componentsAlone := resolveRefs(ctx, d); componentsAlone {
+		if d, err = again(); err != nil {
+			return invalid("invalid OpenAPI document: %s", err)
+		}
+		loader := openapi3.NewLoader()
+		loader.IsExternalRefsAllowed = false
+		loader.Context = ctx
+		if err := loader.ResolveRefsIn(d, nil); err != nil {
+			return invalid("invalid OpenAPI document: %s", err)
+		}
+	} else if err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
 	standIn(ctx, d)

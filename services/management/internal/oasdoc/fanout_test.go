@@ -111,31 +111,48 @@ func benchValidate(b *testing.B, doc []byte) {
 // might judge a reference in its context or name another problem first.
 var fanoutChanges = []struct {
 	name, from, to string
-	refused        bool
+	verdict        verdict
 }{
-	{"valid", "", "", false},
-	{"big-bad-type", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"strin"}`, true},
-	{"big-read-and-write-only", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","readOnly":true,"writeOnly":true}`, true},
-	{"big-bad-pattern", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","pattern":"["}`, true},
-	{"big-bad-default", "", `"default":{"field0":5},`, true},
-	{"big-default", "", `"default":{"field0":"x"},`, false},
-	{"big-property-bad-default", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","maxLength":2,"default":"abc"}`, true},
-	{"big-self", "", `"additionalProperties":{"$ref":"#/components/schemas/Big"},`, false},
-	{"big-self-bad", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"object","properties":{"again":{"$ref":"#/components/schemas/Big"},"x":{"type":"array"}}}`, true},
-	{"big-unresolved", `"field1":{"type":"string","maxLength":2}`, `"field1":{"$ref":"#/components/schemas/Nope"}`, true},
-	{"big-discriminator", "", `"discriminator":{"propertyName":"field0","mapping":{"a":"#/components/schemas/Big"}},`, false},
-	{"big-one-of", "", `"oneOf":[{"$ref":"#/components/schemas/Small"},{"type":"object"}],`, false},
-	{"small-bad", `"Big":{`, `"Small":{"type":"integer","minimum":"x"},"Big":{`, true},
-	{"default-through-ref", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":7}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, true},
-	{"default-through-ref-ok", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":"s"}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, false},
-	{"default-one-of", `"Big":{`, `"D":{"oneOf":[{"$ref":"#/components/schemas/Big"},{"type":"object","properties":{"field0":{"type":"string"}}}],"default":{"field0":"s"}},"Big":{`, true},
-	{"default-not", `"Big":{`, `"D":{"not":{"$ref":"#/components/schemas/Big"},"default":{"field0":"s"}},"Big":{`, true},
-	{"deep-ref", `"paths":{`, `"paths":{"/deep":{"get":{"parameters":[{"name":"d","in":"query","schema":{"$ref":"#/components/schemas/Big/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, false},
-	{"path-bad-in", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"nowhere","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, true},
-	{"path-bad-style", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","style":"matrix","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, true},
-	{"path-bad-inline", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/Big"},"c":{"type":"array"}}}}],"responses":{"200":{"description":"ok"}}}},`, true},
-	{"path-default-through-ref", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","default":{"b":{"field1":"long"}},"properties":{"b":{"$ref":"#/components/schemas/Big"}}}}],"responses":{"200":{"description":"ok"}}}},`, true},
+	{"valid", "", "", accepted},
+	{"big-bad-type", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"strin"}`, refused},
+	{"big-read-and-write-only", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","readOnly":true,"writeOnly":true}`, refused},
+	{"big-bad-pattern", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","pattern":"["}`, refused},
+	{"big-bad-default", "", `"default":{"field0":5},`, refused},
+	{"big-default", "", `"default":{"field0":"x"},`, accepted},
+	{"big-property-bad-default", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"string","maxLength":2,"default":"abc"}`, refused},
+	{"big-self", "", `"additionalProperties":{"$ref":"#/components/schemas/Big"},`, accepted},
+	{"big-self-bad", `"field1":{"type":"string","maxLength":2}`, `"field1":{"type":"object","properties":{"again":{"$ref":"#/components/schemas/Big"},"x":{"type":"array"}}}`, refused},
+	{"big-unresolved", `"field1":{"type":"string","maxLength":2}`, `"field1":{"$ref":"#/components/schemas/Nope"}`, refused},
+	{"big-discriminator", "", `"discriminator":{"propertyName":"field0","mapping":{"a":"#/components/schemas/Big"}},`, accepted},
+	{"big-one-of", "", `"oneOf":[{"$ref":"#/components/schemas/Small"},{"type":"object"}],`, accepted},
+	{"small-bad", `"Big":{`, `"Small":{"type":"integer","minimum":"x"},"Big":{`, refused},
+	{"default-through-ref", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":7}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, refused},
+	{"default-through-ref-ok", `"Big":{`, `"D":{"type":"object","default":{"big":{"field0":"s"}},"properties":{"big":{"$ref":"#/components/schemas/Big"}}},"Big":{`, accepted},
+	{"default-one-of", `"Big":{`, `"D":{"oneOf":[{"$ref":"#/components/schemas/Big"},{"type":"object","properties":{"field0":{"type":"string"}}}],"default":{"field0":"s"}},"Big":{`, refused},
+	{"default-not", `"Big":{`, `"D":{"not":{"$ref":"#/components/schemas/Big"},"default":{"field0":"s"}},"Big":{`, refused},
+	{"deep-ref", `"paths":{`, `"paths":{"/deep":{"get":{"parameters":[{"name":"d","in":"query","schema":{"$ref":"#/components/schemas/Big/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, accepted},
+	{"path-bad-in", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"nowhere","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-bad-style", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","style":"matrix","schema":{"$ref":"#/components/schemas/Big"}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-bad-inline", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/Big"},"c":{"type":"array"}}}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-default-through-ref", `"paths":{`, `"paths":{"/a0":{"get":{"parameters":[{"name":"q","in":"query","schema":{"type":"object","default":{"b":{"field1":"long"}},"properties":{"b":{"$ref":"#/components/schemas/Big"}}}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-unresolved", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/components/schemas/Nope"}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-external", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"other.json#/Big"}}],"responses":{"200":{"description":"ok"}}}},`, refused},
+	{"path-response-missing", `"paths":{`, `"paths":{"/zz":{"get":{"responses":{"200":{"$ref":"#/components/responses/Nope"}}}},`, refused},
+	{"path-to-alias", `"Big":{`, `"Alias":{"$ref":"#/components/schemas/Big"},"Big":{`, accepted},
+	{"into-path-after", `"paths":{`, `"paths":{"/zz":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/paths/~1p0/get/parameters/0/schema/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, either},
+	{"into-path-before", `"paths":{`, `"paths":{"/a":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/paths/~1p0/get/parameters/0/schema/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, either},
+	{"into-path-item", `"paths":{`, `"paths":{"/a":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/paths/~1p0/get/parameters/0/schema"}}],"responses":{"200":{"description":"ok"}}}},`, either},
+	{"component-into-path", `"Big":{`, `"C":{"type":"object","properties":{"x":{"$ref":"#/paths/~1p0/get/parameters/0/schema"}}},"Big":{`, either},
 }
+
+// verdict is a document's, as a test expects it.
+type verdict int8
+
+const (
+	accepted verdict = iota
+	refused
+	either // as the shape has it: a reference into a path's parts, found in some shapes only
+)
 
 // fanoutChanged is fanout(i, n, p) changed by fanoutChanges[c].
 func fanoutChanged(t testing.TB, i, c, n, p int) []byte {
@@ -161,9 +178,8 @@ func TestRefFanout(t *testing.T) {
 		for c, ch := range fanoutChanges {
 			t.Run(s.name+"/"+ch.name, func(t *testing.T) {
 				doc := fanoutChanged(t, i, c, 3, 4)
-				_, refused := sameAsKin(t, doc)
-				if refused != ch.refused {
-					t.Errorf("refused: %v, want %v (%v)", refused, ch.refused, kinValidate(ctx, doc))
+				if _, got := sameAsKin(t, doc); ch.verdict != either && got != (ch.verdict == refused) {
+					t.Errorf("refused: %v, want %v (%v)", got, ch.verdict == refused, kinValidate(ctx, doc))
 				}
 				root, _ := rawjson.Members(doc)
 				if got, want := checkWhole(ctx, doc, root), kinValidate(ctx, doc); errText(got) != errText(want) {

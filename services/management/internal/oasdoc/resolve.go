@@ -1,0 +1,497 @@
+package oasdoc
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// kin-openapi's loader (Loader.ResolveRefsIn) resolves the components,
+// then the paths; a reference to a component walks the component again
+// each time (a copy of it is resolved: a component schema of 2,000
+// properties referenced from 1,000 paths is walked, its properties sorted,
+// 1,000 times). By the time it takes the paths, every component has been
+// resolved (or the loader stopped at the first problem), and walking a
+// component resolved already changes nothing and finds no problem: its
+// references hold their values, which the loader does not walk again.
+//
+// A reference resolved is also walked once more: the loader, having given
+// a reference its value, walks the value's own parts (a component schema's
+// 2,000 properties sorted, for each reference to it).
+//
+// resolveRefs resolves the components first, alone (a document without
+// paths or webhooks, the same loader), then marks every part of them as a
+// reference already resolved (resolvedMark), gives each reference in the
+// paths to a whole component entry the entry's value (presetRefs), and
+// resolves the document: the loader then takes the paths as it would
+// have, without walking the components again. The marks are removed
+// before it returns.
+//
+// A component referencing a path cannot be resolved without the paths: the
+// first call then fails where the whole document's might not, so a
+// problem in resolving the components alone is the answer only where no
+// component references a path (componentsAlone reports that the problem
+// comes from that first call; the batches never hold such components).
+func resolveRefs(ctx context.Context, d *openapi3.T) (err error, componentsAlone bool) {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	if d.Components != nil {
+		alone := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths()}
+		if err := loader.ResolveRefsIn(&alone, nil); err != nil {
+			return err, true
+		}
+		m := marker{seen: map[any]bool{}}
+		m.components(d.Components)
+		defer m.unmark()
+		presetRefs(d)
+	}
+	return loader.ResolveRefsIn(d, nil), false
+}
+
+// resolvedMark is the $ref a part resolved already is given while the
+// paths are resolved: the loader takes a reference holding its value as
+// done (it neither looks it up nor walks its value).
+const resolvedMark = "#resolved"
+
+// marker marks the parts of the components (each reference-or-value that
+// holds its value written in place) as resolved, and unmarks them.
+type marker struct {
+	seen    map[any]bool
+	unmarks []func()
+}
+
+func (m *marker) unmark() {
+	for _, f := range m.unmarks {
+		f()
+	}
+}
+
+// first reports whether x is met for the first time.
+func (m *marker) first(x any) bool {
+	if m.seen[x] {
+		return false
+	}
+	m.seen[x] = true
+	return true
+}
+
+// mark gives *ref the mark when it is empty (a value written in place).
+func (m *marker) mark(ref *string) {
+	if *ref == "" {
+		*ref = resolvedMark
+		m.unmarks = append(m.unmarks, func() { *ref = "" })
+	}
+}
+
+func (m *marker) components(c *openapi3.Components) {
+	for _, r := range c.Schemas {
+		m.schema(r)
+	}
+	for _, r := range c.Parameters {
+		m.parameter(r)
+	}
+	for _, r := range c.Headers {
+		m.header(r)
+	}
+	for _, r := range c.RequestBodies {
+		m.requestBody(r)
+	}
+	for _, r := range c.Responses {
+		m.response(r)
+	}
+	for _, r := range c.Callbacks {
+		m.callback(r)
+	}
+	for _, r := range c.Examples {
+		if r != nil && r.Value != nil {
+			m.mark(&r.Ref)
+		}
+	}
+	for _, r := range c.Links {
+		if r != nil && r.Value != nil {
+			m.mark(&r.Ref)
+		}
+	}
+	for _, r := range c.SecuritySchemes {
+		if r != nil && r.Value != nil {
+			m.mark(&r.Ref)
+		}
+	}
+}
+
+func (m *marker) schema(r *openapi3.SchemaRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	s := r.Value
+	if !m.first(s) {
+		return
+	}
+	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
+		for _, c := range refs {
+			m.schema(c)
+		}
+	}
+	for _, c := range []*openapi3.SchemaRef{s.Not, s.Items, s.AdditionalProperties.Schema, s.Contains, s.PropertyNames,
+		s.UnevaluatedItems.Schema, s.UnevaluatedProperties.Schema, s.If, s.Then, s.Else, s.ContentSchema} {
+		m.schema(c)
+	}
+	for _, refs := range []openapi3.Schemas{s.Properties, s.PatternProperties, s.DependentSchemas, s.Defs} {
+		for _, c := range refs {
+			m.schema(c)
+		}
+	}
+}
+
+func (m *marker) parameter(r *openapi3.ParameterRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	m.schema(r.Value.Schema)
+	m.content(r.Value.Content)
+	m.examples(r.Value.Examples)
+}
+
+func (m *marker) header(r *openapi3.HeaderRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	m.schema(r.Value.Schema)
+	m.content(r.Value.Content)
+	m.examples(r.Value.Examples)
+}
+
+func (m *marker) requestBody(r *openapi3.RequestBodyRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	m.content(r.Value.Content)
+}
+
+func (m *marker) response(r *openapi3.ResponseRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	for _, h := range r.Value.Headers {
+		m.header(h)
+	}
+	m.content(r.Value.Content)
+	for _, l := range r.Value.Links {
+		if l != nil && l.Value != nil {
+			m.mark(&l.Ref)
+		}
+	}
+}
+
+func (m *marker) content(c openapi3.Content) {
+	for _, mt := range c {
+		if mt == nil {
+			continue
+		}
+		m.schema(mt.Schema)
+		m.schema(mt.ItemSchema)
+		m.examples(mt.Examples)
+		for _, e := range mt.Encoding {
+			if e != nil {
+				for _, h := range e.Headers {
+					m.header(h)
+				}
+			}
+		}
+	}
+}
+
+func (m *marker) examples(e openapi3.Examples) {
+	for _, r := range e {
+		if r != nil && r.Value != nil {
+			m.mark(&r.Ref)
+		}
+	}
+}
+
+func (m *marker) callback(r *openapi3.CallbackRef) {
+	if r == nil || r.Value == nil || !m.first(r) {
+		return
+	}
+	m.mark(&r.Ref)
+	for _, item := range r.Value.Map() {
+		m.pathItem(item)
+	}
+}
+
+// pathItem marks the parts of a callback's path item (path items are not
+// marked: the loader takes an item it resolved as done).
+func (m *marker) pathItem(item *openapi3.PathItem) {
+	if item == nil || !m.first(item) {
+		return
+	}
+	for _, r := range item.Parameters {
+		m.parameter(r)
+	}
+	for _, op := range item.Operations() {
+		if op == nil {
+			continue
+		}
+		for _, r := range op.Parameters {
+			m.parameter(r)
+		}
+		m.requestBody(op.RequestBody)
+		if op.Responses != nil {
+			for _, r := range op.Responses.Map() {
+				m.response(r)
+			}
+		}
+		for _, r := range op.Callbacks {
+			m.callback(r)
+		}
+	}
+}
+
+// presetRefs gives each reference in d's paths (not in its components,
+// resolved already) that names a whole entry of the components of its own
+// kind the entry's value, as the loader would, which then takes it as
+// done: such a reference cannot fail, and walking the entry, resolved
+// already, changes nothing. A reference the loader reads through (into a
+// path's parts: #/paths/~1a/get/parameters/0/schema/items) could find a
+// reference given its value where the loader would not have resolved it
+// yet: a document with one has none given.
+func presetRefs(d *openapi3.T) {
+	p := presetter{c: d.Components, seen: map[any]bool{}}
+	for _, item := range d.Paths.Map() {
+		p.pathItem(item)
+	}
+	if p.throughPaths {
+		return
+	}
+	for _, set := range p.sets {
+		set()
+	}
+}
+
+// presetter finds the references presetRefs gives values to.
+type presetter struct {
+	c    *openapi3.Components
+	seen map[any]bool
+	sets []func()
+	// throughPaths is set by a reference into a path item's parts
+	throughPaths bool
+}
+
+// entry returns the name of the entry of kind ref names whole, when
+// the loader reads it so (a reference in the document: #, then the
+// fragment of the URI, %-escapes decoded, in /-separated parts, each with
+// ~1 and ~0 decoded); it notes a reference into a path's parts.
+func (p *presetter) entry(ref, kind string) (string, bool) {
+	if ref == "" || ref[0] != '#' {
+		return "", false
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(u.Fragment, "/")
+	if len(parts) > 3 && parts[0] == "" && unescapeRef(parts[1]) == "paths" {
+		p.throughPaths = true
+	}
+	if len(parts) != 4 || parts[0] != "" || unescapeRef(parts[1]) != "components" || unescapeRef(parts[2]) != kind {
+		return "", false
+	}
+	return unescapeRef(parts[3]), true
+}
+
+func (p *presetter) first(x any) bool {
+	if p.seen[x] {
+		return false
+	}
+	p.seen[x] = true
+	return true
+}
+
+func (p *presetter) pathItem(item *openapi3.PathItem) {
+	if item == nil || !p.first(item) {
+		return
+	}
+	p.entry(item.Ref, "")
+	for _, r := range item.Parameters {
+		p.parameter(r)
+	}
+	for _, op := range item.Operations() {
+		if op == nil || !p.first(op) {
+			continue
+		}
+		for _, r := range op.Parameters {
+			p.parameter(r)
+		}
+		p.requestBody(op.RequestBody)
+		if op.Responses != nil {
+			for _, r := range op.Responses.Map() {
+				p.response(r)
+			}
+		}
+		for _, r := range op.Callbacks {
+			p.callback(r)
+		}
+	}
+}
+
+func (p *presetter) schema(r *openapi3.SchemaRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		if name, ok := p.entry(r.Ref, "schemas"); ok && r.Value == nil {
+			if e := p.c.Schemas[name]; e != nil && e.Value != nil {
+				p.sets = append(p.sets, func() { r.Value = e.Value })
+			}
+		}
+		return
+	}
+	s := r.Value
+	if s == nil || !p.first(s) {
+		return
+	}
+	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
+		for _, c := range refs {
+			p.schema(c)
+		}
+	}
+	for _, c := range []*openapi3.SchemaRef{s.Not, s.Items, s.AdditionalProperties.Schema, s.Contains, s.PropertyNames,
+		s.UnevaluatedItems.Schema, s.UnevaluatedProperties.Schema, s.If, s.Then, s.Else, s.ContentSchema} {
+		p.schema(c)
+	}
+	for _, refs := range []openapi3.Schemas{s.Properties, s.PatternProperties, s.DependentSchemas, s.Defs} {
+		for _, c := range refs {
+			p.schema(c)
+		}
+	}
+}
+
+func (p *presetter) parameter(r *openapi3.ParameterRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		if name, ok := p.entry(r.Ref, "parameters"); ok && r.Value == nil {
+			if e := p.c.Parameters[name]; e != nil && e.Value != nil {
+				p.sets = append(p.sets, func() { r.Value = e.Value })
+			}
+		}
+		return
+	}
+	if r.Value != nil {
+		p.schema(r.Value.Schema)
+		p.content(r.Value.Content)
+		p.examples(r.Value.Examples)
+	}
+}
+
+func (p *presetter) header(r *openapi3.HeaderRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		if name, ok := p.entry(r.Ref, "headers"); ok && r.Value == nil {
+			if e := p.c.Headers[name]; e != nil && e.Value != nil {
+				p.sets = append(p.sets, func() { r.Value = e.Value })
+			}
+		}
+		return
+	}
+	if r.Value != nil {
+		p.schema(r.Value.Schema)
+		p.content(r.Value.Content)
+		p.examples(r.Value.Examples)
+	}
+}
+
+func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		if name, ok := p.entry(r.Ref, "requestBodies"); ok && r.Value == nil {
+			if e := p.c.RequestBodies[name]; e != nil && e.Value != nil {
+				p.sets = append(p.sets, func() { r.Value = e.Value })
+			}
+		}
+		return
+	}
+	if r.Value != nil {
+		p.content(r.Value.Content)
+	}
+}
+
+func (p *presetter) response(r *openapi3.ResponseRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		if name, ok := p.entry(r.Ref, "responses"); ok && r.Value == nil {
+			if e := p.c.Responses[name]; e != nil && e.Value != nil {
+				p.sets = append(p.sets, func() { r.Value = e.Value })
+			}
+		}
+		return
+	}
+	if r.Value == nil {
+		return
+	}
+	for _, h := range r.Value.Headers {
+		p.header(h)
+	}
+	p.content(r.Value.Content)
+	for _, l := range r.Value.Links {
+		if l != nil {
+			p.entry(l.Ref, "")
+		}
+	}
+}
+
+func (p *presetter) content(c openapi3.Content) {
+	for _, mt := range c {
+		if mt == nil {
+			continue
+		}
+		p.schema(mt.Schema)
+		p.schema(mt.ItemSchema)
+		p.examples(mt.Examples)
+		for _, e := range mt.Encoding {
+			if e != nil {
+				for _, h := range e.Headers {
+					p.header(h)
+				}
+			}
+		}
+	}
+}
+
+func (p *presetter) examples(e openapi3.Examples) {
+	for _, r := range e {
+		if r != nil {
+			p.entry(r.Ref, "")
+		}
+	}
+}
+
+func (p *presetter) callback(r *openapi3.CallbackRef) {
+	if r == nil || !p.first(r) {
+		return
+	}
+	if r.Ref != "" {
+		p.entry(r.Ref, "")
+		return
+	}
+	if r.Value != nil {
+		for _, item := range r.Value.Map() {
+			p.pathItem(item)
+		}
+	}
+}
