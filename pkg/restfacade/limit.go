@@ -116,7 +116,11 @@ func (f *facade) admitBody(next runtime.HandlerFunc) runtime.HandlerFunc {
 			next(w, r, params)
 			return
 		}
-		limit := f.limits.Bodies.Of(f.routes.operation(r.Method, f.routePath(r)))
+		var op string
+		if doc := f.documented(r); doc != nil {
+			op = doc.ops[r.Method]
+		}
+		limit := f.limits.Bodies.Of(op)
 		if r.ContentLength > limit {
 			f.writeError(w, r, http.StatusRequestEntityTooLarge, []string{bodylimit.Message})
 			return

@@ -40,6 +40,11 @@ type observation struct {
 	bodyWatched                    bool
 	stream                         streamed // the list answer a handler may hand over (stream.go)
 	caller                         any      // whom Options.Authenticate admitted to operation (SetCaller)
+	// doc is the documented route recordRoute found (nil: undocumented),
+	// once routed is set: the later middlewares read it instead of
+	// finding it again.
+	doc    *route
+	routed bool
 }
 
 type observationKey struct{}
@@ -118,16 +123,33 @@ func Caller(ctx context.Context, operation string) (any, bool) {
 // it (such as /api/v1/llm-settings/{id}).
 func (f *facade) recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		o, _ := r.Context().Value(observationKey{}).(*observation)
 		if i := f.routes.find(r.Method, f.routePath(r)); i >= 0 {
 			setRoute(r, f.routes[i].pattern)
-			if o, ok := r.Context().Value(observationKey{}).(*observation); ok {
+			if o != nil {
 				o.method, o.operation, o.path = r.Method, f.routes[i].ops[r.Method], r.URL.EscapedPath()
+				o.doc = &f.routes[i]
 			}
 		} else {
 			setRoute(r, routeUndocumented)
 		}
+		if o != nil {
+			o.routed = true
+		}
 		next(w, r, params)
 	}
+}
+
+// documented returns the documented route serving r, nil when none: the
+// one recordRoute found, or else found now.
+func (f *facade) documented(r *http.Request) *route {
+	if o, ok := r.Context().Value(observationKey{}).(*observation); ok && o.routed {
+		return o.doc
+	}
+	if i := f.routes.find(r.Method, f.routePath(r)); i >= 0 {
+		return &f.routes[i]
+	}
+	return nil
 }
 
 // observe wraps the facade so that every request has one server span (a

@@ -17,8 +17,11 @@ func (f *facade) readIntQuery(next runtime.HandlerFunc) runtime.HandlerFunc {
 		return next
 	}
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		names := f.routes.intQuery(r.Method, f.routePath(r))
-		if len(names) == 0 || r.URL.RawQuery == "" {
+		var names []string
+		if doc := f.documented(r); doc != nil && r.URL.RawQuery != "" {
+			names = doc.ints[r.Method]
+		}
+		if len(names) == 0 {
 			next(w, r, params)
 			return
 		}

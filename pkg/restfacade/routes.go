@@ -116,22 +116,14 @@ func (rs routes) intQuery(method, path string) []string {
 	return nil
 }
 
-// operation names the gRPC method of the route that serves method at path
-// (such as CreateAPI), or "".
-func (rs routes) operation(method, path string) string {
-	if i := rs.find(method, path); i >= 0 {
-		return rs[i].ops[method]
-	}
-	return ""
-}
-
 // find returns the index of the most specific route serving method at path,
 // or -1.
 func (rs routes) find(method, path string) int {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
+	path = strings.Trim(path, "/")
+	n := strings.Count(path, "/") + 1
 	best := -1
 	for i, r := range rs {
-		if slices.Contains(r.methods, method) && r.matches(segs) && (best < 0 || r.literals > rs[best].literals) {
+		if len(r.segments) == n && slices.Contains(r.methods, method) && r.matchesPath(path) && (best < 0 || r.literals > rs[best].literals) {
 			best = i
 		}
 	}
@@ -149,6 +141,23 @@ func (r route) matches(segs []string) bool {
 		if !(wild && segs[i] != "") && s != segs[i] {
 			return false
 		}
+	}
+	return true
+}
+
+// matchesPath is matches for a path without its outer slashes, read
+// segment by segment in place.
+func (r route) matchesPath(path string) bool {
+	rest := path
+	for i, s := range r.segments {
+		seg, tail, more := strings.Cut(rest, "/")
+		if more != (i < len(r.segments)-1) {
+			return false
+		}
+		if !(isWild(s) && seg != "") && s != seg {
+			return false
+		}
+		rest = tail
 	}
 	return true
 }

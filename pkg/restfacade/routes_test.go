@@ -2,6 +2,7 @@ package restfacade
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -75,6 +76,24 @@ func TestIntegerQueryParameters(t *testing.T) {
 	for _, tt := range tests {
 		if got := rs.intQuery(tt.method, tt.path); !slices.Equal(got, tt.want) {
 			t.Errorf("intQuery(%s %s) = %v, want %v", tt.method, tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestMatchesPath: a route matches a path read in place exactly when it
+// matches the path's segments split apart.
+func TestMatchesPath(t *testing.T) {
+	rs, err := parseRoutes([]byte(`{"paths":{"/api/things/{id}":{"get":{}},"/api/things/search":{"get":{}},"/api/things/{id}/parts/{part}":{"put":{}},"/":{"get":{}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/", "", "/api", "/api/things", "/api/things/", "/api/things/7", "/api/things//", "/api/things/search",
+		"/api/things/7/parts/1", "/api/things/7/parts/", "/api/things//parts/1", "//api/things/7", "/api/things/7/parts/1/x", "/x/things/7"} {
+		trimmed := strings.Trim(path, "/")
+		for _, r := range rs {
+			if want := r.matches(strings.Split(trimmed, "/")); r.matchesPath(trimmed) != want {
+				t.Errorf("%s on %q: matchesPath %v, want %v", r.pattern, path, !want, want)
+			}
 		}
 	}
 }
