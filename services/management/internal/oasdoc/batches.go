@@ -256,7 +256,7 @@ func (b *pathBatches) versionProblem(d *openapi3.T, doc []byte, root []rawjson.M
 		}
 		resolved := rules
 		resolved.Components = c
-		if err := b.resolve(&resolved); err != nil {
+		if err := b.resolve(&resolved, set); err != nil {
 			if b.ix.deep {
 				return errUnsupported
 			}
@@ -339,7 +339,7 @@ func (b *pathBatches) pathResolveProblem(d openapi3.T, err error) error {
 		}
 		alone := d
 		alone.Paths = openapi3.NewPaths(openapi3.WithPath(path, b.batch.Value(path)))
-		if b.resolve(&alone) != nil {
+		if b.resolve(&alone, nil) != nil {
 			b.resolveProblem, b.resolveProblemAt = err, path
 			return nil
 		}
@@ -417,11 +417,15 @@ func walkFinding(err error) (walkPlace, bool) {
 }
 
 // resolve resolves the references of d, as kin-openapi's loader does in
-// the whole document (resolveRefs: a batch's components reference no path,
-// see componentIndex).
-func (b *pathBatches) resolve(d *openapi3.T) error {
-	err, _ := resolveRefs(b.ctx, d)
-	return err
+// the whole document (resolveRefs); set, when not nil, is the set of
+// entries d's components were decoded from, decoded again when the loader
+// must resolve them again.
+func (b *pathBatches) resolve(d *openapi3.T, set map[int32]bool) error {
+	var fresh func() (*openapi3.Components, error)
+	if set != nil {
+		fresh = func() (*openapi3.Components, error) { return b.ix.components(set) }
+	}
+	return resolveRefs(b.ctx, d, fresh)
 }
 
 // checkComponents checks the root, without paths, with the components a
@@ -439,7 +443,7 @@ func (b *pathBatches) checkComponents() error {
 		}
 		d := b.root
 		d.Components, d.Paths = c, openapi3.NewPaths()
-		if err := b.resolve(&d); err != nil {
+		if err := b.resolve(&d, set); err != nil {
 			if b.ix.deep {
 				return errUnsupported // see componentIndex.deep
 			}
@@ -776,7 +780,7 @@ func (b *pathBatches) flush() error {
 	}
 	d := b.root
 	d.Components, d.Paths = c, b.batch
-	switch err := b.resolve(&d); {
+	switch err := b.resolve(&d, set); {
 	case err != nil && (len(b.targets) > 0 || len(b.into) > 0 || b.ix.deep):
 		// whether the loader finds a target's part may depend on what it
 		// resolved before (componentIndex.deep)

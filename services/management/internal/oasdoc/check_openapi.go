@@ -7,22 +7,10 @@ import (
 )
 
 // checkOpenAPI resolves the document's references and checks the OpenAPI
-// rules, examples aside, as kin-openapi's T.Validate does. again decodes
-// the document again: a problem in resolving its components alone
-// (resolveRefs) is resolved again by the loader in one call, as a
-// component may reference a path.
-func checkOpenAPI(ctx context.Context, d *openapi3.T, again func() (*openapi3.T, error)) error {
-	if err, componentsAlone := resolveRefs(ctx, d); componentsAlone {
-		if d, err = again(); err != nil {
-			return invalid("invalid OpenAPI document: %s", err)
-		}
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = false
-		loader.Context = ctx
-		if err := loader.ResolveRefsIn(d, nil); err != nil {
-			return invalid("invalid OpenAPI document: %s", err)
-		}
-	} else if err != nil {
+// rules, examples aside, as kin-openapi's T.Validate does. fresh decodes
+// the document's components again (see resolveRefs).
+func checkOpenAPI(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error)) error {
+	if err := resolveRefs(ctx, d, fresh); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
 	standIn(ctx, d)

@@ -2,6 +2,7 @@ package oasdoc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -143,6 +144,10 @@ var fanoutChanges = []struct {
 	{"into-path-before", `"paths":{`, `"paths":{"/a":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/paths/~1p0/get/parameters/0/schema/properties/field0"}}],"responses":{"200":{"description":"ok"}}}},`, either},
 	{"into-path-item", `"paths":{`, `"paths":{"/a":{"get":{"parameters":[{"name":"q","in":"query","schema":{"$ref":"#/paths/~1p0/get/parameters/0/schema"}}],"responses":{"200":{"description":"ok"}}}},`, either},
 	{"component-into-path", `"Big":{`, `"C":{"type":"object","properties":{"x":{"$ref":"#/paths/~1p0/get/parameters/0/schema"}}},"Big":{`, either},
+	{"component-through-ref-before", `"Big":{`, `"A":{"type":"object","properties":{"x":{"$ref":"#/components/schemas/Z/properties/y/properties/field0"}}},"Z":{"type":"object","properties":{"y":{"$ref":"#/components/schemas/Big"}}},"Big":{`, refused},
+	{"component-through-ref-after", `"Big":{`, `"ZZ":{"type":"object","properties":{"x":{"$ref":"#/components/schemas/Z/properties/y/properties/field0"}}},"Z":{"type":"object","properties":{"y":{"$ref":"#/components/schemas/Big"}}},"Big":{`, accepted},
+	{"component-problem-order", `"Big":{`, `"A":{"type":"object","properties":{"b":{"$ref":"#/components/schemas/Bad"}}},"Ab":{"type":"object","properties":{"q":{"$ref":"#/components/schemas/Nope2"}}},"Bad":{"type":"object","properties":{"q":{"$ref":"#/components/schemas/Nope1"}}},"Big":{`, refused},
+	{"header-problem-order", `"components":{"schemas":{`, `"components":{"headers":{"H":{"schema":{"$ref":"#/components/schemas/Bad"}}},"schemas":{"A":{"type":"object","properties":{"q":{"$ref":"#/components/schemas/Nope2"}}},"Bad":{"type":"object","properties":{"q":{"$ref":"#/components/schemas/Nope1"}}},`, refused},
 }
 
 // verdict is a document's, as a test expects it.
@@ -188,4 +193,32 @@ func TestRefFanout(t *testing.T) {
 			})
 		}
 	}
+}
+
+// FuzzRefFanout compares Validate, in batches and whole, with kin-openapi
+// alone on the fanout documents with each change, the first reference to
+// Big written as ref and Big's first property given dflt as its default
+// (when dflt is JSON).
+func FuzzRefFanout(f *testing.F) {
+	f.Add(uint8(0), uint8(0), "#/components/schemas/Big", `""`)
+	f.Add(uint8(3), uint8(14), "#/components/schemas/Big/properties/field1", `{"a":1}`)
+	f.Add(uint8(7), uint8(22), "#/paths/~1p1/get/parameters/0/schema", `5`)
+	f.Add(uint8(4), uint8(29), "#/components/schemas/Small", `null`)
+	f.Fuzz(func(t *testing.T, shape, change uint8, ref, dflt string) {
+		doc := string(fanoutChanged(t, int(shape)%len(fanoutShapes), int(change)%len(fanoutChanges), 2, 3))
+		doc = strings.Replace(doc, `"$ref":"#/components/schemas/Big"`, `"$ref":`+string(rawjson.Quote(ref)), 1)
+		if json.Valid([]byte(dflt)) {
+			doc = strings.Replace(doc, `"maxLength":1}`, `"maxLength":1,"default":`+dflt+`}`, 1)
+		}
+		body, err := Parse([]byte(doc), false)
+		if err != nil {
+			return
+		}
+		sameAsKin(t, body)
+		ctx := context.Background()
+		root, _ := rawjson.Members(body)
+		if got, want := checkWhole(ctx, body, root), kinValidate(ctx, body); errText(got) != errText(want) {
+			t.Errorf("checked whole: %v\nkin-openapi alone: %v\ndocument: %s", got, want, body)
+		}
+	})
 }

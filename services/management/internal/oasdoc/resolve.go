@@ -29,26 +29,48 @@ import (
 // have, without walking the components again. The marks are removed
 // before it returns.
 //
-// A component referencing a path cannot be resolved without the paths: the
-// first call then fails where the whole document's might not, so a
-// problem in resolving the components alone is the answer only where no
-// component references a path (componentsAlone reports that the problem
-// comes from that first call; the batches never hold such components).
-func resolveRefs(ctx context.Context, d *openapi3.T) (err error, componentsAlone bool) {
+// The components' own references to whole entries are given the entries'
+// values before the first call (presetRefs), unless one reads through a
+// part of a component (#/components/schemas/Pet/properties/id: whether the
+// loader finds the part may depend on what it resolved before). Each entry
+// is then walked once, at its own turn, rather than at every reference:
+// that changes which problem the loader meets first, and a component may
+// reference a path, which a document without paths does not hold; so when
+// the first call finds a problem, fresh (the components decoded again)
+// are resolved with the document in one call, as the loader alone does
+// (fresh nil: that problem is the answer).
+func resolveRefs(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error)) error {
+	loader := newLoader(ctx)
+	if d.Components == nil {
+		return loader.ResolveRefsIn(d, nil)
+	}
+	presetRefs(d.Components, d.Components, nil)
+	alone := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths()}
+	if err := loader.ResolveRefsIn(&alone, nil); err != nil {
+		if fresh == nil {
+			return err
+		}
+		c, ferr := fresh()
+		if ferr != nil {
+			return err
+		}
+		d.Components = c
+		return newLoader(ctx).ResolveRefsIn(d, nil)
+	}
+	m := marker{seen: map[any]bool{}}
+	m.components(d.Components)
+	defer m.unmark()
+	presetRefs(d.Components, nil, d.Paths)
+	return loader.ResolveRefsIn(d, nil)
+}
+
+// newLoader is kin-openapi's loader as the checks use it: no external
+// references.
+func newLoader(ctx context.Context) *openapi3.Loader {
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
-	if d.Components != nil {
-		alone := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths()}
-		if err := loader.ResolveRefsIn(&alone, nil); err != nil {
-			return err, true
-		}
-		m := marker{seen: map[any]bool{}}
-		m.components(d.Components)
-		defer m.unmark()
-		presetRefs(d)
-	}
-	return loader.ResolveRefsIn(d, nil), false
+	return loader
 }
 
 // resolvedMark is the $ref a part resolved already is given while the
@@ -255,20 +277,42 @@ func (m *marker) pathItem(item *openapi3.PathItem) {
 	}
 }
 
-// presetRefs gives each reference in d's paths (not in its components,
-// resolved already) that names a whole entry of the components of its own
+// presetRefs gives each reference in the components in (before they are
+// resolved) or in paths (after) that names a whole entry of c of its own
 // kind the entry's value, as the loader would, which then takes it as
-// done: such a reference cannot fail, and walking the entry, resolved
-// already, changes nothing. A reference the loader reads through (into a
-// path's parts: #/paths/~1a/get/parameters/0/schema/items) could find a
-// reference given its value where the loader would not have resolved it
-// yet: a document with one has none given.
-func presetRefs(d *openapi3.T) {
-	p := presetter{c: d.Components, seen: map[any]bool{}}
-	for _, item := range d.Paths.Map() {
+// done: such a reference cannot fail, and walking the entry changes
+// nothing once it is resolved. Before, only entries written in place are
+// given (an entry that is a reference has no value yet). A reference the
+// loader reads through (into a part of a path, or before the components
+// are resolved into a part of a component) could find a reference given
+// its value where the loader would not have resolved it yet: where one is,
+// none is given.
+func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) {
+	p := presetter{c: c, seen: map[any]bool{}, resolved: in == nil}
+	if in != nil {
+		for _, r := range in.Schemas {
+			p.schema(r)
+		}
+		for _, r := range in.Parameters {
+			p.parameter(r)
+		}
+		for _, r := range in.Headers {
+			p.header(r)
+		}
+		for _, r := range in.RequestBodies {
+			p.requestBody(r)
+		}
+		for _, r := range in.Responses {
+			p.response(r)
+		}
+		for _, r := range in.Callbacks {
+			p.callback(r)
+		}
+	}
+	for _, item := range paths.Map() {
 		p.pathItem(item)
 	}
-	if p.throughPaths {
+	if p.intoPathParts || p.intoComponentParts && !p.resolved {
 		return
 	}
 	for _, set := range p.sets {
@@ -281,8 +325,10 @@ type presetter struct {
 	c    *openapi3.Components
 	seen map[any]bool
 	sets []func()
-	// throughPaths is set by a reference into a path item's parts
-	throughPaths bool
+	// resolved: c is resolved (else only entries written in place are given)
+	resolved bool
+	// set by a reference into a path item's parts, into a component's parts
+	intoPathParts, intoComponentParts bool
 }
 
 // entry returns the name of the entry of kind ref names whole, when
@@ -298,13 +344,25 @@ func (p *presetter) entry(ref, kind string) (string, bool) {
 		return "", false
 	}
 	parts := strings.Split(u.Fragment, "/")
-	if len(parts) > 3 && parts[0] == "" && unescapeRef(parts[1]) == "paths" {
-		p.throughPaths = true
+	if len(parts) < 2 || parts[0] != "" {
+		return "", false
 	}
-	if len(parts) != 4 || parts[0] != "" || unescapeRef(parts[1]) != "components" || unescapeRef(parts[2]) != kind {
+	switch unescapeRef(parts[1]) {
+	case "paths":
+		p.intoPathParts = p.intoPathParts || len(parts) > 3
+	case "components":
+		p.intoComponentParts = p.intoComponentParts || len(parts) > 4
+	}
+	if len(parts) != 4 || unescapeRef(parts[1]) != "components" || unescapeRef(parts[2]) != kind {
 		return "", false
 	}
 	return unescapeRef(parts[3]), true
+}
+
+// given reports whether an entry whose own $ref is ref gives its value:
+// an entry that is a reference has none before the components are resolved.
+func (p *presetter) given(ref string) bool {
+	return p.resolved || ref == ""
 }
 
 func (p *presetter) first(x any) bool {
@@ -348,7 +406,7 @@ func (p *presetter) schema(r *openapi3.SchemaRef) {
 	}
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "schemas"); ok && r.Value == nil {
-			if e := p.c.Schemas[name]; e != nil && e.Value != nil {
+			if e := p.c.Schemas[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
 		}
@@ -380,7 +438,7 @@ func (p *presetter) parameter(r *openapi3.ParameterRef) {
 	}
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "parameters"); ok && r.Value == nil {
-			if e := p.c.Parameters[name]; e != nil && e.Value != nil {
+			if e := p.c.Parameters[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
 		}
@@ -399,7 +457,7 @@ func (p *presetter) header(r *openapi3.HeaderRef) {
 	}
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "headers"); ok && r.Value == nil {
-			if e := p.c.Headers[name]; e != nil && e.Value != nil {
+			if e := p.c.Headers[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
 		}
@@ -418,7 +476,7 @@ func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
 	}
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "requestBodies"); ok && r.Value == nil {
-			if e := p.c.RequestBodies[name]; e != nil && e.Value != nil {
+			if e := p.c.RequestBodies[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
 		}
@@ -435,7 +493,7 @@ func (p *presetter) response(r *openapi3.ResponseRef) {
 	}
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "responses"); ok && r.Value == nil {
-			if e := p.c.Responses[name]; e != nil && e.Value != nil {
+			if e := p.c.Responses[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
 		}
