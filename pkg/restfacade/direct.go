@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -352,15 +353,26 @@ func (f *facade) forward(ctx context.Context, w http.ResponseWriter, r *http.Req
 // x-forwarded-for (the header's values, then the client's address); a
 // value that is not printable ASCII is left out.
 func directMetadata(r *http.Request) metadata.MD {
+	n := 2
+	for _, vals := range r.Header {
+		n += 2 * len(vals)
+	}
 	md := make(metadata.MD, len(r.Header)+3)
-	add := func(k, v string) { md[k] = append(md[k], v) }
+	one := make([]string, 0, n) // the backing of the keys' first values
+	add := func(k, v string) {
+		if vals, ok := md[k]; ok {
+			md[k] = append(vals, v)
+			return
+		}
+		one = append(one, v)
+		md[k] = one[len(one)-1 : len(one) : len(one)]
+	}
 	for key, vals := range r.Header {
 		key = textproto.CanonicalMIMEHeaderKey(key)
 		if key == "X-Forwarded-For" || key == "X-Forwarded-Host" {
 			continue
 		}
-		h, mapped := runtime.DefaultHeaderMatcher(key)
-		h = strings.ToLower(h)
+		h, mapped := mdKey(key)
 		for _, v := range vals {
 			if !printable(v) {
 				continue
@@ -378,14 +390,37 @@ func directMetadata(r *http.Request) metadata.MD {
 	} else if r.Host != "" && printable(r.Host) {
 		add("x-forwarded-host", r.Host)
 	}
-	xff := append([]string(nil), r.Header.Values("X-Forwarded-For")...)
-	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		xff = append(xff, host)
+	xff := r.Header.Values("X-Forwarded-For")
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err == nil {
+		xff = append(xff[:len(xff):len(xff)], host)
 	}
 	if v := strings.Join(xff, ", "); len(xff) > 0 && printable(v) {
 		add("x-forwarded-for", v)
 	}
 	return md
+}
+
+// mdKeys holds the metadata key, lower-cased, of each header
+// runtime.DefaultHeaderMatcher maps: the permanent HTTP headers, a closed
+// set (directTable.find leaves Grpc-Metadata-* headers to grpc-gateway).
+var mdKeys sync.Map
+
+// mdKey is runtime.DefaultHeaderMatcher's key for the canonical header
+// key, lower-cased as metadata keeps it.
+func mdKey(key string) (string, bool) {
+	if h, ok := mdKeys.Load(key); ok {
+		return h.(string), true
+	}
+	h, ok := runtime.DefaultHeaderMatcher(key)
+	if !ok {
+		return "", false
+	}
+	h = strings.ToLower(h)
+	if strings.HasPrefix(h, runtime.MetadataPrefix) { // a permanent header's: kept
+		mdKeys.Store(key, h)
+	}
+	return h, true
 }
 
 // printable reports whether v is a gRPC metadata text value: bytes 0x20
