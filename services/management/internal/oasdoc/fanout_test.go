@@ -91,6 +91,96 @@ func BenchmarkValidateRefFanout(b *testing.B) {
 		}
 	}
 	b.Run("query/n20000-p1000", func(b *testing.B) { benchValidate(b, fanout(0, 20000, 1000)) })
+	b.Run("response-headers/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedResponse(2000, 1000, "", "")) })
+	b.Run("body-media-types/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedBody(2000, 1000, "")) })
+}
+
+// sharedResponse is a document of p paths whose one response is a
+// reference to a response of n headers (the first header's text written
+// as header when not empty), extra added to the paths.
+func sharedResponse(n, p int, header, extra string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Shared","version":"1"},"components":{"responses":{"R":{"description":"ok","headers":{`)
+	for j := range n {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		if j == 0 && header != "" {
+			b.WriteString(`"h0":` + header)
+			continue
+		}
+		fmt.Fprintf(&b, `"h%d":{"schema":{"type":"string"}}`, j)
+	}
+	b.WriteString(`}}}},"paths":{` + extra)
+	for j := range p {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/p%d":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}}}}`, j)
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"Shared","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/shared/"}}}}`)
+	return []byte(b.String())
+}
+
+// sharedBody is a document of p paths whose request body is a reference
+// to one of n media types (the first's text written as media when not
+// empty).
+func sharedBody(n, p int, media string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Shared","version":"1"},"components":{"requestBodies":{"B":{"content":{`)
+	for j := range n {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		if j == 0 && media != "" {
+			b.WriteString(`"application/x0":` + media)
+			continue
+		}
+		fmt.Fprintf(&b, `"application/x%d":{"schema":{"type":"string"}}`, j)
+	}
+	b.WriteString(`}}}},"paths":{`)
+	for j := range p {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"/p%d":{"post":{"requestBody":{"$ref":"#/components/requestBodies/B"},"responses":{"200":{"description":"ok"}}}}`, j)
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"Shared","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/shared/"}}}}`)
+	return []byte(b.String())
+}
+
+// TestSharedResponses: a referenced response or request body, valid or
+// not, and a path's own problem beside it, get kin-openapi's verdict and
+// message.
+func TestSharedResponses(t *testing.T) {
+	ctx := context.Background()
+	bad := `"/a":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}},"parameters":[{"name":"q","in":"nowhere","schema":{"type":"string"}}]}},`
+	for _, c := range []struct {
+		name    string
+		doc     []byte
+		refused bool
+	}{
+		{"response", sharedResponse(3, 4, "", ""), false},
+		{"response-bad-header", sharedResponse(3, 4, `{"schema":{"type":"strin"}}`, ""), true},
+		{"response-header-style", sharedResponse(3, 4, `{"style":"form","schema":{"type":"string"}}`, ""), true},
+		{"response-path-problem", sharedResponse(3, 4, "", bad), true},
+		{"response-missing", []byte(strings.Replace(string(sharedResponse(3, 4, "", "")), `"/p2":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}`, `"/p2":{"get":{"responses":{"200":{"$ref":"#/components/responses/S"}`, 1)), true},
+		{"response-into-path", sharedResponse(3, 4, "", `"/a":{"get":{"responses":{"200":{"$ref":"#/paths/~1z/get/responses/200"}}}},"/z":{"get":{"responses":{"200":{"description":"z","headers":{"h":{"schema":{"type":"string"}}}}}}},`), false},
+		{"response-into-path-bad", sharedResponse(3, 4, "", `"/a":{"get":{"responses":{"200":{"$ref":"#/paths/~1z/get/responses/200"}}}},"/z":{"get":{"responses":{"200":{"description":"z","headers":{"h":{"schema":{"type":"strin"}}}}}}},`), true},
+		{"body", sharedBody(3, 4, ""), false},
+		{"body-bad-schema", sharedBody(3, 4, `{"schema":{"type":"array"}}`), true},
+		{"body-bad-encoding", sharedBody(3, 4, `{"schema":{"type":"object"},"encoding":{"a":{"style":"nowhere"}}}`), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, refused := sameAsKin(t, c.doc); refused != c.refused {
+				t.Errorf("refused: %v, want %v (%v)", refused, c.refused, kinValidate(ctx, c.doc))
+			}
+			root, _ := rawjson.Members(c.doc)
+			if got, want := checkWhole(ctx, c.doc, root), kinValidate(ctx, c.doc); errText(got) != errText(want) {
+				t.Errorf("checked whole: %v\nkin-openapi alone: %v", got, want)
+			}
+		})
+	}
 }
 
 func benchValidate(b *testing.B, doc []byte) {

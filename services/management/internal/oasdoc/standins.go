@@ -37,6 +37,10 @@ import (
 //   - With examples validation off, nothing but the walk reads a schema
 //     (a parameter's style and location are its own).
 //
+// A referenced response or request body is checked again at each
+// reference too: each is judged once and the references to a valid one
+// point to a stand-in (standInShared).
+//
 // Only references of the schema keywords OpenAPI 3.0 has are followed: a
 // 3.0 schema that has one of 3.1's fails its own rules before its walk goes
 // further.
@@ -46,8 +50,10 @@ func standIn(ctx context.Context, d *openapi3.T) {
 	}
 	g := schemaGraph{index: map[*openapi3.Schema]int32{}, walked: map[any]bool{}}
 	g.document(d)
-	g.judge(openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()))
+	ctx = openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation())
+	g.judge(ctx)
 	g.standIn()
+	g.standInShared(ctx)
 }
 
 // schemaGraph is the schemas of a document, each once, and the references
@@ -58,6 +64,9 @@ type schemaGraph struct {
 	nodes  []*openapi3.Schema
 	roots  []*openapi3.SchemaRef
 	walked map[any]bool // the parts of the document other than schemas walked so far
+	// the references to responses and request bodies (each, not each value)
+	responses []*openapi3.ResponseRef
+	bodies    []*openapi3.RequestBodyRef
 
 	valid []bool
 }
@@ -170,8 +179,13 @@ func (g *schemaGraph) pathItem(item *openapi3.PathItem) {
 		for _, r := range op.Parameters {
 			g.parameter(r)
 		}
-		if op.RequestBody != nil && op.RequestBody.Value != nil && g.first(op.RequestBody.Value) {
-			g.content(op.RequestBody.Value.Content)
+		if r := op.RequestBody; r != nil && r.Value != nil {
+			if r.Ref != "" {
+				g.bodies = append(g.bodies, r)
+			}
+			if g.first(r.Value) {
+				g.content(r.Value.Content)
+			}
 		}
 		if op.Responses != nil {
 			for _, r := range op.Responses.Map() {
@@ -210,6 +224,9 @@ func (g *schemaGraph) header(r *openapi3.HeaderRef) {
 }
 
 func (g *schemaGraph) response(r *openapi3.ResponseRef) {
+	if r != nil && r.Ref != "" && r.Value != nil {
+		g.responses = append(g.responses, r)
+	}
 	if r == nil || r.Value == nil || !g.first(r.Value) {
 		return
 	}
@@ -360,5 +377,36 @@ func (g *schemaGraph) standIn() {
 	}
 	for _, s := range g.nodes {
 		references(s, swap)
+	}
+}
+
+// standInShared points each reference to a valid response or request body
+// to a stand-in (valid, empty): kin-openapi checks a referenced one at
+// every reference as well (a response of 10,000 headers referenced from
+// every operation), and nothing but that check reads one.
+func (g *schemaGraph) standInShared(ctx context.Context) {
+	response := &openapi3.Response{Description: new(string)}
+	responses := map[*openapi3.Response]bool{}
+	for _, r := range g.responses {
+		valid, judged := responses[r.Value]
+		if !judged {
+			valid = r.Value.Validate(ctx) == nil
+			responses[r.Value] = valid
+		}
+		if valid {
+			r.Value = response
+		}
+	}
+	body := &openapi3.RequestBody{Content: openapi3.Content{}}
+	bodies := map[*openapi3.RequestBody]bool{}
+	for _, r := range g.bodies {
+		valid, judged := bodies[r.Value]
+		if !judged {
+			valid = r.Value.Validate(ctx) == nil
+			bodies[r.Value] = valid
+		}
+		if valid {
+			r.Value = body
+		}
 	}
 }
