@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 	"time"
@@ -45,6 +46,10 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 	}
 	seeded := seededFile(b, docs)
 	docs = nil
+	// the memory limit of a base manifest's pod, which the binary sets from
+	// its container (GOMEMLIMIT=230MiB): the engine's collector setting
+	// needs one (package gcpercent)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(230 << 20))
 	b.ReportAllocs()
 	var cpu time.Duration // of the runs alone: on a shared machine, steadier than the wall clock
 	var idle float64      // the seconds the runs left a P (one of GOMAXPROCS) with nothing to run

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/gatehouse/gatehouse/pkg/gcpercent"
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 	"github.com/gatehouse/gatehouse/services/management/internal/apirecord"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
@@ -99,6 +100,13 @@ const (
 	DefaultWrites = 32
 )
 
+// gcPercent is the collector's percent while a migration runs, when a
+// memory limit is in force (package gcpercent): a 10,000-API migration
+// allocates about 800 MB over a live heap of 30-100 MB, and at the default
+// 100 the collector ran 26-28 times a run, at 300 8-9 times, 0.3-0.4 CPU-s
+// less (BenchmarkDirect10k); the limit still bounds the heap.
+const gcPercent = 300
+
 // Engine runs migrations against one store.
 type Engine struct {
 	store   *store.Store
@@ -132,6 +140,7 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 	ctx, span := tracing.Tracer().Start(ctx, "migrate "+string(req.Mode), trace.WithAttributes(
 		attribute.String("gatehouse.migrate.mode", string(req.Mode)), attribute.Int("gatehouse.migrate.requested", len(ids))))
 	defer span.End()
+	defer gcpercent.Raise(gcPercent)()
 	r := &run{e: e, mode: req.Mode, override: req.OverrideStaged && req.Mode == Stage, abort: req.AbortOnFailure,
 		seen: map[string]bool{}, report: newReport(req.Mode)}
 	if err := r.run(ctx, ids); err != nil {
