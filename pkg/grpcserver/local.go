@@ -2,7 +2,6 @@ package grpcserver
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -44,6 +43,10 @@ type Local struct {
 type localMethod struct {
 	impl    any
 	handler grpc.MethodHandler
+	// span is the name and start options of the call's span, the same for
+	// every call of the method: made once.
+	span     string
+	spanOpts []trace.SpanStartOption
 }
 
 var _ grpc.ClientConnInterface = (*Local)(nil)
@@ -56,7 +59,10 @@ func (l *Local) RegisterService(desc *grpc.ServiceDesc, impl any) {
 		l.methods = map[string]localMethod{}
 	}
 	for _, m := range desc.Methods {
-		l.methods["/"+desc.ServiceName+"/"+m.MethodName] = localMethod{impl, m.Handler}
+		l.methods["/"+desc.ServiceName+"/"+m.MethodName] = localMethod{impl: impl, handler: m.Handler,
+			span: desc.ServiceName + "/" + m.MethodName,
+			spanOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attribute.String("rpc.system", "grpc"),
+				attribute.String("rpc.service", desc.ServiceName), attribute.String("rpc.method", m.MethodName))}}
 	}
 }
 
@@ -115,13 +121,10 @@ func (l *Local) call(ctx context.Context, method string, md metadata.MD, decode 
 	if err := ctx.Err(); err != nil {
 		return nil, stream, status.FromContextError(err).Err()
 	}
-	service, name, _ := strings.Cut(strings.TrimPrefix(method, "/"), "/")
-	ctx, span := tracing.Tracer().Start(ctx, strings.TrimPrefix(method, "/"), trace.WithSpanKind(trace.SpanKindInternal),
-		trace.WithAttributes(attribute.String("rpc.system", "grpc"), attribute.String("rpc.service", service), attribute.String("rpc.method", name)))
+	ctx, span := tracing.Tracer().Start(ctx, m.span, m.spanOpts...)
 	defer span.End()
 
-	ctx = context.WithValue(metadata.NewIncomingContext(ctx, md), localKey{}, true)
-	ctx = grpc.NewContextWithServerTransportStream(ctx, stream)
+	ctx = grpc.NewContextWithServerTransportStream(metadata.NewIncomingContext(ctx, md), stream)
 	resp, err := m.handler(m.impl, ctx, decode, l.chain)
 	if err != nil {
 		st, ok := status.FromError(err)
@@ -163,11 +166,12 @@ func (l *Local) NewStream(context.Context, *grpc.StreamDesc, string, ...grpc.Cal
 	return nil, status.Error(codes.Unimplemented, "streams are not served in-process")
 }
 
-// localKey marks the context of an in-process call.
-type localKey struct{}
-
-// inProcess tells whether ctx is an in-process call's.
-func inProcess(ctx context.Context) bool { return ctx.Value(localKey{}) != nil }
+// inProcess tells whether ctx is an in-process call's: its transport
+// stream is Local's.
+func inProcess(ctx context.Context) bool {
+	_, ok := grpc.ServerTransportStreamFromContext(ctx).(*localStream)
+	return ok
+}
 
 // localStream holds what a handler sets of its call's header and trailer.
 type localStream struct {
