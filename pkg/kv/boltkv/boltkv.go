@@ -62,6 +62,11 @@ type Engine struct {
 	path  string
 	queue *groupcommit.Queue
 	rev   atomic.Int64 // the id of the last transaction committed (Committed)
+
+	// journal and keys are the committer's, kept from one commit's writeTx
+	// for the next: the journal's entries and its copies of their keys.
+	journal []prior
+	keys    []byte
 }
 
 var _ kv.Engine = (*Engine)(nil)
@@ -230,8 +235,9 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 	var id int64
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		id = int64(tx.ID())
-		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket)}
+		w := &writeTx{readTx: readTx{data: tx.Bucket(dataBucket)}, seq: tx.Bucket(seqBucket), journal: e.journal, keys: e.keys}
 		w.readTx.writes = &w.nwrites
+		defer e.keep(w)
 		for _, c := range batch {
 			if c.Err = c.Ctx.Err(); c.Err != nil {
 				continue
@@ -242,7 +248,7 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 					return fmt.Errorf("undo a failed update: %w", err)
 				}
 			}
-			w.journal = w.journal[:0]
+			w.journal, w.keys = w.journal[:0], w.keys[:0]
 		}
 		return nil
 	})
@@ -256,6 +262,20 @@ func (e *Engine) commit(batch []*groupcommit.Call) []*groupcommit.Call {
 	}
 	return nil
 }
+
+// keep keeps w's journal and key copies for the next commit, unless a
+// large write (a migration's) grew them past keptJournal.
+func (e *Engine) keep(w *writeTx) {
+	e.journal, e.keys = nil, nil
+	if cap(w.journal) <= keptJournal && cap(w.keys) <= keptJournal*64 {
+		clear(w.journal[:cap(w.journal)]) // the values it held go
+		e.journal, e.keys = w.journal[:0], w.keys[:0]
+	}
+}
+
+// keptJournal bounds the journal entries the committer keeps between
+// commits (and 64 bytes of key each).
+const keptJournal = 1024
 
 // readTx reads the key space of one bbolt transaction.
 type readTx struct {
@@ -368,6 +388,7 @@ type writeTx struct {
 	readTx
 	seq     *bolt.Bucket
 	journal []prior // every write of the current function, in order, with the value it replaced
+	keys    []byte  // the journal's copies of its keys, one after another
 	nwrites int
 }
 
@@ -390,8 +411,10 @@ func (w *writeTx) run(fn func(kv.WriteTx) error) (panicked any, err error) {
 	return nil, fn(w)
 }
 
-// remember journals that key (a copy the journal keeps) held value in b
-// before a write, or was absent. The journal keeps value itself, not a
+// remember journals that key held value in b before a write, or was
+// absent. The journal keeps a copy of key in keys, which the committer
+// keeps for its next commits (no allocation a write, once it has grown).
+// The journal keeps value itself, not a
 // copy: it is the file's mapped page or a value put earlier in this
 // transaction, and neither changes before the function's undo (bbolt
 // writes no page of the file it maps until the commit, and copies what its
@@ -399,7 +422,8 @@ func (w *writeTx) run(fn func(kv.WriteTx) error) (panicked any, err error) {
 // need); a direct migration of 10,000 APIs copied 35 MB of replaced
 // records here.
 func (w *writeTx) remember(b *bolt.Bucket, key, value []byte, present bool) {
-	p := prior{bucket: b, key: key, present: present}
+	w.keys = append(w.keys, key...)
+	p := prior{bucket: b, key: w.keys[len(w.keys)-len(key) : len(w.keys) : len(w.keys)], present: present}
 	if present {
 		p.value = value
 		if p.value == nil {
@@ -437,11 +461,10 @@ func (w *writeTx) Put(key, value []byte) error {
 	if len(key) > bolt.MaxKeySize || len(value) > bolt.MaxValueSize {
 		return fmt.Errorf("%w: bbolt takes keys up to %d bytes and values up to %d bytes", kv.ErrTooLarge, bolt.MaxKeySize, bolt.MaxValueSize)
 	}
-	key = bytes.Clone(key)
 	v, present := w.lookup(key)
 	w.remember(w.data, key, v, present)
 	w.nwrites++
-	return w.data.Put(key, value)
+	return w.data.Put(key, value) // which keeps a copy of key
 }
 
 func (w *writeTx) Delete(key []byte) error {
@@ -456,7 +479,7 @@ func (w *writeTx) Delete(key []byte) error {
 	if !ok {
 		return nil
 	}
-	w.remember(w.data, bytes.Clone(key), v, true)
+	w.remember(w.data, key, v, true)
 	w.nwrites++
 	return w.cur.Delete()
 }

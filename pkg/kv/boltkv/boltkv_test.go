@@ -237,6 +237,32 @@ func TestUndoRestoresEachKey(t *testing.T) {
 	if got := state(); !slices.Equal(got, want) {
 		t.Fatalf("after a failed update: %q, want %q", got, want)
 	}
+	// The journal keeps its own copy of each key (in a buffer the committer
+	// keeps from one commit to the next): a caller may write many keys from
+	// one buffer it reuses, and the undo still finds each.
+	for round := range 3 {
+		err := e.Update(ctx, func(tx kv.WriteTx) error {
+			k := []byte("k/1")
+			for i := range 3000 {
+				k = fmt.Appendf(k[:0], "k/%d", i%1500)
+				if err := tx.Put(k, []byte("v")); err != nil {
+					return err
+				}
+				if i%3 == 0 {
+					if err := tx.Delete(k); err != nil {
+						return err
+					}
+				}
+			}
+			return failed
+		})
+		if !errors.Is(err, failed) {
+			t.Fatalf("round %d: %v, want %v", round, err, failed)
+		}
+		if got := state(); !slices.Equal(got, want) {
+			t.Fatalf("round %d, after a failed update of 3,000 writes: %d keys, want %q", round, len(got), want)
+		}
+	}
 }
 
 // TestLegacyLayoutMovesUnderPrefix: a file of the bucket-per-kind layout is

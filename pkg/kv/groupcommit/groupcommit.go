@@ -19,14 +19,15 @@ import (
 var ErrClosed = errors.New("kv: engine closed")
 
 // Call is one queued Update. The engine's commit sets Err or Panicked (the
-// call's own outcome) and answers it.
+// call's own outcome) and answers it, once; the call is not the engine's
+// after that (Update reuses it).
 type Call struct {
 	Ctx      context.Context
 	Fn       func(kv.WriteTx) error
 	Err      error
 	Panicked any
-	done     chan struct{}
-	queued   time.Time // when Update queued it
+	done     chan struct{} // Answer's signal, one buffered
+	queued   time.Time     // when Update queued it
 }
 
 // Answer wakes the caller with err, unless the call has an outcome of its own.
@@ -34,8 +35,12 @@ func (c *Call) Answer(err error) {
 	if c.Err == nil && c.Panicked == nil {
 		c.Err = err
 	}
-	close(c.done)
+	c.done <- struct{}{}
 }
+
+// calls are Calls their Update has returned, for the next ones: a call and
+// its channel were two of a write's allocations.
+var calls = sync.Pool{New: func() any { return &Call{done: make(chan struct{}, 1)} }}
 
 // Queue holds the calls waiting for the committer.
 type Queue struct {
@@ -160,19 +165,23 @@ func (q *Queue) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c := &Call{Ctx: ctx, Fn: fn, done: make(chan struct{}), queued: time.Now()}
 	q.mu.RLock()
 	if q.closed {
 		q.mu.RUnlock()
 		return ErrClosed
 	}
+	c := calls.Get().(*Call)
+	c.Ctx, c.Fn, c.queued = ctx, fn, time.Now()
 	q.calls <- c
 	q.mu.RUnlock()
 	<-c.done
-	if c.Panicked != nil {
-		panic(c.Panicked)
+	err, panicked := c.Err, c.Panicked
+	*c = Call{done: c.done}
+	calls.Put(c)
+	if panicked != nil {
+		panic(panicked)
 	}
-	return c.Err
+	return err
 }
 
 // WhileOpen runs fn unless the queue is closed (then ErrClosed); Close

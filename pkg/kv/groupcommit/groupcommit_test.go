@@ -127,12 +127,12 @@ func TestBatchesAreAtMostMaxAndCutCallsLeadTheNext(t *testing.T) {
 
 func TestOwnOutcomeWinsOverTheBatchAnswer(t *testing.T) {
 	own := errors.New("own")
-	c := &Call{done: make(chan struct{}), Err: own}
+	c := &Call{done: make(chan struct{}, 1), Err: own}
 	c.Answer(errors.New("batch"))
 	if c.Err != own {
 		t.Errorf("Err %v, want the call's own", c.Err)
 	}
-	c = &Call{done: make(chan struct{})}
+	c = &Call{done: make(chan struct{}, 1)}
 	batch := errors.New("batch")
 	c.Answer(batch)
 	if c.Err != batch {
