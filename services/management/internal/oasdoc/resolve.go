@@ -3,6 +3,7 @@ package oasdoc
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -279,7 +280,8 @@ func (m *marker) pathItem(item *openapi3.PathItem) {
 
 // presetRefs gives each reference in the components in (before they are
 // resolved) or in paths (after) that names a whole entry of c of its own
-// kind the entry's value, as the loader would, which then takes it as
+// kind the entry's value (in paths, a reference to a part of a component
+// schema the part's: part), as the loader would, which then takes it as
 // done: such a reference cannot fail, and walking the entry changes
 // nothing once it is resolved. Before, only entries written in place are
 // given (an entry that is a reference has no value yet). A reference the
@@ -336,27 +338,88 @@ type presetter struct {
 // fragment of the URI, %-escapes decoded, in /-separated parts, each with
 // ~1 and ~0 decoded); it notes a reference into a path's parts.
 func (p *presetter) entry(ref, kind string) (string, bool) {
-	if ref == "" || ref[0] != '#' {
+	parts := p.parts(ref)
+	if len(parts) != 4 || parts[1] != "components" || parts[2] != kind {
 		return "", false
+	}
+	return parts[3], true
+}
+
+// parts are the parts of the fragment of ref as the loader reads them (nil:
+// not one it reads in the document); it notes a reference into a part of
+// a path or of a component.
+func (p *presetter) parts(ref string) []string {
+	if ref == "" || ref[0] != '#' {
+		return nil
 	}
 	u, err := url.Parse(ref)
 	if err != nil {
-		return "", false
+		return nil
 	}
 	parts := strings.Split(u.Fragment, "/")
 	if len(parts) < 2 || parts[0] != "" {
-		return "", false
+		return nil
 	}
-	switch unescapeRef(parts[1]) {
+	for i := range parts {
+		parts[i] = unescapeRef(parts[i])
+	}
+	switch parts[1] {
 	case "paths":
 		p.intoPathParts = p.intoPathParts || len(parts) > 3
 	case "components":
 		p.intoComponentParts = p.intoComponentParts || len(parts) > 4
 	}
-	if len(parts) != 4 || unescapeRef(parts[1]) != "components" || unescapeRef(parts[2]) != kind {
-		return "", false
+	return parts
+}
+
+// part returns the schema ref names inside a component schema
+// (#/components/schemas/Pet/properties/id), as the loader finds it in the
+// components resolved: through properties, items, not, additionalProperties
+// and allOf, anyOf, oneOf; ok is false for any other way.
+func (p *presetter) part(ref string) (*openapi3.SchemaRef, bool) {
+	parts := p.parts(ref)
+	if len(parts) < 5 || parts[1] != "components" || parts[2] != "schemas" {
+		return nil, false
 	}
-	return unescapeRef(parts[3]), true
+	at := p.c.Schemas[parts[3]]
+	for i := 4; i < len(parts); i++ {
+		if at == nil || at.Value == nil {
+			return nil, false
+		}
+		s := at.Value
+		switch parts[i] {
+		case "properties":
+			if i++; i == len(parts) {
+				return nil, false
+			}
+			at = s.Properties[parts[i]]
+		case "items":
+			at = s.Items
+		case "not":
+			at = s.Not
+		case "additionalProperties":
+			if s.AdditionalProperties.Has != nil {
+				return nil, false
+			}
+			at = s.AdditionalProperties.Schema
+		case "allOf", "anyOf", "oneOf":
+			refs := map[string]openapi3.SchemaRefs{"allOf": s.AllOf, "anyOf": s.AnyOf, "oneOf": s.OneOf}[parts[i]]
+			if i++; i == len(parts) || strings.HasPrefix(parts[i], "+") || strings.HasPrefix(parts[i], "-") {
+				return nil, false
+			}
+			n, err := strconv.Atoi(parts[i])
+			if err != nil || n >= len(refs) {
+				return nil, false
+			}
+			at = refs[n]
+		default:
+			return nil, false
+		}
+	}
+	if at == nil || at.Value == nil {
+		return nil, false
+	}
+	return at, true
 }
 
 // given reports whether an entry whose own $ref is ref gives its value:
@@ -409,6 +472,8 @@ func (p *presetter) schema(r *openapi3.SchemaRef) {
 			if e := p.c.Schemas[name]; e != nil && e.Value != nil && p.given(e.Ref) {
 				p.sets = append(p.sets, func() { r.Value = e.Value })
 			}
+		} else if at, ok := p.part(r.Ref); ok && p.resolved && r.Value == nil {
+			p.sets = append(p.sets, func() { r.Value = at.Value })
 		}
 		return
 	}
