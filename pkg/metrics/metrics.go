@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -36,7 +35,7 @@ var (
 
 	// GRPC measures every gRPC call (grpc_server_handled_total,
 	// grpc_server_handling_seconds, ...); grpcserver installs its interceptors.
-	GRPC = grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(grpcprom.WithHistogramBuckets(latencyBuckets)))
+	GRPC = newGRPCMetrics(latencyBuckets)
 
 	httpRequests = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gatehouse_http_request_duration_seconds",
