@@ -317,16 +317,42 @@ func grants(tx *store.Tx, rec store.IssuedKey, apiID string) (bool, error) {
 }
 
 // policiesGranting lists the names (`id` and `_id`) of the policies whose
-// access_rights name the API.
+// access_rights name the API. It reads every policy, inside an API delete's
+// transaction (on the store's one committer), so a policy is walked only
+// when its bytes hold the API ID as a JSON string or hold an escape: without
+// a backslash every string of a document is written literally, so one
+// without `"<apiID>"` cannot name the API (BenchmarkAPIInUse, CPU a check:
+// 100 policies 282 → 51-62 µs, 1,000 policies 2.8 → 0.5 ms; it still
+// reads every policy's bytes).
 func policiesGranting(tx *store.Tx, apiID string) ([]string, error) {
 	var out []string
+	id := []byte(apiID + `"`)
 	err := tx.EachDoc(store.Policies, func(d store.Document) error {
+		if !containsString(d.Doc, id) && bytes.IndexByte(d.Doc, '\\') < 0 {
+			return nil
+		}
 		if _, ok, _ := rawjson.Lookup(d.Doc, "access_rights", apiID); ok {
 			out = append(out, d.ID, d.DBID)
 		}
 		return nil
 	})
 	return out, err
+}
+
+// containsString reports whether doc holds `"` followed by idQuote (an ID
+// and its closing quote). The search starts at the ID, whose first byte is
+// rarer in JSON than the quote.
+func containsString(doc, idQuote []byte) bool {
+	for from := 0; ; {
+		i := bytes.Index(doc[from:], idQuote)
+		if i < 0 {
+			return false
+		}
+		if i += from; i > 0 && doc[i-1] == '"' {
+			return true
+		}
+		from = i + 1
+	}
 }
 
 // Get reads a key's session from the gateway.

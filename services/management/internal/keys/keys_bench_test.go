@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,4 +98,62 @@ func BenchmarkIssuedKeyWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAPIInUse is the check an API delete without ?force=true makes in
+// its transaction (on the store's one committer): which policies grant the
+// API, then whether an issued key uses it directly or through one of them,
+// with 0, 100 and 1,000 policies of 10 APIs each stored.
+func BenchmarkAPIInUse(b *testing.B) {
+	for _, n := range []int{0, 100, 1000} {
+		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
+			e, err := boltkv.Open(filepath.Join(b.TempDir(), "m.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			st, err := store.Open(ctx, e)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			err = st.Update(ctx, func(tx *store.Tx) error {
+				for i := range n {
+					rights := ""
+					for j := range 10 {
+						rights += fmt.Sprintf(`,"api%d":{"api_id":"api%d","api_name":"API %d","versions":["Default"],"allowed_urls":[],"limit":null}`, i*10+j, i*10+j, i*10+j)
+					}
+					dbID := fmt.Sprintf("%024x", i+1)
+					doc := fmt.Sprintf(`{"_id":%q,"id":"pol%d","name":"Policy %d","rate":1000,"per":60,"quota_max":-1,"active":true,"tags":[],"access_rights":{%s}}`, dbID, i, i, rights[1:])
+					if err := tx.PutDoc(store.Policies, store.Document{DBID: dbID, ID: fmt.Sprintf("pol%d", i), Doc: []byte(doc)}); err != nil {
+						return err
+					}
+				}
+				return tx.PutAPI(store.API{ID: "target", DBID: "ffffffffffffffffffffffff", Kind: store.Classic, Name: "Target",
+					Doc: []byte(`{"api_id":"target","id":"ffffffffffffffffffffffff","name":"Target"}`)}, store.AnyRevision)
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			cpu := processCPU(b)
+			for b.Loop() {
+				err := st.View(ctx, func(tx *store.Tx) error { return APIInUse(tx, store.API{ID: "target"}) })
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// processCPU is the user and system CPU time this process has used: on a
+// shared machine a steadier figure than the time a check takes.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
