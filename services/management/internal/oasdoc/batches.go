@@ -86,7 +86,7 @@ func checkInBatches(ctx context.Context, doc []byte, root []rawjson.Member, limi
 	if !ok {
 		return false, nil
 	}
-	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()), ix: ix, root: *d,
+	b := pathBatches{ctx: ctx, opt: openapi3.WithValidationOptions(ctx, openapi3.DisableExamplesValidation()), ix: ix, root: *d, refs: referencesIn(doc),
 		limit: limit, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}}
 	if err := b.checkComponents(); err != nil {
 		return false, err
@@ -275,6 +275,7 @@ type pathBatches struct {
 	ix       *componentIndex
 	root     openapi3.T // the document without its paths and components
 	limit    int        // text of a batch
+	refs     bool       // the document may hold references (referencesIn)
 
 	batch *openapi3.Paths
 	texts [][]byte // of the batch's path items
@@ -421,6 +422,9 @@ func walkFinding(err error) (walkPlace, bool) {
 // entries d's components were decoded from, decoded again when the loader
 // must resolve them again.
 func (b *pathBatches) resolve(d *openapi3.T, set map[int32]bool) error {
+	if !b.refs {
+		return newLoader(b.ctx).ResolveRefsIn(d, nil)
+	}
 	var fresh func() (*openapi3.Components, error)
 	if set != nil {
 		fresh = func() (*openapi3.Components, error) { return b.ix.components(set) }
@@ -450,7 +454,9 @@ func (b *pathBatches) checkComponents() error {
 			b.resolveProblem, b.stopped = err, true
 			return nil
 		}
-		standIn(b.ctx, &d)
+		if b.refs {
+			standIn(b.ctx, &d)
+		}
 		if err := d.Validate(b.ctx, openapi3.DisableExamplesValidation()); err != nil {
 			if place, ok := walkFinding(err); ok {
 				b.found(err, place)
@@ -792,7 +798,9 @@ func (b *pathBatches) flush() error {
 	case b.resolveProblem != nil:
 		// only a lesser path's problem in resolving matters now
 	default:
-		standIn(b.ctx, &d)
+		if b.refs {
+			standIn(b.ctx, &d)
+		}
 		err := b.batch.Validate(b.opt)
 		switch {
 		case err != nil:

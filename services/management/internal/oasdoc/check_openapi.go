@@ -8,12 +8,19 @@ import (
 
 // checkOpenAPI resolves the document's references and checks the OpenAPI
 // rules, examples aside, as kin-openapi's T.Validate does. fresh decodes
-// the document's components again (see resolveRefs).
-func checkOpenAPI(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error)) error {
-	if err := resolveRefs(ctx, d, fresh); err != nil {
+// the document's components again (see resolveRefs); refs reports whether
+// it may hold references (referencesIn).
+func checkOpenAPI(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error), refs bool) error {
+	if !refs {
+		if err := newLoader(ctx).ResolveRefsIn(d, nil); err != nil {
+			return invalid("invalid OpenAPI document: %s", err)
+		}
+	} else if err := resolveRefs(ctx, d, fresh); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
-	standIn(ctx, d)
+	if refs {
+		standIn(ctx, d)
+	}
 	if err := validateOpenAPI(ctx, d); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}

@@ -216,7 +216,7 @@ func checkWhole(ctx context.Context, doc []byte, root []rawjson.Member) error {
 			return nil, err
 		}
 		return again.Components, nil
-	})
+	}, referencesIn(doc))
 }
 
 // checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.

@@ -1,6 +1,7 @@
 package oasdoc
 
 import (
+	"bytes"
 	"context"
 	"net/url"
 	"strconv"
@@ -58,7 +59,7 @@ func resolveRefs(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Com
 		d.Components = c
 		return newLoader(ctx).ResolveRefsIn(d, nil)
 	}
-	m := marker{seen: map[any]bool{}}
+	m := marker{seen: map[*openapi3.PathItem]bool{}}
 	m.components(d.Components)
 	defer m.unmark()
 	presetRefs(d.Components, nil, d.Paths)
@@ -74,39 +75,43 @@ func newLoader(ctx context.Context) *openapi3.Loader {
 	return loader
 }
 
+// referencesIn reports whether doc may hold a reference: a "$ref" key, as
+// written or with escapes. Each part of a document without one is walked
+// once by the loader and by the check, which resolveRefs and standIn are
+// then not needed for (and not made to hold their maps).
+func referencesIn(doc []byte) bool {
+	return bytes.Contains(doc, []byte(`"$ref"`)) || bytes.Contains(doc, []byte(`\u`))
+}
+
 // resolvedMark is the $ref a part resolved already is given while the
 // paths are resolved: the loader takes a reference holding its value as
 // done (it neither looks it up nor walks its value).
 const resolvedMark = "#resolved"
 
 // marker marks the parts of the components (each reference-or-value that
-// holds its value written in place) as resolved, and unmarks them.
+// holds its value written in place) as resolved, and unmarks them. A part
+// is walked only while it is not marked (what it holds is a tree but for
+// references, and a reference is not walked), so each once.
 type marker struct {
-	seen    map[any]bool
-	unmarks []func()
+	seen   map[*openapi3.PathItem]bool // a path item reference's copy shares its target's operations
+	marked []*string
 }
 
 func (m *marker) unmark() {
-	for _, f := range m.unmarks {
-		f()
+	for _, ref := range m.marked {
+		*ref = ""
 	}
 }
 
-// first reports whether x is met for the first time.
-func (m *marker) first(x any) bool {
-	if m.seen[x] {
+// mark gives *ref the mark when it is empty (a value written in place),
+// reporting whether it did.
+func (m *marker) mark(ref *string) bool {
+	if *ref != "" {
 		return false
 	}
-	m.seen[x] = true
+	*ref = resolvedMark
+	m.marked = append(m.marked, ref)
 	return true
-}
-
-// mark gives *ref the mark when it is empty (a value written in place).
-func (m *marker) mark(ref *string) {
-	if *ref == "" {
-		*ref = resolvedMark
-		m.unmarks = append(m.unmarks, func() { *ref = "" })
-	}
 }
 
 func (m *marker) components(c *openapi3.Components) {
@@ -146,14 +151,10 @@ func (m *marker) components(c *openapi3.Components) {
 }
 
 func (m *marker) schema(r *openapi3.SchemaRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	s := r.Value
-	if !m.first(s) {
-		return
-	}
 	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
 		for _, c := range refs {
 			m.schema(c)
@@ -171,38 +172,34 @@ func (m *marker) schema(r *openapi3.SchemaRef) {
 }
 
 func (m *marker) parameter(r *openapi3.ParameterRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	m.schema(r.Value.Schema)
 	m.content(r.Value.Content)
 	m.examples(r.Value.Examples)
 }
 
 func (m *marker) header(r *openapi3.HeaderRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	m.schema(r.Value.Schema)
 	m.content(r.Value.Content)
 	m.examples(r.Value.Examples)
 }
 
 func (m *marker) requestBody(r *openapi3.RequestBodyRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	m.content(r.Value.Content)
 }
 
 func (m *marker) response(r *openapi3.ResponseRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	for _, h := range r.Value.Headers {
 		m.header(h)
 	}
@@ -241,10 +238,9 @@ func (m *marker) examples(e openapi3.Examples) {
 }
 
 func (m *marker) callback(r *openapi3.CallbackRef) {
-	if r == nil || r.Value == nil || !m.first(r) {
+	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
 		return
 	}
-	m.mark(&r.Ref)
 	for _, item := range r.Value.Map() {
 		m.pathItem(item)
 	}
@@ -253,9 +249,10 @@ func (m *marker) callback(r *openapi3.CallbackRef) {
 // pathItem marks the parts of a callback's path item (path items are not
 // marked: the loader takes an item it resolved as done).
 func (m *marker) pathItem(item *openapi3.PathItem) {
-	if item == nil || !m.first(item) {
+	if item == nil || m.seen[item] {
 		return
 	}
+	m.seen[item] = true
 	for _, r := range item.Parameters {
 		m.parameter(r)
 	}
@@ -464,7 +461,7 @@ func (p *presetter) pathItem(item *openapi3.PathItem) {
 }
 
 func (p *presetter) schema(r *openapi3.SchemaRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {
@@ -478,7 +475,7 @@ func (p *presetter) schema(r *openapi3.SchemaRef) {
 		return
 	}
 	s := r.Value
-	if s == nil || !p.first(s) {
+	if s == nil {
 		return
 	}
 	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
@@ -498,7 +495,7 @@ func (p *presetter) schema(r *openapi3.SchemaRef) {
 }
 
 func (p *presetter) parameter(r *openapi3.ParameterRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {
@@ -517,7 +514,7 @@ func (p *presetter) parameter(r *openapi3.ParameterRef) {
 }
 
 func (p *presetter) header(r *openapi3.HeaderRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {
@@ -536,7 +533,7 @@ func (p *presetter) header(r *openapi3.HeaderRef) {
 }
 
 func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {
@@ -553,7 +550,7 @@ func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
 }
 
 func (p *presetter) response(r *openapi3.ResponseRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {
@@ -605,7 +602,7 @@ func (p *presetter) examples(e openapi3.Examples) {
 }
 
 func (p *presetter) callback(r *openapi3.CallbackRef) {
-	if r == nil || !p.first(r) {
+	if r == nil {
 		return
 	}
 	if r.Ref != "" {

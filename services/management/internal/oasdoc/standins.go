@@ -59,11 +59,20 @@ func standIn(ctx context.Context, d *openapi3.T) {
 // schemaGraph is the schemas of a document, each once, and the references
 // to them: roots (held by components, parameters, headers, media types) and
 // each schema's own.
+//
+// Only a schema walked more than once needs a stand-in: one referenced more
+// than once (a component schema counts its entry), or held by a part of
+// the document that is (a component other than a schema, a part reached
+// by a reference, the operations a path item reference copies). Only what such schemas reach (region) is judged: a document
+// without any costs the walk of its parts and no more.
 type schemaGraph struct {
 	index  map[*openapi3.Schema]int32
 	nodes  []*openapi3.Schema
 	roots  []*openapi3.SchemaRef
-	walked map[any]bool // the parts of the document other than schemas walked so far
+	shared []*openapi3.Schema // the values of roots held by parts walked more than once
+	// walked holds the parts of the document other than schemas walked so
+	// far, true once walked as shared
+	walked map[any]bool
 	// the references to responses and request bodies (each, not each value)
 	responses []*openapi3.ResponseRef
 	bodies    []*openapi3.RequestBodyRef
@@ -97,14 +106,17 @@ func references(s *openapi3.Schema, f func(*openapi3.SchemaRef)) {
 }
 
 // root adds r, a reference kin-openapi checks with a walk of its own, and
-// the schemas it reaches.
-func (g *schemaGraph) root(r *openapi3.SchemaRef) {
+// the schemas it reaches; shared: r's holder is walked more than once.
+func (g *schemaGraph) root(r *openapi3.SchemaRef, shared bool) {
 	if r == nil {
 		return
 	}
 	g.roots = append(g.roots, r)
 	if r.Value == nil {
 		return
+	}
+	if shared {
+		g.shared = append(g.shared, r.Value)
 	}
 	stack := []*openapi3.Schema{r.Value}
 	for len(stack) > 0 {
@@ -125,149 +137,200 @@ func (g *schemaGraph) root(r *openapi3.SchemaRef) {
 	}
 }
 
-// first reports whether x, a part of the document, is walked for the first
-// time (a part referenced from several places is one value).
-func (g *schemaGraph) first(x any) bool {
-	if g.walked[x] {
+// first reports whether x, a part of the document, is to be walked: for
+// the first time, or for the first time as shared (a part referenced from
+// several places is one value).
+func (g *schemaGraph) first(x any, shared bool) bool {
+	was, ok := g.walked[x]
+	if ok && (was || !shared) {
 		return false
 	}
-	g.walked[x] = true
+	g.walked[x] = shared
 	return true
 }
 
 func (g *schemaGraph) document(d *openapi3.T) {
 	if c := d.Components; c != nil {
 		for _, r := range c.Schemas {
-			g.root(r)
+			g.root(r, false) // a reference to one is counted as one more (judge)
 		}
 		for _, r := range c.Parameters {
-			g.parameter(r)
+			g.parameter(r, true)
 		}
 		for _, r := range c.Headers {
-			g.header(r)
+			g.header(r, true)
 		}
 		for _, r := range c.RequestBodies {
-			if r != nil && r.Value != nil {
-				g.content(r.Value.Content)
+			if r != nil && r.Value != nil && g.first(r.Value, true) {
+				g.content(r.Value.Content, true)
 			}
 		}
 		for _, r := range c.Responses {
-			g.response(r)
+			g.response(r, true)
 		}
 		for _, r := range c.Callbacks {
-			g.callback(r)
+			g.callback(r, true)
 		}
 	}
 	if d.Paths != nil {
 		for _, item := range d.Paths.Map() {
-			g.pathItem(item)
+			g.pathItem(item, false)
 		}
 	}
 }
 
-func (g *schemaGraph) pathItem(item *openapi3.PathItem) {
-	if item == nil || !g.first(item) {
+func (g *schemaGraph) pathItem(item *openapi3.PathItem, shared bool) {
+	// a path item reference's copy shares its target's operations
+	shared = shared || item != nil && item.Ref != ""
+	if item == nil || !g.first(item, shared) {
 		return
 	}
 	for _, r := range item.Parameters {
-		g.parameter(r)
+		g.parameter(r, shared)
 	}
 	for _, op := range item.Operations() {
-		if op == nil || !g.first(op) {
+		if op == nil || !g.first(op, shared) {
 			continue
 		}
 		for _, r := range op.Parameters {
-			g.parameter(r)
+			g.parameter(r, shared)
 		}
 		if r := op.RequestBody; r != nil && r.Value != nil {
 			if r.Ref != "" {
 				g.bodies = append(g.bodies, r)
 			}
-			if g.first(r.Value) {
-				g.content(r.Value.Content)
+			if g.first(r.Value, shared || r.Ref != "") {
+				g.content(r.Value.Content, shared || r.Ref != "")
 			}
 		}
 		if op.Responses != nil {
 			for _, r := range op.Responses.Map() {
-				g.response(r)
+				g.response(r, shared)
 			}
 		}
 		for _, r := range op.Callbacks {
-			g.callback(r)
+			g.callback(r, shared)
 		}
 	}
 }
 
-func (g *schemaGraph) callback(r *openapi3.CallbackRef) {
-	if r == nil || r.Value == nil || !g.first(r.Value) {
+func (g *schemaGraph) callback(r *openapi3.CallbackRef, shared bool) {
+	shared = shared || r != nil && r.Ref != ""
+	if r == nil || r.Value == nil || !g.first(r.Value, shared) {
 		return
 	}
 	for _, item := range r.Value.Map() {
-		g.pathItem(item)
+		g.pathItem(item, shared)
 	}
 }
 
-func (g *schemaGraph) parameter(r *openapi3.ParameterRef) {
-	if r == nil || r.Value == nil || !g.first(r.Value) {
+func (g *schemaGraph) parameter(r *openapi3.ParameterRef, shared bool) {
+	shared = shared || r != nil && r.Ref != ""
+	if r == nil || r.Value == nil || !g.first(r.Value, shared) {
 		return
 	}
-	g.root(r.Value.Schema)
-	g.content(r.Value.Content)
+	g.root(r.Value.Schema, shared)
+	g.content(r.Value.Content, shared)
 }
 
-func (g *schemaGraph) header(r *openapi3.HeaderRef) {
-	if r == nil || r.Value == nil || !g.first(r.Value) {
+func (g *schemaGraph) header(r *openapi3.HeaderRef, shared bool) {
+	shared = shared || r != nil && r.Ref != ""
+	if r == nil || r.Value == nil || !g.first(r.Value, shared) {
 		return
 	}
-	g.root(r.Value.Schema)
-	g.content(r.Value.Content)
+	g.root(r.Value.Schema, shared)
+	g.content(r.Value.Content, shared)
 }
 
-func (g *schemaGraph) response(r *openapi3.ResponseRef) {
+func (g *schemaGraph) response(r *openapi3.ResponseRef, shared bool) {
 	if r != nil && r.Ref != "" && r.Value != nil {
 		g.responses = append(g.responses, r)
 	}
-	if r == nil || r.Value == nil || !g.first(r.Value) {
+	shared = shared || r != nil && r.Ref != ""
+	if r == nil || r.Value == nil || !g.first(r.Value, shared) {
 		return
 	}
 	for _, h := range r.Value.Headers {
-		g.header(h)
+		g.header(h, shared)
 	}
-	g.content(r.Value.Content)
+	g.content(r.Value.Content, shared)
 }
 
-func (g *schemaGraph) content(c openapi3.Content) {
+func (g *schemaGraph) content(c openapi3.Content, shared bool) {
 	for _, m := range c {
 		if m == nil {
 			continue
 		}
-		g.root(m.Schema)
+		g.root(m.Schema, shared)
 		for _, e := range m.Encoding {
 			if e != nil {
 				for _, h := range e.Headers {
-					g.header(h)
+					g.header(h, shared)
 				}
 			}
 		}
 	}
 }
 
-// judge finds which schemas are valid: those that reach no schema failing
-// its own rules, its default included.
+// judge finds which schemas of the region are valid: those that reach no
+// schema failing its own rules, its default included.
 func (g *schemaGraph) judge(ctx context.Context) {
 	n := len(g.nodes)
-	parents := make([][]int32, n)
+	g.valid = make([]bool, n)
+	// the region: what schemas walked more than once reach
+	in := make([]int32, n)
+	count := func(c *openapi3.SchemaRef) {
+		if c != nil && c.Value != nil {
+			in[g.index[c.Value]]++
+		}
+	}
+	for _, r := range g.roots {
+		count(r)
+	}
+	for _, s := range g.nodes {
+		references(s, count)
+	}
+	var stack []int32
+	for _, s := range g.shared {
+		stack = append(stack, g.index[s])
+	}
+	for i := range in {
+		if in[i] > 1 {
+			stack = append(stack, int32(i))
+		}
+	}
+	region := make([]bool, n)
+	var members []int32
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if region[i] {
+			continue
+		}
+		region[i] = true
+		members = append(members, i)
+		references(g.nodes[i], func(c *openapi3.SchemaRef) {
+			if c != nil && c.Value != nil {
+				stack = append(stack, g.index[c.Value])
+			}
+		})
+	}
+	if len(members) == 0 {
+		return
+	}
+	parents := map[int32][]int32{}
 	stand := &openapi3.Schema{}
 	var failed []int32
-	for i, s := range g.nodes {
+	for _, i := range members {
+		s := g.nodes[i]
 		references(s, func(c *openapi3.SchemaRef) {
 			if c != nil && c.Value != nil {
 				j := g.index[c.Value]
-				parents[j] = append(parents[j], int32(i))
+				parents[j] = append(parents[j], i)
 			}
 		})
 		if !ownRulesHold(ctx, s, stand) {
-			failed = append(failed, int32(i))
+			failed = append(failed, i)
 		}
 	}
 	bad := make([]bool, n)
@@ -286,14 +349,13 @@ func (g *schemaGraph) judge(ctx context.Context) {
 	// a default is checked against a graph otherwise valid, as the walk
 	// checks it after the schemas the default's schema reaches
 	failed = failed[:0]
-	for i, s := range g.nodes {
-		if s.Default != nil && !bad[i] && s.VisitJSON(s.Default, openapi3.MultiErrors()) != nil {
-			failed = append(failed, int32(i))
+	for _, i := range members {
+		if s := g.nodes[i]; s.Default != nil && !bad[i] && s.VisitJSON(s.Default, openapi3.MultiErrors()) != nil {
+			failed = append(failed, i)
 		}
 	}
 	spread(failed)
-	g.valid = make([]bool, n)
-	for i := range bad {
+	for _, i := range members {
 		g.valid[i] = !bad[i]
 	}
 }
