@@ -54,17 +54,21 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 	var cpu time.Duration // of the runs alone: on a shared machine, steadier than the wall clock
 	var idle float64      // the seconds the runs left a P (one of GOMAXPROCS) with nothing to run
 	var cycles uint64     // the collector's
+	var commits int64     // the store's (each one fdatasync of its pages, one of its meta page)
 	for b.Loop() {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "m.db")
 		copyFile(b, seeded, path)
-		st := openStore(b, path)
+		st, kvEngine := openStore(b, path)
 		eng := New(st, apirecord.New(st.OrgID(), derive), slog.New(slog.NewTextHandler(io.Discard, nil)), GroupCommitWrites)
 		runtime.GC() // the previous run's garbage is not this one's
 		b.StartTimer()
 		start, idleStart, cyclesStart := processCPU(), idleCPU(), gcCycles()
+		revStart, _ := kvEngine.Committed()
 		rep, err := eng.Run(bg, Request{Mode: Direct, All: true})
 		cpu += processCPU() - start
+		revEnd, _ := kvEngine.Committed()
+		commits += revEnd - revStart
 		idle += idleCPU() - idleStart
 		cycles += gcCycles() - cyclesStart
 		if err != nil || len(rep.Success) != n {
@@ -77,6 +81,7 @@ func benchDirect10k(b *testing.B, derive apirecord.Derive) {
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 	b.ReportMetric(idle/float64(b.N), "idle-P-s/op")
 	b.ReportMetric(float64(cycles)/float64(b.N), "gc/op")
+	b.ReportMetric(float64(commits)/float64(b.N), "commits/op")
 }
 
 // gcCycles is the number of garbage collections the process completed.
@@ -119,7 +124,7 @@ func idleCPU() float64 {
 // APIs, made once so that each run starts from a copy of it.
 func seededFile(b *testing.B, docs [][]byte) string {
 	path := filepath.Join(b.TempDir(), "seed.db")
-	st := openStore(b, path)
+	st, _ := openStore(b, path)
 	seed(b, st, docs...)
 	st.Close()
 	return path
@@ -150,7 +155,7 @@ func BenchmarkReportJSON10k(b *testing.B) {
 }
 
 // openStore opens the management store on the bbolt file at path.
-func openStore(b *testing.B, path string) *store.Store {
+func openStore(b *testing.B, path string) (*store.Store, *boltkv.Engine) {
 	e, err := boltkv.Open(path)
 	if err != nil {
 		b.Fatal(err)
@@ -159,5 +164,5 @@ func openStore(b *testing.B, path string) *store.Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return st
+	return st, e
 }
