@@ -170,14 +170,8 @@ func (m *Maker) definition(a store.API, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("api %q: no derivation configured", a.ID)
 	}
 	def, err := m.derive(a.Doc, limit)
-	if err == nil {
-		def, err = rawjson.Set(def, rawjson.Quote(a.ID), "api_id")
+	if err != nil {
+		return nil, err
 	}
-	if err == nil {
-		def, err = rawjson.Set(def, rawjson.Quote(a.DBID), "id")
-	}
-	if err == nil {
-		def, err = rawjson.Set(def, []byte("true"), "is_oas")
-	}
-	return def, err
+	return rawjson.SetMembers(def, []string{"api_id", "id", "is_oas"}, [][]byte{rawjson.Quote(a.ID), rawjson.Quote(a.DBID), []byte("true")})
 }

@@ -211,3 +211,59 @@ func FuzzFind(f *testing.F) {
 		}
 	})
 }
+
+// setInTurn is SetMembers' reference: Set for each key in turn.
+func setInTurn(doc []byte, keys []string, values [][]byte) ([]byte, error) {
+	var err error
+	for i, k := range keys {
+		if doc, err = Set(doc, values[i], k); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
+}
+
+// TestSetMembers: the same bytes as Set of each key in turn, for present,
+// repeated, escaped and absent keys, in any order, and the same errors.
+func TestSetMembers(t *testing.T) {
+	keys := []string{"api_id", "id", "is_oas"}
+	values := [][]byte{[]byte(`"a1"`), []byte(`"5f0c"`), []byte(`true`)}
+	for _, doc := range []string{
+		`{}`, ` { } `, `{"name":"x"}`, `{"id":1,"name":"x","api_id":"old"}`,
+		`{"api_id":"old","x":{"id":2},"is_oas":false,"api_id":"twice"}`,
+		"{\n  \"is_oas\" : false ,\n  \"b\": [1, {\"api_id\": 3}]\n}\n",
+		`{"\u0069d":"escaped","is_oas":null}`, `{"id":{"deep":[1,2,{"id":3}]}}`,
+		`[]`, `"s"`, `{"a":}`, `{"a":1`,
+	} {
+		for _, order := range [][]int{{0, 1, 2}, {2, 0, 1}, {1}} {
+			var ks []string
+			var vs [][]byte
+			for _, i := range order {
+				ks, vs = append(ks, keys[i]), append(vs, values[i])
+			}
+			want, wantErr := setInTurn([]byte(doc), ks, vs)
+			got, err := SetMembers([]byte(doc), ks, vs)
+			if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+				t.Errorf("%s, keys %q:\n got %s (%v)\nwant %s (%v)", doc, ks, got, err, want, wantErr)
+			}
+		}
+	}
+}
+
+func FuzzSetMembers(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{"b":{"a":[{"b":"}"}]},"a":{}}`, ` {"a" : "\"" , "c":2, "a":3} `} {
+		f.Add([]byte(s), "a", "b", "c")
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, k1, k2, k3 string) {
+		if !json.Valid(doc) || k1 == k2 || k2 == k3 || k1 == k3 {
+			return
+		}
+		keys := []string{k1, k2, k3}
+		values := [][]byte{[]byte(`"v1"`), []byte(`2`), []byte(`{"v":3}`)}
+		want, wantErr := setInTurn(doc, keys, values)
+		got, err := SetMembers(doc, keys, values)
+		if (err != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%s, keys %q:\n got %s (%v)\nwant %s (%v)", doc, keys, got, err, want, wantErr)
+		}
+	})
+}
