@@ -103,6 +103,31 @@ func BenchmarkValidateRefFanout(b *testing.B) {
 	b.Run("query/n20000-p1000", func(b *testing.B) { benchValidate(b, fanout(0, 20000, 1000)) })
 	b.Run("response-headers/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedResponse(2000, 1000, "", "")) })
 	b.Run("body-media-types/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedBody(2000, 1000, "")) })
+	b.Run("path-item-ref-headers/n2000-p1000", func(b *testing.B) { benchValidate(b, copiedResponse(2000, 1000, "")) })
+}
+
+// copiedResponse is a document of a path whose operation's response has n
+// headers (the first's text written as header when not empty) and p path
+// item references to it.
+func copiedResponse(n, p int, header string) []byte {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.3","info":{"title":"Copied","version":"1"},"paths":{"/big":{"get":{"responses":{"200":{"description":"ok","headers":{`)
+	for j := range n {
+		if j > 0 {
+			b.WriteByte(',')
+		}
+		if j == 0 && header != "" {
+			b.WriteString(`"h0":` + header)
+			continue
+		}
+		fmt.Fprintf(&b, `"h%d":{"schema":{"type":"string"}}`, j)
+	}
+	b.WriteString(`}}}}}`)
+	for j := range p {
+		fmt.Fprintf(&b, `,"/p%d":{"$ref":"#/paths/~1big"}`, j)
+	}
+	b.WriteString(`},"x-tyk-api-gateway":{"info":{"name":"Copied","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/copied/"}}}}`)
+	return []byte(b.String())
 }
 
 // sharedResponse is a document of p paths whose one response is a
@@ -177,6 +202,9 @@ func TestSharedResponses(t *testing.T) {
 		{"response-missing", []byte(strings.Replace(string(sharedResponse(3, 4, "", "")), `"/p2":{"get":{"responses":{"200":{"$ref":"#/components/responses/R"}`, `"/p2":{"get":{"responses":{"200":{"$ref":"#/components/responses/S"}`, 1)), true},
 		{"response-into-path", sharedResponse(3, 4, "", `"/a":{"get":{"responses":{"200":{"$ref":"#/paths/~1z/get/responses/200"}}}},"/z":{"get":{"responses":{"200":{"description":"z","headers":{"h":{"schema":{"type":"string"}}}}}}},`), false},
 		{"response-into-path-bad", sharedResponse(3, 4, "", `"/a":{"get":{"responses":{"200":{"$ref":"#/paths/~1z/get/responses/200"}}}},"/z":{"get":{"responses":{"200":{"description":"z","headers":{"h":{"schema":{"type":"strin"}}}}}}},`), true},
+		{"copied", copiedResponse(3, 4, ""), false},
+		{"copied-bad-header", copiedResponse(3, 4, `{"schema":{"type":"strin"}}`), true},
+		{"copied-header-style", copiedResponse(3, 4, `{"style":"form","schema":{"type":"string"}}`), true},
 		{"body", sharedBody(3, 4, ""), false},
 		{"body-bad-schema", sharedBody(3, 4, `{"schema":{"type":"array"}}`), true},
 		{"body-bad-encoding", sharedBody(3, 4, `{"schema":{"type":"object"},"encoding":{"a":{"style":"nowhere"}}}`), true},

@@ -73,7 +73,8 @@ type schemaGraph struct {
 	// walked holds the parts of the document other than schemas walked so
 	// far, true once walked as shared
 	walked map[any]bool
-	// the references to responses and request bodies (each, not each value)
+	// the references to responses and request bodies (each, not each
+	// value), and those written in place in parts walked more than once
 	responses []*openapi3.ResponseRef
 	bodies    []*openapi3.RequestBodyRef
 
@@ -196,7 +197,7 @@ func (g *schemaGraph) pathItem(item *openapi3.PathItem, shared bool) {
 			g.parameter(r, shared)
 		}
 		if r := op.RequestBody; r != nil && r.Value != nil {
-			if r.Ref != "" {
+			if r.Ref != "" || shared {
 				g.bodies = append(g.bodies, r)
 			}
 			if g.first(r.Value, shared || r.Ref != "") {
@@ -243,7 +244,7 @@ func (g *schemaGraph) header(r *openapi3.HeaderRef, shared bool) {
 }
 
 func (g *schemaGraph) response(r *openapi3.ResponseRef, shared bool) {
-	if r != nil && r.Ref != "" && r.Value != nil {
+	if r != nil && (r.Ref != "" || shared) && r.Value != nil {
 		g.responses = append(g.responses, r)
 	}
 	shared = shared || r != nil && r.Ref != ""
@@ -443,9 +444,11 @@ func (g *schemaGraph) standIn() {
 }
 
 // standInShared points each reference to a valid response or request body
-// to a stand-in (valid, empty): kin-openapi checks a referenced one at
-// every reference as well (a response of 10,000 headers referenced from
-// every operation), and nothing but that check reads one.
+// (or one written in place in a part walked more than once: an operation
+// a path item reference copies) to a stand-in (valid, empty): kin-openapi
+// checks a referenced one at every reference as well (a response of 10,000
+// headers referenced from every operation), and nothing but that check
+// reads one.
 func (g *schemaGraph) standInShared(ctx context.Context) {
 	response := &openapi3.Response{Description: new(string)}
 	responses := map[*openapi3.Response]bool{}
