@@ -107,6 +107,11 @@ const (
 // less (BenchmarkDirect10k); the limit still bounds the heap.
 const gcPercent = 300
 
+// gcRaiseFrom is the fewest APIs for which a run raises the percent: a
+// smaller run allocates too little for the collector's work to matter, and
+// would only let the heap of the requests beside it grow up to the limit.
+const gcRaiseFrom = chunk
+
 // Engine runs migrations against one store.
 type Engine struct {
 	store   *store.Store
@@ -140,7 +145,9 @@ func (e *Engine) Run(ctx context.Context, req Request) (*Report, error) {
 	ctx, span := tracing.Tracer().Start(ctx, "migrate "+string(req.Mode), trace.WithAttributes(
 		attribute.String("gatehouse.migrate.mode", string(req.Mode)), attribute.Int("gatehouse.migrate.requested", len(ids))))
 	defer span.End()
-	defer gcpercent.Raise(gcPercent)()
+	if len(ids) >= gcRaiseFrom {
+		defer gcpercent.Raise(gcPercent)()
+	}
 	r := &run{e: e, mode: req.Mode, override: req.OverrideStaged && req.Mode == Stage, abort: req.AbortOnFailure,
 		seen: map[string]bool{}, report: newReport(req.Mode)}
 	if err := r.run(ctx, ids); err != nil {
