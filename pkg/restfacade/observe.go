@@ -45,6 +45,7 @@ type observation struct {
 	// finding it again.
 	doc    *route
 	routed bool
+	w      statusWriter // the response writer the layers below write to
 }
 
 type observationKey struct{}
@@ -166,12 +167,12 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		ctx = context.WithValue(ctx, observationKey{}, o)
 		ctx, o.stream.sink = liststream.With(ctx, nil) // offered once routed to an RPC (offerStream)
 		ctx = credential.WithLookupMemo(ctx)           // one caller lookup per request (see authenticate)
-		sw := &statusWriter{ResponseWriter: w}
+		o.w.ResponseWriter = w
 		method := metrics.HTTPMethod(r.Method)
 
-		next.ServeHTTP(sw, r.WithContext(ctx))
+		next.ServeHTTP(&o.w, r.WithContext(ctx))
 
-		status := sw.status
+		status := o.w.status
 		if status == 0 {
 			status = http.StatusOK
 		}
