@@ -7,15 +7,22 @@ import (
 )
 
 // checkOpenAPI resolves the document's references and checks the OpenAPI
-// rules, examples aside, as kin-openapi's T.Validate does. fresh decodes
-// the document's components again (see resolveRefs); refs reports whether
-// it may hold references (referencesIn).
-func checkOpenAPI(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error), refs bool) error {
+// rules, examples aside, as kin-openapi's T.Validate does. again decodes
+// the document again (see resolveRefs); refs reports whether it may hold
+// references (referencesIn).
+func checkOpenAPI(ctx context.Context, d *openapi3.T, again func() (*openapi3.T, error), refs bool) error {
+	fresh := func() (*openapi3.Components, error) {
+		whole, err := again()
+		if err != nil {
+			return nil, err
+		}
+		return whole.Components, nil
+	}
 	if !refs {
 		if err := newLoader(ctx).ResolveRefsIn(d, nil); err != nil {
 			return invalid("invalid OpenAPI document: %s", err)
 		}
-	} else if err := resolveRefs(ctx, d, fresh); err != nil {
+	} else if err := resolveRefs(ctx, d, fresh, again); err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
 	if refs {

@@ -400,3 +400,39 @@ func TestPartRefs(t *testing.T) {
 		})
 	}
 }
+
+// TestPathRefCopies: path item references resolved after the items
+// written in place (resolveRefs), with problems in several paths in either
+// order, references before and after their targets and chains, get
+// kin-openapi's verdict and message.
+func TestPathRefCopies(t *testing.T) {
+	ctx := context.Background()
+	ok := `{"get":{"responses":{"200":{"description":"ok","headers":{"h":{"schema":{"$ref":"#/components/schemas/S"}}}}}}}`
+	bad := func(name string) string {
+		return `{"get":{"responses":{"200":{"description":"ok","headers":{"h":{"schema":{"$ref":"#/components/schemas/` + name + `"}}}}}}}`
+	}
+	for _, c := range []struct {
+		name, paths string
+		refused     bool
+	}{
+		{"copies", `"/a":{"$ref":"#/paths/~1z"},"/m":` + ok + `,"/z":` + ok, false},
+		{"copy before target, target bad, another bad between", `"/a":{"$ref":"#/paths/~1z"},"/m":` + bad("Nope1") + `,"/z":` + bad("Nope2"), true},
+		{"copy after target, target bad, another bad before", `"/b":` + bad("Nope1") + `,"/m":` + bad("Nope2") + `,"/z":{"$ref":"#/paths/~1m"}`, true},
+		{"copy's own operation bad", `"/a":{"$ref":"#/paths/~1z","post":{"responses":{"200":{"description":"ok","headers":{"h":{"schema":{"$ref":"#/components/schemas/Nope1"}}}}}}},"/m":` + bad("Nope2") + `,"/z":` + ok, true},
+		{"chain", `"/a":{"$ref":"#/paths/~1b"},"/b":{"$ref":"#/paths/~1c"},"/c":` + ok + `,"/d":{"$ref":"#/paths/~1a"}`, false},
+		{"copy of a missing path", `"/a":{"$ref":"#/paths/~1nowhere"},"/m":` + bad("Nope2"), true},
+		{"copy of a valid target, another bad", `"/a":{"$ref":"#/paths/~1z"},"/m":` + bad("Nope2") + `,"/z":` + ok, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"components":{"schemas":{"S":{"type":"string"}}},"paths":{` + c.paths +
+				`},"x-tyk-api-gateway":{"info":{"name":"t","state":{"active":true}},"upstream":{"url":"http://u/"},"server":{"listenPath":{"value":"/t/"}}}}`)
+			if _, refused := sameAsKin(t, doc); refused != c.refused {
+				t.Errorf("refused: %v, want %v (%v)", refused, c.refused, kinValidate(ctx, doc))
+			}
+			root, _ := rawjson.Members(doc)
+			if got, want := checkWhole(ctx, doc, root), kinValidate(ctx, doc); errText(got) != errText(want) {
+				t.Errorf("checked whole: %v\nkin-openapi alone: %v", got, want)
+			}
+		})
+	}
+}

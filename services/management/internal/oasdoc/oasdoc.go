@@ -210,13 +210,7 @@ func checkWhole(ctx context.Context, doc []byte, root []rawjson.Member) error {
 	if err != nil {
 		return invalid("invalid OpenAPI document: %s", err)
 	}
-	return checkOpenAPI(ctx, d, func() (*openapi3.Components, error) {
-		again, err := decodeOpenAPI(doc, root)
-		if err != nil {
-			return nil, err
-		}
-		return again.Components, nil
-	}, referencesIn(doc))
+	return checkOpenAPI(ctx, d, func() (*openapi3.T, error) { return decodeOpenAPI(doc, root) }, referencesIn(doc))
 }
 
 // checkTyk checks the x-tyk-api-gateway extension and the OpenAPI version.

@@ -41,28 +41,70 @@ import (
 // the first call finds a problem, fresh (the components decoded again)
 // are resolved with the document in one call, as the loader alone does
 // (fresh nil: that problem is the answer).
-func resolveRefs(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error)) error {
+//
+// The paths written in place are then resolved alone, and their parts
+// marked, before the path item references: a reference's copy shares its
+// target's operations, which the loader walked again at each copy. A
+// problem in that call may not be the first the whole document's call
+// meets (a reference's own, or its target's met at a copy before it):
+// again (the document decoded again) is then resolved in one call (again
+// nil: that problem is returned, and a batch leaves the document to the
+// whole check, as it leaves any problem in resolving one with path item
+// references). None of this is done when a reference reads through a
+// path's parts.
+func resolveRefs(ctx context.Context, d *openapi3.T, fresh func() (*openapi3.Components, error), again func() (*openapi3.T, error)) error {
 	loader := newLoader(ctx)
-	if d.Components == nil {
+	m := marker{seen: map[*openapi3.PathItem]bool{}}
+	defer m.unmark()
+	if d.Components != nil {
+		presetRefs(d.Components, d.Components, nil)
+		alone := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths()}
+		if err := loader.ResolveRefsIn(&alone, nil); err != nil {
+			if fresh == nil {
+				return err
+			}
+			c, ferr := fresh()
+			if ferr != nil {
+				return err
+			}
+			d.Components = c
+			return newLoader(ctx).ResolveRefsIn(d, nil)
+		}
+		m.components(d.Components)
+	}
+	if presetRefs(d.Components, nil, d.Paths) {
 		return loader.ResolveRefsIn(d, nil)
 	}
-	presetRefs(d.Components, d.Components, nil)
-	alone := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths()}
-	if err := loader.ResolveRefsIn(&alone, nil); err != nil {
-		if fresh == nil {
-			return err
+	// the items written in place first, alone, then (their parts marked)
+	// the path item references, whose copies share their targets'
+	// operations: the loader walked those again at each copy
+	var plain []openapi3.NewPathsOption
+	copies := false
+	for path, item := range d.Paths.Map() {
+		if item != nil && item.Ref != "" {
+			copies = true
+		} else {
+			plain = append(plain, openapi3.WithPath(path, item))
 		}
-		c, ferr := fresh()
-		if ferr != nil {
-			return err
-		}
-		d.Components = c
-		return newLoader(ctx).ResolveRefsIn(d, nil)
 	}
-	m := marker{seen: map[*openapi3.PathItem]bool{}}
-	m.components(d.Components)
-	defer m.unmark()
-	presetRefs(d.Components, nil, d.Paths)
+	if copies {
+		first := openapi3.T{OpenAPI: d.OpenAPI, Info: d.Info, Components: d.Components, Paths: openapi3.NewPaths(plain...)}
+		if err := loader.ResolveRefsIn(&first, nil); err != nil {
+			// a reference's problem may come first in the whole document
+			if again == nil {
+				return err
+			}
+			whole, ferr := again()
+			if ferr != nil {
+				return err
+			}
+			*d = *whole
+			return newLoader(ctx).ResolveRefsIn(d, nil)
+		}
+		for _, item := range first.Paths.Map() {
+			m.pathItem(item)
+		}
+	}
 	return loader.ResolveRefsIn(d, nil)
 }
 
@@ -286,7 +328,7 @@ func (m *marker) pathItem(item *openapi3.PathItem) {
 // are resolved into a part of a component) could find a reference given
 // its value where the loader would not have resolved it yet: where one is,
 // none is given.
-func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) {
+func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) (intoPathParts bool) {
 	p := presetter{c: c, seen: map[any]bool{}, resolved: in == nil}
 	if in != nil {
 		for _, r := range in.Schemas {
@@ -312,11 +354,12 @@ func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) {
 		p.pathItem(item)
 	}
 	if p.intoPathParts || p.intoComponentParts && !p.resolved {
-		return
+		return p.intoPathParts
 	}
 	for _, set := range p.sets {
 		set()
 	}
+	return false
 }
 
 // presetter finds the references presetRefs gives values to.
@@ -336,7 +379,7 @@ type presetter struct {
 // ~1 and ~0 decoded); it notes a reference into a path's parts.
 func (p *presetter) entry(ref, kind string) (string, bool) {
 	parts := p.parts(ref)
-	if len(parts) != 4 || parts[1] != "components" || parts[2] != kind {
+	if p.c == nil || len(parts) != 4 || parts[1] != "components" || parts[2] != kind {
 		return "", false
 	}
 	return parts[3], true
@@ -375,7 +418,7 @@ func (p *presetter) parts(ref string) []string {
 // and allOf, anyOf, oneOf; ok is false for any other way.
 func (p *presetter) part(ref string) (*openapi3.SchemaRef, bool) {
 	parts := p.parts(ref)
-	if len(parts) < 5 || parts[1] != "components" || parts[2] != "schemas" {
+	if p.c == nil || len(parts) < 5 || parts[1] != "components" || parts[2] != "schemas" {
 		return nil, false
 	}
 	at := p.c.Schemas[parts[3]]
