@@ -450,33 +450,41 @@ func (t *Tx) deleteAPI(old API) error {
 // DeleteAPIWithVersions removes an API and, recursively, every API whose
 // BaseID names it; it returns the IDs removed, the API's own first.
 func (t *Tx) DeleteAPIWithVersions(id string) ([]string, error) {
-	old, err := t.apiHeader(id)
-	if err != nil {
-		return nil, err
-	}
-	return t.deleteWithVersions(old)
+	var removed []string
+	err := t.deleteVersionsOf(id, &removed)
+	return removed, err
 }
 
-// deleteWithVersions is DeleteAPIWithVersions of the API whose stored
-// header is old (read in this transaction).
-func (t *Tx) deleteWithVersions(old API) ([]string, error) {
+// deleteVersionsOf is DeleteAPIWithVersions appending the IDs removed to
+// *removed, when removed is not nil.
+func (t *Tx) deleteVersionsOf(id string, removed *[]string) error {
+	old, err := t.apiHeader(id)
+	if err != nil {
+		return err
+	}
+	return t.deleteWithVersions(old, removed)
+}
+
+// deleteWithVersions is deleteVersionsOf the API whose stored header is
+// old (read in this transaction).
+func (t *Tx) deleteWithVersions(old API, removed *[]string) error {
 	id := old.ID
 	children, err := t.Children(id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := t.deleteAPI(old); err != nil {
-		return nil, err
+		return err
 	}
-	removed := []string{id}
+	if removed != nil {
+		*removed = append(*removed, id)
+	}
 	for _, c := range children {
-		more, err := t.DeleteAPIWithVersions(c)
-		if err != nil {
-			return nil, err
+		if err := t.deleteVersionsOf(c, removed); err != nil {
+			return err
 		}
-		removed = append(removed, more...)
 	}
-	return removed, nil
+	return nil
 }
 
 // Children lists the IDs of the APIs whose BaseID is id, in ID order.

@@ -193,21 +193,24 @@ func (r *hashRange) ready() (bool, error) {
 	if len(r.buf) > 0 || r.done {
 		return len(r.buf) > 0, nil
 	}
-	var buf []string // made at the first key: most ranges are empty
-	var next []byte
-	err := r.t.r.Scan(r.prefix, r.from, func(k, _ []byte) error {
-		if len(buf) == hashChunk {
-			next = bytes.Clone(k)
+	// The function keeps what it reads in r (no variable of its own to
+	// escape: a check per API delete, on the store's committer). buf is
+	// made at the first key: most ranges are empty.
+	from := r.from
+	r.buf, r.from = nil, nil
+	err := r.t.r.Scan(r.prefix, from, func(k, _ []byte) error {
+		if len(r.buf) == hashChunk {
+			r.from = bytes.Clone(k)
 			return kv.ErrStop
 		}
-		if buf == nil {
-			buf = make([]string, 0, hashChunk)
+		if r.buf == nil {
+			r.buf = make([]string, 0, hashChunk)
 		}
-		buf = append(buf, string(k[len(r.prefix):]))
+		r.buf = append(r.buf, string(k[len(r.prefix):]))
 		return nil
 	})
-	r.buf, r.from, r.done = buf, next, next == nil
-	return len(buf) > 0, err
+	r.done = r.from == nil
+	return len(r.buf) > 0, err
 }
 
 // EachIssuedKeyHash calls fn with every issued key's hash in order; fn

@@ -137,8 +137,7 @@ func (s *Store) DeleteAPI(ctx context.Context, ref string, kind Kind, check func
 				return err
 			}
 		}
-		_, err = tx.deleteWithVersions(a)
-		return err
+		return tx.deleteWithVersions(a, nil)
 	})
 }
 
