@@ -321,16 +321,15 @@ func grants(tx *store.Tx, rec store.IssuedKey, apiID string) (bool, error) {
 // transaction (on the store's one committer), so a policy is walked only
 // when its bytes hold the API ID as a JSON string or hold an escape: without
 // a backslash every string of a document is written literally, so one
-// without `"<apiID>"` cannot name the API (BenchmarkAPIInUse, CPU a check:
-// 100 policies 282 → 51-62 µs, 1,000 policies 2.8 → 0.5 ms; it still
-// reads every policy's bytes).
+// without `"<apiID>"` cannot name the API, and is passed over undecoded
+// (BenchmarkAPIInUse, CPU a check: 100 policies 282 → 42 µs, 1,000
+// policies 2.8 → 0.42 ms, 20 allocations either way; it still reads every
+// policy's bytes).
 func policiesGranting(tx *store.Tx, apiID string) ([]string, error) {
 	var out []string
 	id := []byte(apiID + `"`)
-	err := tx.EachDoc(store.Policies, func(d store.Document) error {
-		if !containsString(d.Doc, id) && bytes.IndexByte(d.Doc, '\\') < 0 {
-			return nil
-		}
+	mayName := func(doc []byte) bool { return containsString(doc, id) || bytes.IndexByte(doc, '\\') >= 0 }
+	err := tx.EachDocWhere(store.Policies, mayName, func(d store.Document) error {
 		if _, ok, _ := rawjson.Lookup(d.Doc, "access_rights", apiID); ok {
 			out = append(out, d.ID, d.DBID)
 		}

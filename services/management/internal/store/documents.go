@@ -58,12 +58,11 @@ func (c Collection) decodeDoc(dbID string, v []byte, keep bool) (Document, error
 	if len(v) < 2 || v[0] != docRecordVersion {
 		return Document{}, fmt.Errorf("%w: %s %q: unknown record layout", ErrCorrupt, c.name, dbID)
 	}
-	n, w := binary.Uvarint(v[1:])
-	if w <= 0 || uint64(len(v)-1-w) < n {
+	id, doc, ok := splitDoc(v)
+	if !ok {
 		return Document{}, fmt.Errorf("%w: %s %q: truncated record", ErrCorrupt, c.name, dbID)
 	}
-	rest := v[1+w:]
-	d := Document{DBID: dbID, ID: string(rest[:n]), Doc: rest[n:]}
+	d := Document{DBID: dbID, ID: string(id), Doc: doc}
 	if !keep {
 		d.Doc = bytes.Clone(d.Doc)
 	}
@@ -161,13 +160,40 @@ func (t *Tx) DeleteDoc(c Collection, dbID string) error {
 // EachDoc calls fn with every document in db id order; the document's bytes
 // are valid only during the call.
 func (t *Tx) EachDoc(c Collection, fn func(Document) error) error {
+	return t.EachDocWhere(c, nil, fn)
+}
+
+// EachDocWhere is EachDoc of the documents whose bytes keep accepts (every
+// one when keep is nil), asked before the document is decoded: a scan that
+// passes over most documents (an API delete's in-use check reads every
+// policy) allocates nothing for those.
+func (t *Tx) EachDocWhere(c Collection, keep func(doc []byte) bool, fn func(Document) error) error {
 	return t.r.Scan(c.records, nil, func(k, v []byte) error {
+		if keep != nil {
+			if _, doc, ok := splitDoc(v); ok && !keep(doc) {
+				return nil
+			}
+		}
 		d, err := c.decodeDoc(string(k[len(c.records):]), v, true)
 		if err != nil {
 			return err
 		}
 		return fn(d)
 	})
+}
+
+// splitDoc reads a document record: its ID and the document; ok is false
+// for one decodeDoc refuses.
+func splitDoc(v []byte) (id, doc []byte, ok bool) {
+	if len(v) < 2 || v[0] != docRecordVersion {
+		return nil, nil, false
+	}
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || uint64(len(v)-1-w) < n {
+		return nil, nil, false
+	}
+	rest := v[1+w:]
+	return rest[:n], rest[n:], true
 }
 
 // CreateDoc stores a new document. An empty givenDBID gets a fresh db id;
