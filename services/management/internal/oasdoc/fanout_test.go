@@ -104,6 +104,12 @@ func BenchmarkValidateRefFanout(b *testing.B) {
 	b.Run("response-headers/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedResponse(2000, 1000, "", "")) })
 	b.Run("body-media-types/n2000-p1000", func(b *testing.B) { benchValidate(b, sharedBody(2000, 1000, "")) })
 	b.Run("path-item-ref-headers/n2000-p1000", func(b *testing.B) { benchValidate(b, copiedResponse(2000, 1000, "")) })
+	// one reference through a path's parts beside the query references
+	for c, ch := range fanoutChanges {
+		if ch.name == "into-path-after" {
+			b.Run("query-into-path/n2000-p1000", func(b *testing.B) { benchValidate(b, fanoutChanged(b, 0, c, 2000, 1000)) })
+		}
+	}
 }
 
 // copiedResponse is a document of a path whose operation's response has n

@@ -324,10 +324,12 @@ func (m *marker) pathItem(item *openapi3.PathItem) {
 // done: such a reference cannot fail, and walking the entry changes
 // nothing once it is resolved. Before, only entries written in place are
 // given (an entry that is a reference has no value yet). A reference the
-// loader reads through (into a part of a path, or before the components
-// are resolved into a part of a component) could find a reference given
-// its value where the loader would not have resolved it yet: where one is,
-// none is given.
+// loader reads through could find a reference given its value where the
+// loader would not have resolved it yet: before the components are
+// resolved, where one reads into a part of a component, none is given; in
+// the paths, none in the paths such references read through (named by
+// one, or by a reference or path item reference of such a path). It
+// reports whether a reference reads into a part of a path.
 func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) (intoPathParts bool) {
 	p := presetter{c: c, seen: map[any]bool{}, resolved: in == nil}
 	if in != nil {
@@ -350,23 +352,66 @@ func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) (intoPathPart
 			p.callback(r)
 		}
 	}
-	for _, item := range paths.Map() {
+	for path, item := range paths.Map() {
+		p.at = path
 		p.pathItem(item)
 	}
-	if p.intoPathParts || p.intoComponentParts && !p.resolved {
+	if p.intoComponentParts && !p.resolved {
 		return p.intoPathParts
 	}
-	for _, set := range p.sets {
-		set()
+	// the paths a reference reads through: named by one, and those their
+	// own references read through or copy
+	through := map[string]bool{}
+	var next []string
+	for _, r := range p.reads {
+		if r.into {
+			next = append(next, r.to)
+		}
 	}
-	return false
+	for len(next) > 0 {
+		path := next[len(next)-1]
+		next = next[:len(next)-1]
+		if through[path] {
+			continue
+		}
+		through[path] = true
+		for _, r := range p.reads {
+			if r.from == path {
+				next = append(next, r.to)
+			}
+		}
+	}
+	for _, s := range p.sets {
+		if !through[s.at] {
+			s.set()
+		}
+	}
+	return p.intoPathParts
+}
+
+// pathRead is a reference in the path from to the path to: into its item's
+// parts (into), or to its item (a path item reference, whose copy shares
+// the item's operations).
+type pathRead struct {
+	from, to string
+	into     bool
+}
+
+// preset is a reference to give its value (set), in the path at ("" in
+// the components).
+type preset struct {
+	at  string
+	set func()
 }
 
 // presetter finds the references presetRefs gives values to.
 type presetter struct {
 	c    *openapi3.Components
 	seen map[any]bool
-	sets []func()
+	sets []preset
+	// at is the path whose item is walked; reads the references to paths
+	at    string
+	reads []pathRead
 	// resolved: c is resolved (else only entries written in place are given)
 	resolved bool
 	// set by a reference into a path item's parts, into a component's parts
@@ -406,6 +451,9 @@ func (p *presetter) parts(ref string) []string {
 	switch parts[1] {
 	case "paths":
 		p.intoPathParts = p.intoPathParts || len(parts) > 3
+		if len(parts) > 2 {
+			p.reads = append(p.reads, pathRead{from: p.at, to: parts[2], into: len(parts) > 3})
+		}
 	case "components":
 		p.intoComponentParts = p.intoComponentParts || len(parts) > 4
 	}
@@ -510,10 +558,10 @@ func (p *presetter) schema(r *openapi3.SchemaRef) {
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "schemas"); ok && r.Value == nil {
 			if e := p.c.Schemas[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, func() { r.Value = e.Value })
+				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
 			}
 		} else if at, ok := p.part(r.Ref); ok && p.resolved && r.Value == nil {
-			p.sets = append(p.sets, func() { r.Value = at.Value })
+			p.sets = append(p.sets, preset{p.at, func() { r.Value = at.Value }})
 		}
 		return
 	}
@@ -544,7 +592,7 @@ func (p *presetter) parameter(r *openapi3.ParameterRef) {
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "parameters"); ok && r.Value == nil {
 			if e := p.c.Parameters[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, func() { r.Value = e.Value })
+				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
 			}
 		}
 		return
@@ -563,7 +611,7 @@ func (p *presetter) header(r *openapi3.HeaderRef) {
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "headers"); ok && r.Value == nil {
 			if e := p.c.Headers[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, func() { r.Value = e.Value })
+				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
 			}
 		}
 		return
@@ -582,7 +630,7 @@ func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "requestBodies"); ok && r.Value == nil {
 			if e := p.c.RequestBodies[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, func() { r.Value = e.Value })
+				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
 			}
 		}
 		return
@@ -599,7 +647,7 @@ func (p *presetter) response(r *openapi3.ResponseRef) {
 	if r.Ref != "" {
 		if name, ok := p.entry(r.Ref, "responses"); ok && r.Value == nil {
 			if e := p.c.Responses[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, func() { r.Value = e.Value })
+				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
 			}
 		}
 		return
