@@ -36,7 +36,8 @@ func invalid(format string, args ...any) error { return &Invalid{Msg: fmt.Sprint
 
 // Parse reads a request body as a JSON document: YAML is converted when
 // yamlInput is set. The result is always a JSON object, of at most MaxPaths
-// paths and MaxOperations operations.
+// paths and MaxOperations operations, whose references expand it within
+// the bound of checkExpansion.
 func Parse(body []byte, yamlInput bool) ([]byte, error) {
 	doc := body
 	if yamlInput {
@@ -54,6 +55,9 @@ func Parse(body []byte, yamlInput bool) ([]byte, error) {
 		return nil, invalid("the request body is not valid JSON: %s", strings.TrimPrefix(fmt.Sprint(err), "json: "))
 	}
 	if err := checkCounts(doc); err != nil {
+		return nil, err
+	}
+	if err := checkExpansion(doc); err != nil {
 		return nil, err
 	}
 	// Stored verbatim, so it must be unambiguous: valid UTF-8, no key twice.
