@@ -11,7 +11,11 @@ import (
 // room and gets it when a holder shrinks or releases; without room within
 // the wait it is ErrBusy; a request larger than the budget holds all of it.
 func TestBudget(t *testing.T) {
-	b := New(400, 50*time.Millisecond)
+	// The wait is long enough for the releases below to reach the waiting
+	// request within it on a loaded machine (at 50 ms, with the tests of
+	// every package running on two busy cores, they did not).
+	const wait = time.Second
+	b := New(400, wait)
 	ctx := context.Background()
 	var holds []*Hold
 	for _, c := range []string{"a", "b", "c", "d"} {
@@ -22,7 +26,7 @@ func TestBudget(t *testing.T) {
 		holds = append(holds, h)
 	}
 	begin := time.Now()
-	if _, err := b.Acquire(ctx, "e", 1); !errors.Is(err, ErrBusy) || time.Since(begin) < 50*time.Millisecond {
+	if _, err := b.Acquire(ctx, "e", 1); !errors.Is(err, ErrBusy) || time.Since(begin) < wait {
 		t.Fatalf("over the budget: %v after %v, want ErrBusy after the wait", err, time.Since(begin))
 	}
 	holds[0].Shrink(50) // 50 given back
