@@ -22,12 +22,14 @@ import (
 // or the component entry), and a document whose charges come to more than
 // ExpansionFactor times its size plus ExpansionFloor is refused before
 // anything decodes it. Checking then walks at most about that many bytes
-// more (BenchmarkExpansionLimit: 0.02-0.35 s of CPU for documents of 0.1-1
-// MB at the bound); ExpansionFloor leaves small documents every reference
-// they could reasonably hold (a 5 KB path item read into 200 times).
+// more (BenchmarkExpansionLimit: 0.05-0.5 s of CPU for documents of 0.1-1
+// MB at the bound). ExpansionFactor is the heap bound's factor (peak heap
+// at most 8 times a document); ExpansionFloor leaves a document every
+// reference it could reasonably hold (a bundler's references into paths
+// whose parts reach a large part of the components: a few dozen of 100 KB).
 const (
-	ExpansionFactor = 4
-	ExpansionFloor  = 1 << 20
+	ExpansionFactor = 8
+	ExpansionFloor  = 4 << 20
 )
 
 // checkExpansion refuses a document (valid JSON) whose references to parts
