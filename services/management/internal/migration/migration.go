@@ -231,7 +231,9 @@ func (r *run) run(ctx context.Context, ids []string) error {
 			}
 			sctx, span := tracing.Tracer().Start(ctx, "migrate read and convert", trace.WithAttributes(attribute.Int("gatehouse.migrate.apis", len(ids))))
 			items := r.read(sctx, ids)
-			r.prepare(items)
+			// a converted chunk still waiting means the writes are behind: the
+			// committer then gets a core of its own (prepare's other workers stop)
+			r.prepare(items, func() bool { return len(prepared) > 0 })
 			span.End()
 			select {
 			case prepared <- items:

@@ -540,18 +540,23 @@ func TestConflictFailsOneAPI(t *testing.T) {
 	}
 }
 
-// TestPrepare: every item of a chunk is converted, once, by the workers
-// that take turns with other goroutines and the one that does not.
-func TestPrepare(t *testing.T) {
+// TestPrepareWhileBehind: however often the writes lag (prepare's behind),
+// every item of a chunk is converted, once.
+func TestPrepareWhileBehind(t *testing.T) {
 	st := newStore(t)
 	r := &run{e: newEngine(st), mode: Direct, seen: map[string]bool{}, report: newReport(Direct)}
-	for _, n := range []int{1, 2, 300} {
-		items := make([]*item, n)
+	for _, behind := range []func(*atomic.Int32) bool{
+		func(*atomic.Int32) bool { return false },
+		func(*atomic.Int32) bool { return true },
+		func(n *atomic.Int32) bool { return n.Add(1)%3 == 0 },
+	} {
+		items := make([]*item, 300)
 		for i := range items {
 			id := fmt.Sprintf("%032x", i+1)
 			items[i] = &item{id: id, dbID: store.NewDBID(), doc: classic(id, "API", i%2 == 0, nil)}
 		}
-		r.prepare(items)
+		var calls atomic.Int32
+		r.prepare(items, func() bool { return behind(&calls) })
 		for _, it := range items {
 			if it.planned.decided() || it.res == nil || len(it.made) != 1+len(it.res.Versions) {
 				t.Fatalf("%s not converted: planned %+v, made %d", it.id, it.planned, len(it.made))

@@ -140,23 +140,18 @@ func (r *run) read(ctx context.Context, ids []string) []*item {
 }
 
 // prepare decodes, classifies and (except to promote) converts the ready
-// items on every core; each classic definition is decoded once. Worker 0
-// takes items one after another; the others yield to any goroutine waiting
-// to run before each item (runtime.Gosched), so that the store's committer,
-// a single goroutine the whole run's writes wait on, runs as soon as it can
-// while they still use every moment it leaves a core free: its fdatasync
-// waits (about 2.7 ms a commit, a third of a run's commit time). With free
-// workers on 2 cores it got about two thirds of one and fell behind; with one
-// worker while it was behind, a core stood idle during its waits.
-func (r *run) prepare(items []*item) {
+// items on every core; each classic definition is decoded once. While
+// behind reports true (the writes lag: converted chunks wait for them),
+// only one worker takes items, so that the store's committer, a single
+// goroutine, gets a core of its own while converted work piles up (with two
+// workers on 2 cores it gets about two thirds of one, falls behind, and the
+// workers then wait on the full queue while a core stands idle).
+func (r *run) prepare(items []*item, behind func() bool) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := range min(runtime.GOMAXPROCS(0), len(items)) {
 		wg.Go(func() {
-			for {
-				if w > 0 {
-					runtime.Gosched()
-				}
+			for w == 0 || !behind() {
 				i := int(next.Add(1)) - 1
 				if i >= len(items) {
 					return
