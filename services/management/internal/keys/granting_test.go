@@ -15,16 +15,8 @@ import (
 // found however the policy writes the API ID (with escapes too), and none
 // that names it only elsewhere, or names a longer ID, or another API.
 func TestPoliciesGranting(t *testing.T) {
-	e, err := boltkv.Open(filepath.Join(t.TempDir(), "m.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t)
 	docs := map[string]string{ // policy ID -> access_rights
 		"plain":      `{"api1":{"api_id":"api1"}}`,
 		"escaped":    `{"\u0061pi1":{"api_id":"\u0061pi1"}}`,
@@ -35,7 +27,7 @@ func TestPoliciesGranting(t *testing.T) {
 		"elsewhere":  `{"api2":{}},"name":"api1","tags":["api1"]`,
 		"regex":      `{"api3":{"allowed_urls":[{"url":"/a/\\d+"}]}}`,
 	}
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	err := st.Update(ctx, func(tx *store.Tx) error {
 		i := 0
 		for id, rights := range docs {
 			i++
@@ -69,4 +61,18 @@ func TestPoliciesGranting(t *testing.T) {
 			t.Errorf("policies granting %s: %q (%v), want %q", api, got, err, want)
 		}
 	}
+}
+
+// openStore is a store on a new bbolt file, closed when tb ends.
+func openStore(tb testing.TB) *store.Store {
+	e, err := boltkv.Open(filepath.Join(tb.TempDir(), "m.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := store.Open(context.Background(), e)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return st
 }

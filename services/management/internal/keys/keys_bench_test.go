@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/services/management/internal/gatewayapi"
 	"github.com/gatehouse/gatehouse/services/management/internal/store"
 )
@@ -18,17 +16,9 @@ import (
 // store): the first page and the last, the keys of one API through a
 // policy, and a detailed page (issue 26 asks for a page in at most 5 ms).
 func BenchmarkListKeys10k(b *testing.B) {
-	e, err := boltkv.Open(filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, e)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	st := openStore(b)
+	err := st.Update(ctx, func(tx *store.Tx) error {
 		if err := tx.PutDoc(store.Policies, store.Document{DBID: "0123456789abcdef01234567", ID: "gold",
 			Doc: []byte(`{"_id":"0123456789abcdef01234567","id":"gold","access_rights":{"api1":{"api_id":"api1"}}}`)}); err != nil {
 			return err
@@ -80,16 +70,8 @@ func BenchmarkListKeys10k(b *testing.B) {
 // bbolt transaction with its fsync), the floor under BenchmarkKeyCreate's
 // mgmt-extra-ms.
 func BenchmarkIssuedKeyWrite(b *testing.B) {
-	e, err := boltkv.Open(filepath.Join(b.TempDir(), "m.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, e)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
+	st := openStore(b)
 	i := 0
 	for b.Loop() {
 		i++
@@ -107,17 +89,9 @@ func BenchmarkIssuedKeyWrite(b *testing.B) {
 func BenchmarkAPIInUse(b *testing.B) {
 	for _, n := range []int{0, 100, 1000} {
 		b.Run(fmt.Sprintf("policies=%d", n), func(b *testing.B) {
-			e, err := boltkv.Open(filepath.Join(b.TempDir(), "m.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
 			ctx := context.Background()
-			st, err := store.Open(ctx, e)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { st.Close() })
-			err = st.Update(ctx, func(tx *store.Tx) error {
+			st := openStore(b)
+			err := st.Update(ctx, func(tx *store.Tx) error {
 				for i := range n {
 					rights := ""
 					for j := range 10 {
