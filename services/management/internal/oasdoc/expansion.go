@@ -168,12 +168,12 @@ func eachRef(doc []byte, fn func(ref string)) {
 		if err != nil {
 			return
 		}
-		j := skipBlank(doc, end)
+		j := rawjson.SkipSpace(doc, end)
 		if j >= len(doc) || doc[j] != ':' || !isRefKey(doc[i:end]) {
 			i = end - 1
 			continue
 		}
-		v := skipBlank(doc, j+1)
+		v := rawjson.SkipSpace(doc, j+1)
 		if v < len(doc) && doc[v] == '"' {
 			vend, err := rawjson.SkipString(doc, v)
 			if err != nil {
@@ -195,13 +195,6 @@ func isRefKey(quoted []byte) bool {
 	}
 	k, ok := rawjson.String(quoted)
 	return ok && k == "$ref"
-}
-
-func skipBlank(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // pointer returns the tokens of a local reference (#/a/b), its fragment

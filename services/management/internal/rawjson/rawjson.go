@@ -52,11 +52,11 @@ func Members(obj []byte) ([]Member, error) {
 // has nothing to decode, valid only during the call: the walk allocates
 // nothing for such keys.
 func members(obj []byte, fn func(key []byte, m Member)) error {
-	i := skipSpace(obj, 0)
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrNotObject
 	}
-	i = skipSpace(obj, i+1)
+	i = SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil
 	}
@@ -76,23 +76,23 @@ func members(obj []byte, fn func(key []byte, m Member)) error {
 			}
 			key = []byte(k)
 		}
-		j := skipSpace(obj, keyEnd)
+		j := SkipSpace(obj, keyEnd)
 		if j >= len(obj) || obj[j] != ':' {
 			return ErrSyntax
 		}
-		vs := skipSpace(obj, j+1)
+		vs := SkipSpace(obj, j+1)
 		ve, err := SkipValue(obj, vs)
 		if err != nil {
 			return err
 		}
 		fn(key, Member{Start: i, ValueStart: vs, ValueEnd: ve})
-		k := skipSpace(obj, ve)
+		k := SkipSpace(obj, ve)
 		if k >= len(obj) {
 			return ErrSyntax
 		}
 		switch obj[k] {
 		case ',':
-			i = skipSpace(obj, k+1)
+			i = SkipSpace(obj, k+1)
 		case '}':
 			return nil
 		default:
@@ -108,11 +108,11 @@ func members(obj []byte, fn func(key []byte, m Member)) error {
 // escapes; key is valid only during the call. A value that is not an object
 // has no members; an error of fn ends the walk and is returned.
 func Each(obj []byte, fn func(key, value []byte) error) error {
-	i := skipSpace(obj, 0)
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil
 	}
-	i = skipSpace(obj, i+1)
+	i = SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil
 	}
@@ -121,11 +121,11 @@ func Each(obj []byte, fn func(key, value []byte) error) error {
 		if err != nil {
 			return err
 		}
-		j := skipSpace(obj, keyEnd)
+		j := SkipSpace(obj, keyEnd)
 		if j >= len(obj) || obj[j] != ':' {
 			return ErrSyntax
 		}
-		vs := skipSpace(obj, j+1)
+		vs := SkipSpace(obj, j+1)
 		ve, err := SkipValue(obj, vs)
 		if err != nil {
 			return err
@@ -138,11 +138,11 @@ func Each(obj []byte, fn func(key, value []byte) error) error {
 		if err := fn(key, obj[vs:ve]); err != nil {
 			return err
 		}
-		k := skipSpace(obj, ve)
+		k := SkipSpace(obj, ve)
 		if k >= len(obj) || obj[k] != ',' {
 			return nil
 		}
-		i = skipSpace(obj, k+1)
+		i = SkipSpace(obj, k+1)
 	}
 	return nil
 }
@@ -176,7 +176,7 @@ func Lookup(doc []byte, path ...string) ([]byte, bool, error) {
 // locate finds the span of the value at path.
 func locate(doc []byte, path []string) (start, end int, ok bool, err error) {
 	if len(path) == 0 {
-		start = skipSpace(doc, 0)
+		start = SkipSpace(doc, 0)
 		end, err = SkipValue(doc, start)
 		return start, end, err == nil, err
 	}
@@ -188,7 +188,7 @@ func locate(doc []byte, path []string) (start, end int, ok bool, err error) {
 // on the way once. It returns how many keys it followed and the span of the
 // value they lead to; the root's span runs to the end of doc.
 func walk(doc []byte, path []string) (start, end, depth int, err error) {
-	start, end = skipSpace(doc, 0), len(doc)
+	start, end = SkipSpace(doc, 0), len(doc)
 	for ; depth < len(path); depth++ {
 		m, found, err := Find(doc[start:end], path[depth])
 		if err != nil {
@@ -389,7 +389,7 @@ func Delete(doc []byte, path ...string) (out []byte, removed bool, err error) {
 		case idx > 0:
 			from = ms[idx-1].ValueEnd
 		default: // the only member: keep the braces
-			to = skipSpace(obj, to)
+			to = SkipSpace(obj, to)
 		}
 		out = splice(out, start+from, start+to, nil)
 		end -= to - from
@@ -416,7 +416,9 @@ func concat(parts ...[]byte) []byte {
 	return out
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the offset of the first byte at or after i that is not
+// JSON white space (len(b) when there is none).
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
