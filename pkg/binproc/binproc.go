@@ -125,7 +125,9 @@ func Start(t testing.TB, bin string, args, env []string, cred *syscall.Credentia
 		t.Fatal(err)
 	}
 	w.Close()
+	drained := make(chan struct{}) // the output read to its end
 	go func() {
+		defer close(drained)
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			p.mu.Lock()
@@ -138,7 +140,19 @@ func Start(t testing.TB, bin string, args, env []string, cred *syscall.Credentia
 		}
 		r.Close()
 	}()
-	go func() { p.waitErr = p.Cmd.Wait(); close(p.exited) }()
+	// exited closes once the process has exited and its output has been
+	// read to the end (a line written just before the exit was otherwise
+	// missing from Output now and then), or 2 s after the exit should a
+	// process it started keep the pipe open.
+	go func() {
+		err := p.Cmd.Wait()
+		select {
+		case <-drained:
+		case <-time.After(2 * time.Second):
+		}
+		p.waitErr = err
+		close(p.exited)
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-p.exited:
