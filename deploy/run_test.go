@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 )
 
 // TestMakeRunCtrlC runs `make run` (its recipe, tools/run.sh, after the
@@ -56,7 +58,7 @@ func TestMakeRunCtrlC(t *testing.T) {
 	env := os.Environ()
 	var ports []string
 	for _, v := range []string{"RUN_STUDIO_HTTP", "RUN_STUDIO_GRPC", "RUN_MANAGEMENT_HTTP", "RUN_MANAGEMENT_GRPC", "RUN_PORTAL_HTTP", "RUN_PORTAL_GRPC", "RUN_PORTAL_SITE"} {
-		a := freePort(t)
+		a := freeport.Addr(t)
 		ports = append(ports, a)
 		env = append(env, v+"="+a)
 	}
@@ -109,17 +111,6 @@ func TestMakeRunCtrlC(t *testing.T) {
 			t.Errorf("data/%s.log does not say %q:\n%s", svc, want, logs)
 		}
 	}
-}
-
-// freePort is a loopback address no one listens on now.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 type lockedBuffer struct {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 	"github.com/gatehouse/gatehouse/pkg/tykgwtest"
 )
 
@@ -80,7 +81,7 @@ func TestRunGateway(t *testing.T) {
 	}
 	addr := map[string]string{}
 	for _, v := range []string{"RUN_STUDIO_HTTP", "RUN_STUDIO_GRPC", "RUN_MANAGEMENT_HTTP", "RUN_MANAGEMENT_GRPC", "RUN_PORTAL_HTTP", "RUN_PORTAL_GRPC", "RUN_PORTAL_SITE", "RUN_REDIS", "RUN_GATEWAY_PORT"} {
-		addr[v] = freePort(t)
+		addr[v] = freeport.Addr(t)
 		value := addr[v]
 		if v == "RUN_GATEWAY_PORT" {
 			value = value[strings.LastIndex(value, ":")+1:]

@@ -20,6 +20,7 @@ import (
 
 	studiov1 "github.com/gatehouse/gatehouse/gen/pb/gatehouse/studio/v1"
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 	"github.com/gatehouse/gatehouse/pkg/tlsconfig"
 	"github.com/gatehouse/gatehouse/pkg/tlsconfig/tlsconfigtest"
 )
@@ -150,7 +151,7 @@ func TestREADMETLSBlock(t *testing.T) {
 	}
 	cmd := exec.Command("bash", "-e", "-c", blocks[0][1])
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "TLS_HTTP="+freePort(t), "TLS_GRPC="+freePort(t), "GRPCURL="+grpcurl)
+	cmd.Env = append(os.Environ(), "TLS_HTTP="+freeport.Addr(t), "TLS_GRPC="+freeport.Addr(t), "GRPCURL="+grpcurl)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(work, "data", "try-tls.log"))

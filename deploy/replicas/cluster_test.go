@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 )
 
 // repoRoot is the workspace root (go.work), two folders up.
@@ -86,16 +86,6 @@ type cluster struct {
 	initial string
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func startCluster(t *testing.T, bin string, size int) *cluster {
 	t.Helper()
 	c := &cluster{t: t, bin: bin}
@@ -104,8 +94,8 @@ func startCluster(t *testing.T, bin string, size int) *cluster {
 		m := &member{
 			name:      fmt.Sprintf("m%d", i),
 			dir:       filepath.Join(t.TempDir(), "data"),
-			clientURL: "http://" + freePort(t),
-			peerURL:   "http://" + freePort(t),
+			clientURL: "http://" + freeport.Addr(t),
+			peerURL:   "http://" + freeport.Addr(t),
 		}
 		peers = append(peers, m.name+"="+m.peerURL)
 		c.members = append(c.members, m)

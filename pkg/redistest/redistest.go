@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 )
 
 // Server is one running redis-server.
@@ -32,10 +34,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("%s not found: make test installs it (apt-get install -y redis-server): %v", Binary, err)
 	}
 	for range 5 {
-		port, err := freePort()
-		if err != nil {
-			t.Fatal(err)
-		}
+		port := freeport.Port(t)
 		s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port)}
 		s.cmd = exec.Command(bin, "--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--save", "", "--appendonly", "no", "--protected-mode", "yes")
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -100,13 +99,4 @@ func (s *Server) ping() bool {
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
 	return err == nil && strings.HasPrefix(line, "+PONG")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

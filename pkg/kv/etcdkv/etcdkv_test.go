@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 	"github.com/gatehouse/gatehouse/pkg/kv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv"
 	"github.com/gatehouse/gatehouse/pkg/kv/etcdkv/etcdtest"
@@ -498,19 +498,9 @@ func TestEngine(t *testing.T) {
 	})
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func TestOpenNoEndpoint(t *testing.T) {
 	t.Parallel() // waits out its 2 s start timeout
-	l := freePort(t)
+	l := freeport.Addr(t)
 	start := time.Now()
 	_, err := etcdkv.Open(context.Background(), etcdkv.Config{
 		Endpoints:    []string{l},

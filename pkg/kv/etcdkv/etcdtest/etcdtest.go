@@ -6,18 +6,21 @@ package etcdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 )
 
 // Cluster is a running set of members.
@@ -59,18 +62,40 @@ func StartTLS(t testing.TB, files TLSFiles) *Cluster {
 func start(t testing.TB, size int, tlsFiles *TLSFiles) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, tls: tlsFiles}
+	t.Cleanup(c.Close)
+	// A port found free can be taken by another test before etcd binds it;
+	// then the whole cluster gets new ports (its members name each other's).
+	for attempt := 1; ; attempt++ {
+		err := c.startAll(size)
+		if err == nil {
+			break
+		}
+		c.Close()
+		if !errors.Is(err, syscall.EADDRINUSE) || attempt == 5 {
+			t.Fatal(err)
+		}
+	}
+	for i := range c.members {
+		c.waitReady(i)
+	}
+	return c
+}
+
+// startAll starts size new members on new ports and data directories.
+func (c *Cluster) startAll(size int) error {
 	scheme := "http"
-	if tlsFiles != nil {
+	if c.tls != nil {
 		scheme = "https"
 	}
 	var peers []string
 	token := fmt.Sprintf("gatehouse-test-%d", time.Now().UnixNano())
+	c.members = nil
 	for i := range size {
 		m := &member{
 			name:      fmt.Sprintf("m%d", i),
-			dir:       filepath.Join(t.TempDir(), "etcd"),
-			clientURL: url.URL{Scheme: scheme, Host: freeAddr(t)},
-			peerURL:   url.URL{Scheme: "http", Host: freeAddr(t)},
+			dir:       filepath.Join(c.t.TempDir(), "etcd"),
+			clientURL: url.URL{Scheme: scheme, Host: freeport.Addr(c.t)},
+			peerURL:   url.URL{Scheme: "http", Host: freeport.Addr(c.t)},
 			token:     token,
 		}
 		peers = append(peers, m.name+"="+m.peerURL.String())
@@ -79,28 +104,31 @@ func start(t testing.TB, size int, tlsFiles *TLSFiles) *Cluster {
 	for _, m := range c.members {
 		m.initialCluster = strings.Join(peers, ",")
 	}
-	t.Cleanup(c.Close)
 	for i := range c.members {
-		c.start(i)
+		if err := c.startMember(i); err != nil {
+			return err
+		}
 	}
-	for i := range c.members {
-		c.waitReady(i)
-	}
-	return c
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return nil
 }
 
 func (c *Cluster) start(i int) {
 	c.t.Helper()
+	// A restarted member keeps its ports; one taken meanwhile is usually
+	// freed again soon.
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		err = c.startMember(i)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *Cluster) startMember(i int) error {
 	m := c.members[i]
 	cfg := embed.NewConfig()
 	cfg.Name = m.name
@@ -121,11 +149,12 @@ func (c *Cluster) start(i int) {
 	cfg.LogOutputs = []string{filepath.Join(filepath.Dir(m.dir), "etcd.log")}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		c.t.Fatalf("start etcd member %s: %v", m.name, err)
+		return fmt.Errorf("start etcd member %s: %w", m.name, err)
 	}
 	c.mu.Lock()
 	m.etcd = e
 	c.mu.Unlock()
+	return nil
 }
 
 func (c *Cluster) waitReady(i int) {

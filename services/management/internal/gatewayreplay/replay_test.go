@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gatehouse/gatehouse/pkg/freeport"
 	"github.com/gatehouse/gatehouse/services/management/internal/convert"
 )
 
@@ -168,7 +169,7 @@ func TestReplayThroughGateway(t *testing.T) {
 
 	upstream := httptest.NewServer(http.HandlerFunc(echo))
 	t.Cleanup(upstream.Close)
-	redisPort := freePort(t)
+	redisPort := freeport.Port(t)
 	startProcess(t, "redis", redis, "--bind", "127.0.0.1", "--port", strconv.Itoa(redisPort), "--save", "", "--appendonly", "no")
 	waitRedis(t, redisPort)
 	gw := startGateway(t, bin, redisPort)
@@ -252,16 +253,6 @@ func (a answer) differences(b answer) []string {
 	return d
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // startProcess runs a process for the test's lifetime, its output in a file printed when the test fails.
 func startProcess(t *testing.T, name, bin string, args ...string) {
 	t.Helper()
@@ -330,7 +321,7 @@ func startGateway(t *testing.T, bin string, redisPort int) *gateway {
 			t.Fatal(err)
 		}
 	}
-	port := freePort(t)
+	port := freeport.Port(t)
 	conf := map[string]any{
 		"listen_address": "127.0.0.1", "listen_port": port, "secret": secret,
 		"template_path": filepath.Join(dir, "templates"), "use_db_app_configs": false,
