@@ -28,6 +28,13 @@ type Report struct {
 	Aborted bool
 
 	docBytes int
+	// warned is the JSON of Warnings[:nWarned], entries separated by
+	// commas: add encodes each API's warnings as its chunk is reported,
+	// while later chunks are still being written, so that JSON, run after
+	// the last commit on one core, only copies them (about 12 MB and 30 ms
+	// of encoding for 10,000 APIs, BenchmarkReportJSON10k).
+	warned  []byte
+	nWarned int
 }
 
 // StagedAPI is a classic API and its staged copy.
@@ -76,6 +83,7 @@ func (r *Report) add(it *item, o outcome) {
 		r.Success = append(r.Success, it.id)
 		if it.res != nil && len(it.res.Warnings) > 0 {
 			r.Warnings = append(r.Warnings, Warning{APIID: it.id, Messages: it.res.Warnings})
+			r.encodeWarnings()
 		}
 		if o.stagedID != "" {
 			r.Staged = append(r.Staged, StagedAPI{ClassicAPIID: it.id, OASAPIID: o.stagedID})
@@ -92,6 +100,31 @@ func (r *Report) add(it *item, o outcome) {
 	}
 }
 
+// encodeWarnings brings warned up to date with Warnings.
+func (r *Report) encodeWarnings() {
+	for _, w := range r.Warnings[r.nWarned:] {
+		if len(r.warned) > 0 {
+			r.warned = append(r.warned, ',')
+		}
+		r.warned = appendMessages(r.warned, w.APIID, w.Messages)
+	}
+	r.nWarned = len(r.Warnings)
+}
+
+// appendMessages appends one API's messages: {"apiID":..,"message":[..]}.
+func appendMessages(b []byte, apiID string, msgs []string) []byte {
+	b = append(b, `{"apiID":`...)
+	b = rawjson.AppendQuote(b, apiID)
+	b = append(b, `,"message":[`...)
+	for i, m := range msgs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = rawjson.AppendQuote(b, m)
+	}
+	return append(b, "]}"...)
+}
+
 // size is about the length of the report's JSON (exact but for escapes),
 // so that JSON writes into one buffer: growing a buffer of megabytes (10,000
 // APIs' warnings are about 12 MB) costs more than writing it.
@@ -101,7 +134,8 @@ func (r *Report) size() int {
 		n += len(id) + 3
 	}
 	n += 64 * (len(r.Staged) + len(r.Definitions) + len(r.Skipped))
-	for _, w := range r.Warnings {
+	n += len(r.warned)
+	for _, w := range r.Warnings[r.nWarned:] {
 		n += messagesSize(w.APIID, w.Messages)
 	}
 	for _, f := range r.Failures {
@@ -123,6 +157,7 @@ func messagesSize(apiID string, msgs []string) int {
 // when empty), counts equal to lengths, converted documents embedded byte
 // for byte.
 func (r *Report) JSON() []byte {
+	r.encodeWarnings()
 	b := bytes.NewBuffer(make([]byte, 0, r.size()))
 	str := func(s string) { b.Write(rawjson.AppendQuote(b.AvailableBuffer(), s)) }
 	list := func(n int, each func(i int)) {
@@ -160,20 +195,12 @@ func (r *Report) JSON() []byte {
 		list(len(d.Versions), func(j int) { b.Write(d.Versions[j]) })
 		b.WriteByte('}')
 	})
-	// an API's messages: {"apiID":..,"message":[..]}
-	messages := func(apiID string, msgs []string) {
-		b.WriteString(`{"apiID":`)
-		str(apiID)
-		b.WriteString(`,"message":`)
-		list(len(msgs), func(j int) { str(msgs[j]) })
-		b.WriteByte('}')
-	}
-	b.WriteString(`,"warnings":`)
-	list(len(r.Warnings), func(i int) { messages(r.Warnings[i].APIID, r.Warnings[i].Messages) })
-	b.WriteString(`},"failure":{`)
+	b.WriteString(`,"warnings":[`)
+	b.Write(r.warned)
+	b.WriteString(`]},"failure":{`)
 	count(len(r.Failures))
 	b.WriteString(`,"errors":`)
-	list(len(r.Failures), func(i int) { messages(r.Failures[i].APIID, r.Failures[i].Messages) })
+	list(len(r.Failures), func(i int) { b.Write(appendMessages(b.AvailableBuffer(), r.Failures[i].APIID, r.Failures[i].Messages)) })
 	b.WriteString(`},"skipped":{`)
 	count(len(r.Skipped))
 	b.WriteString(`,"apis":`)
