@@ -34,7 +34,8 @@ const clients = 32
 // BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
 // studio's BenchmarkREST32); with it, BENCH_CPUPROFILE=file writes the
 // binary's CPU profile of the timed phase's first BENCH_CPUPROFILE_SECONDS
-// (default 3) there (the creates before the timer are left out).
+// (default 3) there (the creates before the timer are left out);
+// BENCH_ALLOCPROFILE=file, in its place, the allocations of that span.
 func BenchmarkREST32(b *testing.B) {
 	bin := buildBinary(b)
 	create := func(i int) servertest.Request {
@@ -101,6 +102,10 @@ func BenchmarkREST32(b *testing.B) {
 // until the profile is written.
 func profileTimed(b *testing.B) (wait func()) {
 	file, addr := os.Getenv("BENCH_CPUPROFILE"), os.Getenv("BENCH_DEBUG_ADDR")
+	kind := "profile"
+	if alloc := os.Getenv("BENCH_ALLOCPROFILE"); alloc != "" {
+		file, kind = alloc, "allocs" // the allocations of the same span instead
+	}
 	if file == "" || addr == "" {
 		return func() {}
 	}
@@ -108,7 +113,7 @@ func profileTimed(b *testing.B) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		resp, err := http.Get("http://" + addr + "/debug/pprof/profile?seconds=" + seconds)
+		resp, err := http.Get("http://" + addr + "/debug/pprof/" + kind + "?seconds=" + seconds)
 		if err != nil {
 			b.Error(err)
 			return
