@@ -72,13 +72,18 @@ func successStatus(responses map[string]json.RawMessage) int {
 	return best
 }
 
-// rpcName turns /pkg.Service/Method into Service_Method.
-func rpcName(fullMethod string) string {
+// action returns the action of fullMethod (/pkg.Service/Method), which
+// actions keys as Service_Method; the key is built in a buffer on the
+// stack (a map index by string(bytes) copies nothing).
+func (l *Log) action(fullMethod string) (action, bool) {
 	svc, m, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
 	if i := strings.LastIndex(svc, "."); i >= 0 {
 		svc = svc[i+1:]
 	}
-	return svc + "_" + m
+	var buf [128]byte
+	k := append(append(append(buf[:0], svc...), '_'), m...)
+	a, ok := l.actions[string(k)]
+	return a, ok
 }
 
 // Interceptor audits every call of an RPC whose REST route writes (any
@@ -87,7 +92,7 @@ func rpcName(fullMethod string) string {
 // failed authentication.
 func (l *Log) Interceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-		a, ok := l.actions[rpcName(info.FullMethod)]
+		a, ok := l.action(info.FullMethod)
 		if !ok || a.method == http.MethodGet {
 			resp, err := next(ctx, req)
 			if status.Code(err) == codes.Unauthenticated {

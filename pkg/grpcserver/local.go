@@ -121,7 +121,7 @@ func (l *Local) call(ctx context.Context, method string, md metadata.MD, decode 
 	if err := ctx.Err(); err != nil {
 		return nil, stream, status.FromContextError(err).Err()
 	}
-	ctx, span := tracing.Tracer().Start(ctx, m.span, m.spanOpts...)
+	ctx, span := tracing.Start(ctx, m.span, m.spanOpts...)
 	defer span.End()
 
 	ctx = grpc.NewContextWithServerTransportStream(metadata.NewIncomingContext(ctx, md), stream)
@@ -131,11 +131,15 @@ func (l *Local) call(ctx context.Context, method string, md metadata.MD, decode 
 		if !ok {
 			st = status.FromContextError(err)
 		}
-		span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(st.Code())))
-		span.SetStatus(otelcodes.Error, st.Message())
+		if span.IsRecording() {
+			span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(st.Code())))
+			span.SetStatus(otelcodes.Error, st.Message())
+		}
 		return nil, stream, st.Err()
 	}
-	span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(codes.OK)))
+	if span.IsRecording() {
+		span.SetAttributes(attribute.Int("rpc.grpc.status_code", int(codes.OK)))
+	}
 	out, ok := resp.(proto.Message)
 	if !ok {
 		return nil, stream, status.Errorf(codes.Internal, "%s answered %T, not a message", method, resp)
@@ -194,14 +198,45 @@ func (s *localStream) SetTrailer(md metadata.MD) error {
 }
 
 // chain runs interceptors in order around a handler, as
-// grpc.ChainUnaryInterceptor does: the first is outermost.
+// grpc.ChainUnaryInterceptor does: the first is outermost. A call walks the
+// chain with one pooled record (chainCall) instead of a closure per
+// interceptor per call (seven allocations a call).
 func chain(interceptors ...grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor {
+	pool := sync.Pool{New: func() any {
+		c := &chainCall{interceptors: interceptors}
+		c.nextFunc = c.next
+		return c
+	}}
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		next := handler
-		for i := len(interceptors) - 1; i >= 0; i-- {
-			ic, inner := interceptors[i], next
-			next = func(ctx context.Context, req any) (any, error) { return ic(ctx, req, info, inner) }
-		}
-		return next(ctx, req)
+		c := pool.Get().(*chainCall)
+		c.info, c.handler, c.i = info, handler, 0
+		resp, err := c.next(ctx, req)
+		*c = chainCall{interceptors: interceptors, nextFunc: c.nextFunc}
+		pool.Put(c)
+		return resp, err
 	}
+}
+
+// chainCall is one call's walk of the chain: i is the interceptor the
+// next step runs. Each step sets i past itself while its interceptor runs
+// and back when it returns, so an interceptor may call its next more than
+// once, one call after the other (never at the same time, which no
+// interceptor does, nor after it returned).
+type chainCall struct {
+	interceptors []grpc.UnaryServerInterceptor
+	nextFunc     grpc.UnaryHandler // next, bound once per record
+	info         *grpc.UnaryServerInfo
+	handler      grpc.UnaryHandler
+	i            int
+}
+
+func (c *chainCall) next(ctx context.Context, req any) (any, error) {
+	i := c.i
+	if i == len(c.interceptors) {
+		return c.handler(ctx, req)
+	}
+	c.i = i + 1
+	resp, err := c.interceptors[i](ctx, req, c.info, c.nextFunc)
+	c.i = i
+	return resp, err
 }

@@ -58,41 +58,46 @@ func Check(msg proto.Message) error {
 }
 
 // check walks m; it returns the dotted name of a field over Max and false.
+// It reads the fields m holds in the order of its descriptor (the order of
+// Range) without a closure, and names a field only to refuse it or walk
+// into it: a request without ids costs no allocation.
 func check(m protoreflect.Message, prefix string) (string, bool) {
-	if strings.HasPrefix(string(m.Descriptor().FullName()), "google.protobuf.") {
+	d := m.Descriptor()
+	if strings.HasPrefix(string(d.FullName()), "google.protobuf.") {
 		return "", true
 	}
-	bad, ok := "", true
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		name := prefix + string(fd.Name())
-		switch {
-		case fd.IsMap():
-			return true
-		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
-			if fd.IsList() {
-				l := v.List()
-				for i := 0; i < l.Len() && ok; i++ {
-					bad, ok = check(l.Get(i).Message(), name+".")
-				}
-				return ok
-			}
-			bad, ok = check(v.Message(), name+".")
-			return ok
-		case fd.Kind() != protoreflect.StringKind || !IsID(string(fd.Name())):
-			return true
-		case fd.IsList():
-			l := v.List()
-			for i := 0; i < l.Len(); i++ {
-				if len(l.Get(i).String()) > Max {
-					bad, ok = name, false
-					return false
-				}
-			}
-		case len(v.String()) > Max:
-			bad, ok = name, false
-			return false
+	fields := d.Fields()
+	for i := range fields.Len() {
+		fd := fields.Get(i)
+		if fd.IsMap() || !m.Has(fd) {
+			continue
 		}
-		return true
-	})
-	return bad, ok
+		switch {
+		case fd.Kind() == protoreflect.MessageKind || fd.Kind() == protoreflect.GroupKind:
+			inner := prefix + string(fd.Name()) + "."
+			if !fd.IsList() {
+				if bad, ok := check(m.Get(fd).Message(), inner); !ok {
+					return bad, false
+				}
+				continue
+			}
+			l := m.Get(fd).List()
+			for j := 0; j < l.Len(); j++ {
+				if bad, ok := check(l.Get(j).Message(), inner); !ok {
+					return bad, false
+				}
+			}
+		case fd.Kind() != protoreflect.StringKind || !IsID(string(fd.Name())):
+		case fd.IsList():
+			l := m.Get(fd).List()
+			for j := 0; j < l.Len(); j++ {
+				if len(l.Get(j).String()) > Max {
+					return prefix + string(fd.Name()), false
+				}
+			}
+		case len(m.Get(fd).String()) > Max:
+			return prefix + string(fd.Name()), false
+		}
+	}
+	return "", true
 }

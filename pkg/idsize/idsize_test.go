@@ -19,6 +19,10 @@ func TestCheck(t *testing.T) {
 	if got, want := status.Convert(err).Message(), "request_id must be at most 256 bytes"; got != want {
 		t.Errorf("an id of %d bytes: %q, want %q", Max+1, got, want)
 	}
+	short := &errdetails.RequestInfo{RequestId: "abc", ServingData: long}
+	if n := testing.AllocsPerRun(100, func() { Check(short) }); n != 0 {
+		t.Errorf("checking a request whose ids are short made %v allocations, want none", n)
+	}
 	doc, _ := structpb.NewStruct(map[string]any{"api_id": long})
 	if err := Check(doc); err != nil {
 		t.Errorf("a document's own api_id is not a request's id: %v", err)

@@ -216,36 +216,53 @@ func (t directTable) find(r *http.Request) (*directRoute, map[string]string) {
 			return nil, nil
 		}
 	}
-	segs := strings.Split(r.URL.Path[1:], "/")
+	path := r.URL.Path[1:]
+	n := strings.Count(path, "/") + 1
 	for _, rt := range routes {
 		if !rt.simple {
 			return nil, nil // it may match: grpc-gateway decides
 		}
-		if !rt.matches(segs) {
+		if !rt.matches(path, n) {
 			continue
 		}
 		if !rt.served {
 			return nil, nil
 		}
+		if len(rt.params) == 0 {
+			return rt, nil // read only, as an empty map is (validPathParams, callDirect)
+		}
 		params := make(map[string]string, len(rt.params))
 		for _, p := range rt.params {
-			params[p.name] = segs[p.segment]
+			params[p.name] = segment(path, p.segment)
 		}
 		return rt, params
 	}
 	return nil, nil // no route: grpc-gateway answers 404 or 405
 }
 
-func (rt *directRoute) matches(segs []string) bool {
-	if len(segs) != len(rt.segments) {
+// matches reports whether path (without its leading slash), of n
+// segments, matches rt's literal segments.
+func (rt *directRoute) matches(path string, n int) bool {
+	if n != len(rt.segments) {
 		return false
 	}
-	for i, s := range rt.segments {
-		if s != "" && s != segs[i] {
+	for _, s := range rt.segments {
+		seg, rest, _ := strings.Cut(path, "/")
+		if s != "" && s != seg {
 			return false
 		}
+		path = rest
 	}
 	return true
+}
+
+// segment returns path's i-th segment (from 0).
+func segment(path string, i int) string {
+	for range i {
+		_, path, _ = strings.Cut(path, "/")
+	}
+	seg, _, _ := strings.Cut(path, "/")
+	return seg
 }
 
 // plainPath reports whether path is "/" followed by non-empty segments of
@@ -294,7 +311,10 @@ func (f *facade) callDirect(rt *directRoute) runtime.HandlerFunc {
 			_, _ = io.Copy(io.Discard, r.Body)
 		}
 		resp, header, err := f.direct.Serve(r.Context(), rt.rpc, directMetadata(r), req.Interface())
-		ctx := runtime.NewServerMetadataContext(r.Context(), runtime.ServerMetadata{HeaderMD: header})
+		ctx := r.Context()
+		if len(header) > 0 { // none: what reads it (forward, forwardStatus) finds nothing either way
+			ctx = runtime.NewServerMetadataContext(ctx, runtime.ServerMetadata{HeaderMD: header})
+		}
 		if err != nil {
 			f.handleError(ctx, f.mux, out, w, r, err)
 			return

@@ -156,7 +156,6 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if b.read += int64(n); b.rc != nil && b.progress.Arrived(b.read) {
 		b.setDeadline(b.progress.Deadline())
 	}
-	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
 	case errors.Is(err, io.EOF):
@@ -166,12 +165,20 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		if b.rc != nil {
 			b.rc.SetReadDeadline(time.Time{})
 		}
-	case errors.As(err, &tooLarge):
+	case isTooLarge(err):
 		b.state.tooLarge = true
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		b.state.timedOut = true
 	}
 	return n, err
+}
+
+// isTooLarge reports whether err is http.MaxBytesReader's: a function of
+// its own, so that the target errors.As needs is made only for an error
+// (every Read's, to EOF included, was one allocation).
+func isTooLarge(err error) bool {
+	var tooLarge *http.MaxBytesError
+	return errors.As(err, &tooLarge)
 }
 
 // BodyDecoder reads a request body whole (the facade caps its size and

@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/gatehouse/gatehouse/pkg/credential"
@@ -153,16 +151,18 @@ func (f *facade) documented(r *http.Request) *route {
 	return nil
 }
 
+// serverSpan are the start options of a request's span.
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
 // observe wraps the facade so that every request has one server span (a
 // W3C traceparent it carries continues its trace), one sample of the HTTP
 // metrics by route pattern, and one log line with method, route, status,
 // duration and trace id. Headers and bodies are never logged.
 func observe(log *slog.Logger, next http.Handler) http.Handler {
-	prop := otel.GetTextMapPropagator()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracing.Tracer().Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
+		ctx := tracing.Extract(r.Context(), r.Header)
+		ctx, span := tracing.Start(ctx, r.Method, serverSpan...)
 		o := &observation{route: routeUnmatched}
 		ctx = context.WithValue(ctx, observationKey{}, o)
 		ctx, o.stream.sink = liststream.With(ctx, nil) // offered once routed to an RPC (offerStream)

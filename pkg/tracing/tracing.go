@@ -17,6 +17,7 @@ package tracing
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -34,7 +35,44 @@ const Name = "github.com/gatehouse/gatehouse"
 func init() {
 	// Propagation works with or without an exporter: a trace that starts
 	// upstream continues through the service.
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	otel.SetTextMapPropagator(propagator)
+}
+
+// propagator is the process's: W3C trace context and baggage, read from
+// the headers extractHeaders names.
+var propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+
+// extractHeaders are the headers propagator reads, as net/http keys them:
+// a request with none of them has nothing to extract.
+var extractHeaders = []string{"Traceparent", "Tracestate", "Baggage"}
+
+// Extract returns ctx with the trace context and baggage h carries, as the
+// process's propagator extracts them; ctx itself when h carries none of
+// their headers (Extract would look each up by a name it canonicalizes
+// anew: two allocations a request).
+func Extract(ctx context.Context, h http.Header) context.Context {
+	for _, k := range extractHeaders {
+		if _, ok := h[k]; ok {
+			return otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(h))
+		}
+	}
+	return ctx
+}
+
+// Start starts a span with the process's tracer, as Tracer().Start does.
+// Without an exporter (the no-op provider, Setup) a span only passes its
+// parent's span context on, and Start returns ctx and that parent as they
+// are, as the no-op tracer does for a parent that does not record, instead
+// of putting a span that is nothing into a new context (an allocation a
+// span).
+func Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	t := Tracer()
+	if _, off := t.(noop.Tracer); off {
+		if parent := trace.SpanFromContext(ctx); !parent.IsRecording() {
+			return ctx, parent
+		}
+	}
+	return t.Start(ctx, name, opts...)
 }
 
 // Tracer returns the tracer for Gatehouse's own spans (the global provider's).

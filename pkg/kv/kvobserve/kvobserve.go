@@ -48,7 +48,7 @@ var (
 )
 
 func (e *engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
-	ctx, span := tracing.Tracer().Start(ctx, "store view", readAttr)
+	ctx, span := tracing.Start(ctx, "store view", readAttr)
 	start := time.Now()
 	err := e.Engine.View(ctx, fn)
 	metrics.ObserveStore(metrics.Read, start, err)
@@ -57,7 +57,7 @@ func (e *engine) View(ctx context.Context, fn func(kv.ReadTx) error) error {
 }
 
 func (e *engine) Update(ctx context.Context, fn func(kv.WriteTx) error) error {
-	ctx, span := tracing.Tracer().Start(ctx, "store update", writeAttr)
+	ctx, span := tracing.Start(ctx, "store update", writeAttr)
 	start := time.Now()
 	err := e.Engine.Update(ctx, fn)
 	metrics.ObserveStore(metrics.Write, start, err)
