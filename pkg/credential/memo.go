@@ -15,22 +15,29 @@ import (
 
 type memoKey struct{}
 
-type memo struct {
+// Memo is one request's lookup memo; the zero Memo is empty.
+type Memo struct {
 	mu    sync.Mutex
 	hash  []byte
 	value any
 }
 
+// MemoKey is the context key WithLookupMemo puts a memo under. A context
+// of a caller's own that answers Value(MemoKey) with a *Memo it keeps (the
+// REST facade's one record per request) carries that memo as
+// WithLookupMemo's would.
+var MemoKey any = memoKey{}
+
 // WithLookupMemo returns ctx carrying an empty lookup memo, for one request.
 func WithLookupMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, memoKey{}, &memo{})
+	return context.WithValue(ctx, memoKey{}, &Memo{})
 }
 
 // Lookup returns what find returns for the secret hash: from ctx's memo when
 // an earlier Lookup of the same hash in this request succeeded, otherwise by
 // calling find (and remembering its answer when it has no error).
 func Lookup[T any](ctx context.Context, hash []byte, find func() (T, error)) (T, error) {
-	m, _ := ctx.Value(memoKey{}).(*memo)
+	m, _ := ctx.Value(memoKey{}).(*Memo)
 	if m == nil {
 		return find()
 	}

@@ -51,6 +51,13 @@ func With(ctx context.Context, marshal func(proto.Message) ([]byte, error)) (con
 	return context.WithValue(ctx, sinkKey{}, s), s
 }
 
+// Key is the context key With puts a sink under. A context of a caller's
+// own that answers Value(Key) with a *Sink it keeps (the REST facade's
+// one record per request, instead of a context node and a sink of their
+// own) carries that sink as With's would; a zero Sink takes nothing until
+// offered.
+var Key any = sinkKey{}
+
 // Offer makes s take an answer, marshalling its messages with marshal.
 func (s *Sink) Offer(marshal func(proto.Message) ([]byte, error)) { s.marshal = marshal }
 

@@ -44,9 +44,38 @@ type observation struct {
 	doc    *route
 	routed bool
 	w      statusWriter // the response writer the layers below write to
+
+	// ctx is the request's context (requestContext), which carries the
+	// record itself, the list answer's sink and the caller lookup memo:
+	// one allocation for all of them, and one context node to pass on a
+	// Value lookup for them.
+	ctx  requestContext
+	sink liststream.Sink
+	memo credential.Memo // one caller lookup per request (see authenticate)
 }
 
 type observationKey struct{}
+
+// requestContext is a request's context below observe: it answers the
+// keys of its observation, the list answer's sink (liststream.Key) and
+// the caller lookup memo (credential.MemoKey) from the record, and passes
+// every other key to the context it was made from.
+type requestContext struct {
+	context.Context
+	o *observation
+}
+
+func (c *requestContext) Value(key any) any {
+	switch key {
+	case observationKey{}:
+		return c.o
+	case liststream.Key:
+		return &c.o.sink
+	case credential.MemoKey:
+		return &c.o.memo
+	}
+	return c.Context.Value(key)
+}
 
 // setRoute records the route pattern (or fixed name) r was served by.
 func setRoute(r *http.Request, route string) {
@@ -164,9 +193,9 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		ctx := tracing.Extract(r.Context(), r.Header)
 		ctx, span := tracing.Start(ctx, r.Method, serverSpan...)
 		o := &observation{route: routeUnmatched}
-		ctx = context.WithValue(ctx, observationKey{}, o)
-		ctx, o.stream.sink = liststream.With(ctx, nil) // offered once routed to an RPC (offerStream)
-		ctx = credential.WithLookupMemo(ctx)           // one caller lookup per request (see authenticate)
+		o.ctx = requestContext{Context: ctx, o: o}
+		ctx = &o.ctx
+		o.stream.sink = &o.sink // offered once routed to an RPC (offerStream)
 		o.w.ResponseWriter = w
 		method := metrics.HTTPMethod(r.Method)
 
