@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/gatehouse/gatehouse/pkg/tracing"
 )
@@ -156,10 +155,12 @@ func moveInto(dst, src proto.Message) {
 		proto.Merge(dst, src)
 		return
 	}
-	s.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		d.Set(fd, v)
-		return true
-	})
+	fields := s.Descriptor().Fields() // the fields Range would give, without its closure
+	for i := range fields.Len() {
+		if fd := fields.Get(i); s.Has(fd) {
+			d.Set(fd, s.Get(fd))
+		}
+	}
 	if u := s.GetUnknown(); len(u) > 0 {
 		d.SetUnknown(u)
 	}

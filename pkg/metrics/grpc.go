@@ -24,6 +24,7 @@ type GRPCMetrics struct {
 	started, handled, received, sent *prometheus.CounterVec
 	handling                         *prometheus.HistogramVec
 	methods                          sync.Map // "type /service/method" → *grpcSeries
+	unary                            sync.Map // "/service/method" → its unary *grpcSeries, found without a key to build
 }
 
 // grpcSeries are one method's series, each made when first counted.
@@ -93,6 +94,17 @@ func (m *GRPCMetrics) series(typ, fullMethod string) *grpcSeries {
 	return s.(*grpcSeries)
 }
 
+// unarySeries is series("unary", fullMethod), looked up by the method's
+// name as it is (series builds its key: an allocation a call).
+func (m *GRPCMetrics) unarySeries(fullMethod string) *grpcSeries {
+	if s, ok := m.unary.Load(fullMethod); ok {
+		return s.(*grpcSeries)
+	}
+	s := m.series("unary", fullMethod)
+	m.unary.Store(fullMethod, s)
+	return s
+}
+
 // counter returns the child of vec kept in p, made with labels when first needed.
 func counter(p *atomic.Pointer[prometheus.Counter], vec *prometheus.CounterVec, labels ...string) prometheus.Counter {
 	if c := p.Load(); c != nil {
@@ -135,7 +147,7 @@ func (m *GRPCMetrics) end(s *grpcSeries, err error, d time.Duration) {
 func (m *GRPCMetrics) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		start := time.Now()
-		s := m.series("unary", info.FullMethod)
+		s := m.unarySeries(info.FullMethod)
 		m.begin(s)
 		m.received1(s)
 		resp, err := handler(ctx, req)

@@ -226,9 +226,15 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		case status >= 500:
 			level = slog.LevelError
 		}
-		log.LogAttrs(ctx, level, "http",
-			slog.String("method", method), slog.String("route", o.route), slog.Int("status", status),
-			slog.Duration("duration", d), slog.String("trace_id", tracing.ID(ctx)))
+		// The record is made here, as Logger.LogAttrs makes it, without the
+		// caller's program counter it looks up (1–2 % of a request's CPU):
+		// the service's log handlers write no source (server.NewLogger).
+		if h := log.Handler(); h.Enabled(ctx, level) {
+			rec := slog.NewRecord(time.Now(), level, "http", 0)
+			rec.AddAttrs(slog.String("method", method), slog.String("route", o.route), slog.Int("status", status),
+				slog.Duration("duration", d), slog.String("trace_id", tracing.ID(ctx)))
+			_ = h.Handle(ctx, rec)
+		}
 	})
 }
 

@@ -109,28 +109,31 @@ func Caller(ctx context.Context) (store.User, bool) {
 // once, authorized by the same rule at both steps.
 func (s *Server) Authenticate(ctx context.Context, fullMethod string, req any) (context.Context, error) {
 	_, method, _ := strings.Cut(strings.TrimPrefix(fullMethod, "/"), "/")
-	u, ok := restCaller(ctx, method)
+	c, ok := restCaller(ctx, method)
 	if ok {
+		u := c.(store.User)
 		auditctx.SetCaller(ctx, u.ID, u.Email) // the call's own audit entry
 	} else {
-		var err error
-		if u, err = s.caller(ctx, incomingAll(ctx, "authorization")); err != nil {
+		u, err := s.caller(ctx, incomingAll(ctx, "authorization"))
+		if err != nil {
 			return nil, err
 		}
+		c = u
 	}
-	ctx = context.WithValue(ctx, callerKey{}, u)
+	ctx = context.WithValue(ctx, callerKey{}, c)
 	return ctx, authorize(ctx, method, req)
 }
 
-// restCaller is the caller the REST door admitted to method, if ctx is
-// the call serving that REST request.
-func restCaller(ctx context.Context, method string) (store.User, bool) {
+// restCaller is the caller (a store.User) the REST door admitted to
+// method, if ctx is the call serving that REST request: as the door kept
+// it, so that the call's context takes the same value without a copy.
+func restCaller(ctx context.Context, method string) (any, bool) {
 	c, ok := restfacade.Caller(ctx, method)
 	if !ok {
-		return store.User{}, false
+		return nil, false
 	}
-	u, ok := c.(store.User)
-	return u, ok
+	_, ok = c.(store.User)
+	return c, ok
 }
 
 // AuthenticateREST refuses a REST request before the facade reads its body
