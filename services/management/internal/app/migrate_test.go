@@ -319,6 +319,7 @@ func waitForKillPoint(t *testing.T, p *binproc.Process, first, when string) {
 // BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
 // studio's BenchmarkREST32); with BENCH_CPUPROFILE=file as well, each run's
 // CPU profile (BENCH_CPUPROFILE_SECONDS, default 3) is written to file.
+// gc/op is the binary's collections a run (its /metrics, read untimed).
 func BenchmarkMigrateDirect10k(b *testing.B) {
 	const n = 10000
 	if os.Getenv("GOMEMLIMIT") == "" {
@@ -337,6 +338,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 	}
 	var peakKB int
 	var cpu time.Duration
+	var cycles int
 	for b.Loop() {
 		b.StopTimer()
 		db := filepath.Join(b.TempDir(), "management.db")
@@ -345,6 +347,7 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		}
 		p := startBinary(b, bin, db, "--debug-addr", os.Getenv("BENCH_DEBUG_ADDR"))
 		cpu -= p.CPUTime(b)
+		cycles -= gcCycles(b, p)
 		profiled := profileTimed(b)
 		b.StartTimer()
 		res, err := postMigrate(p, `{"mode":"direct","all":true}`)
@@ -367,11 +370,37 @@ func BenchmarkMigrateDirect10k(b *testing.B) {
 		profiled()
 		peakKB = max(peakKB, p.PeakRSS(b))
 		cpu += p.CPUTime(b)
+		cycles += gcCycles(b, p)
 		p.Stop(b, 15*time.Second)
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(peakKB)/1024, "peak-MB")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric(float64(cycles)/float64(b.N), "gc/op")
+}
+
+// gcCycles is the number of collections the binary completed, from the
+// go_gc_duration_seconds_count line of its /metrics.
+func gcCycles(b *testing.B, p *binproc.Process) int {
+	res, err := http.Get("http://" + p.HTTPAddr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(body)) {
+		if v, ok := strings.CutPrefix(line, "go_gc_duration_seconds_count "); ok {
+			var n int
+			if _, err := fmt.Sscan(v, &n); err == nil {
+				return n
+			}
+		}
+	}
+	b.Fatalf("no go_gc_duration_seconds_count in /metrics (status %d)", res.StatusCode)
+	return 0
 }
 
 // TestMigrateKeepsCategories: a classic API shows the same categories in the
