@@ -287,7 +287,7 @@ func plainPath(path string) bool {
 // the answer, as the generated handler and ForwardResponseMessage do.
 func (f *facade) callDirect(rt *directRoute) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		_, out := runtime.MarshalerForRequest(f.mux, r)
+		out := f.marshaler(r)
 		req := rt.request.New()
 		for _, p := range rt.params {
 			v, ok := params[p.name]

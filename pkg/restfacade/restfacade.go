@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -264,6 +265,8 @@ type facade struct {
 
 	direct       directConn  // the connection direct routes call over, nil without
 	directRoutes directTable // the routes the facade serves itself (direct.go)
+
+	marshalFuncs sync.Map // runtime.Marshaler → its Marshal for a sink (marshalFunc)
 }
 
 func (f *facade) ServeHTTP(w http.ResponseWriter, r *http.Request) {

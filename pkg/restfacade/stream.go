@@ -3,6 +3,7 @@ package restfacade
 import (
 	"context"
 	"net/http"
+	"reflect"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/protobuf/proto"
@@ -31,10 +32,36 @@ func (f *facade) offerStream(next runtime.HandlerFunc) runtime.HandlerFunc {
 		if o, ok := r.Context().Value(observationKey{}).(*observation); ok && o.stream.sink != nil {
 			_, out := runtime.MarshalerForRequest(f.mux, r)
 			o.stream.w, o.stream.r, o.stream.out = w, r, out
-			o.stream.sink.Offer(func(m proto.Message) ([]byte, error) { return out.Marshal(m) })
+			o.stream.sink.Offer(f.marshalFunc(out))
 		}
 		next(w, r, params)
 	}
+}
+
+// marshalFunc is out.Marshal as a sink takes it: made once per marshaler
+// (the mux's, a fixed set; keyed when out is a pointer), not per request.
+func (f *facade) marshalFunc(out runtime.Marshaler) func(proto.Message) ([]byte, error) {
+	keyed := reflect.TypeOf(out).Kind() == reflect.Pointer
+	if keyed {
+		if fn, ok := f.marshalFuncs.Load(out); ok {
+			return fn.(func(proto.Message) ([]byte, error))
+		}
+	}
+	fn := func(m proto.Message) ([]byte, error) { return out.Marshal(m) }
+	if keyed {
+		f.marshalFuncs.Store(out, fn)
+	}
+	return fn
+}
+
+// marshaler is the outbound marshaler of r: the one offerStream found for
+// it, else found now.
+func (f *facade) marshaler(r *http.Request) runtime.Marshaler {
+	if o, ok := r.Context().Value(observationKey{}).(*observation); ok && o.stream.r == r && o.stream.out != nil {
+		return o.stream.out
+	}
+	_, out := runtime.MarshalerForRequest(f.mux, r)
+	return out
 }
 
 // sendStream is the mux's ForwardResponseRewriter: when the handler handed
