@@ -125,7 +125,8 @@ type WriteTx interface {
 	// Put sets key to value. The engine may keep value until commit, so the
 	// caller must not change it afterwards.
 	Put(key, value []byte) error
-	// Delete removes key; removing an absent key is no error.
+	// Delete removes key; removing an absent key is no error. The engine
+	// keeps no reference to key: the caller may reuse it on return.
 	Delete(key []byte) error
 	// NextSeq advances the sequence called name and returns its new value,
 	// starting at 1. A value is never handed out twice, even after the record

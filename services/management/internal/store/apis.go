@@ -444,7 +444,7 @@ func (t *Tx) deleteAPI(old API) error {
 		return err
 	}
 	t.changed |= APIRemoved
-	return t.del(key(apiPrefix, old.ID))
+	return t.delKey(apiPrefix, old.ID)
 }
 
 // DeleteAPIWithVersions removes an API and, recursively, every API whose
@@ -560,13 +560,13 @@ func (t *Tx) index(a, old API) error {
 func (t *Tx) unindex(old, next API) error {
 	id := old.ID
 	if old.DBID != next.DBID {
-		if err := t.del(key(dbIDPrefix, old.DBID)); err != nil {
+		if err := t.delKey(dbIDPrefix, old.DBID); err != nil {
 			return err
 		}
 	}
 	for _, c := range old.Categories {
 		if !slices.Contains(next.Categories, c) {
-			if err := t.del(pairKey(categoryPrefix, c, id)); err != nil {
+			if err := t.delPair(categoryPrefix, c, id); err != nil {
 				return err
 			}
 		}
@@ -577,13 +577,13 @@ func (t *Tx) unindex(old, next API) error {
 			return err
 		}
 		if ok && cur == id {
-			if err := t.del(key(stagedPrefix, old.StagedFrom)); err != nil {
+			if err := t.delKey(stagedPrefix, old.StagedFrom); err != nil {
 				return err
 			}
 		}
 	}
 	if old.BaseID != "" && old.BaseID != next.BaseID {
-		if err := t.del(pairKey(childPrefix, old.BaseID, id)); err != nil {
+		if err := t.delPair(childPrefix, old.BaseID, id); err != nil {
 			return err
 		}
 	}

@@ -138,7 +138,7 @@ func (t *Tx) unindexDoc(c Collection, dbID string) error {
 	if err != nil {
 		return err
 	}
-	return t.del(key(c.ids, old.ID))
+	return t.delKey(c.ids, old.ID)
 }
 
 // DeleteDoc removes the document with this db id; ErrNotFound when there is none.
@@ -154,7 +154,7 @@ func (t *Tx) DeleteDoc(c Collection, dbID string) error {
 		return err
 	}
 	t.changed |= c.announce
-	return t.del(key(c.records, dbID))
+	return t.delKey(c.records, dbID)
 }
 
 // EachDoc calls fn with every document in db id order; the document's bytes

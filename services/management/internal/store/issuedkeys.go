@@ -99,16 +99,16 @@ func (t *Tx) DeleteIssuedKey(hash string) error {
 		return err
 	}
 	for _, api := range old.APIs {
-		if err := t.del(pairKey(keyAPIPrefix, api, hash)); err != nil {
+		if err := t.delPair(keyAPIPrefix, api, hash); err != nil {
 			return err
 		}
 	}
 	for _, p := range old.Policies {
-		if err := t.del(pairKey(keyPolicyPrefix, p, hash)); err != nil {
+		if err := t.delPair(keyPolicyPrefix, p, hash); err != nil {
 			return err
 		}
 	}
-	return t.del(key(issuedKeyPrefix, hash))
+	return t.delKey(issuedKeyPrefix, hash)
 }
 
 // KeysUsingAPI counts the issued keys whose access_rights name the API.

@@ -58,14 +58,22 @@ var (
 
 // key joins a prefix and one name.
 func key(prefix []byte, name string) []byte {
-	k := make([]byte, 0, len(prefix)+len(name))
+	return appendKey(make([]byte, 0, len(prefix)+len(name)), prefix, name)
+}
+
+// appendKey appends key(prefix, name) to k.
+func appendKey(k, prefix []byte, name string) []byte {
 	return append(append(k, prefix...), name...)
 }
 
 // pairKey joins a prefix, a length-prefixed a and b; the length keeps
 // "ab"+"c" apart from "a"+"bc", and every b of one a shares a prefix.
 func pairKey(prefix []byte, a, b string) []byte {
-	k := make([]byte, 0, len(prefix)+2+len(a)+len(b))
+	return appendPair(make([]byte, 0, len(prefix)+2+len(a)+len(b)), prefix, a, b)
+}
+
+// appendPair appends pairKey(prefix, a, b) to k.
+func appendPair(k, prefix []byte, a, b string) []byte {
 	k = append(k, prefix...)
 	k = binary.BigEndian.AppendUint16(k, uint16(len(a)))
 	k = append(k, a...)

@@ -94,7 +94,7 @@ func (s *Store) PruneNodes(ctx context.Context, before time.Time) (int, error) {
 
 // DeleteNode removes a node's record; an unknown node is no error.
 func (s *Store) DeleteNode(ctx context.Context, id string) error {
-	return s.Update(ctx, func(tx *Tx) error { return tx.del(key(nodePrefix, id)) })
+	return s.Update(ctx, func(tx *Tx) error { return tx.delKey(nodePrefix, id) })
 }
 
 // Nodes lists the registered nodes in ID order.

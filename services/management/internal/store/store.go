@@ -137,6 +137,10 @@ type Tx struct {
 	r       kv.ReadTx
 	w       kv.WriteTx // nil in View
 	changed Change     // what this run of the transaction changed
+	// delBuf holds the key of delKey and delPair: kv.WriteTx.Delete keeps no
+	// key, so the index entries and record a delete removes are named
+	// without an allocation each (the Tx is on the heap already)
+	delBuf [96]byte
 }
 
 // Update runs fn in one serializable read-write transaction, committed when
@@ -171,6 +175,17 @@ func (t *Tx) del(k []byte) error {
 		return errReadOnly
 	}
 	return t.w.Delete(k)
+}
+
+// delKey is del(key(prefix, name)), the key built in the Tx's own buffer.
+func (t *Tx) delKey(prefix []byte, name string) error {
+	return t.del(appendKey(t.delBuf[:0], prefix, name))
+}
+
+// delPair is del(pairKey(prefix, a, b)), the key built in the Tx's own
+// buffer.
+func (t *Tx) delPair(prefix []byte, a, b string) error {
+	return t.del(appendPair(t.delBuf[:0], prefix, a, b))
 }
 
 // NewDBID returns a fresh 24-hex db id laid out as a MongoDB ObjectId (the

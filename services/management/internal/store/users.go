@@ -203,7 +203,7 @@ func (s *Store) UpdateUser(ctx context.Context, id string, update func(*User) er
 			}
 		}
 		if !bytes.Equal(old.KeyHash, u.KeyHash) {
-			if err := tx.del(key(userKeyPrefix, string(old.KeyHash))); err != nil {
+			if err := tx.delKey(userKeyPrefix, string(old.KeyHash)); err != nil {
 				return err
 			}
 			if err := tx.put(key(userKeyPrefix, string(u.KeyHash)), []byte(id)); err != nil {
@@ -271,13 +271,13 @@ func (s *Store) DeleteUser(ctx context.Context, id string, check func(User) erro
 				return err
 			}
 		}
-		if err := tx.del(key(userKeyPrefix, string(u.KeyHash))); err != nil {
+		if err := tx.delKey(userKeyPrefix, string(u.KeyHash)); err != nil {
 			return err
 		}
 		if err := tx.del(emailKey(u.Email)); err != nil {
 			return err
 		}
-		return tx.del(key(userPrefix, id))
+		return tx.delKey(userPrefix, id)
 	})
 }
 
