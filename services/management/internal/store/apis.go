@@ -126,12 +126,20 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 		}
 		a.Revision, rest = rev, rest[w:]
 	}
+	// the header's strings are cut from one string of its bytes: one
+	// allocation a record, not one a field and category
+	end := headerStringsEnd(rest, v[0] == recordVersion)
+	if end < 0 {
+		return bad("truncated record")
+	}
+	text, base := string(rest[:end]), len(rest)
 	next := func() (string, bool) {
 		n, w := binary.Uvarint(rest)
 		if w <= 0 || uint64(len(rest)-w) < n {
 			return "", false
 		}
-		s := string(rest[w : w+int(n)])
+		off := base - len(rest) + w
+		s := text[off : off+int(n)]
 		rest = rest[w+int(n):]
 		return s, true
 	}
@@ -164,6 +172,41 @@ func decodeHeader(id string, v []byte) (API, []byte, error) {
 		a.DerivedBy, a.Derived, rest = by, rest[w:w+int(n):w+int(n)], rest[w+int(n):]
 	}
 	return a, rest, nil
+}
+
+// headerStringsEnd is where a record's header strings (db id, name, staged
+// from, base id, categories, and derived by when derivedBy) end in rest, the
+// record after its revision: -1 when rest is truncated. decodeHeader reads
+// them the same way.
+func headerStringsEnd(rest []byte, derivedBy bool) int {
+	p := 0
+	skip := func() bool {
+		n, w := binary.Uvarint(rest[p:])
+		if w <= 0 || uint64(len(rest)-p-w) < n {
+			return false
+		}
+		p += w + int(n)
+		return true
+	}
+	for range 4 {
+		if !skip() {
+			return -1
+		}
+	}
+	n, w := binary.Uvarint(rest[p:])
+	if w <= 0 || n > uint64(len(rest)-p) {
+		return -1
+	}
+	p += w
+	for range n {
+		if !skip() {
+			return -1
+		}
+	}
+	if derivedBy && !skip() {
+		return -1
+	}
+	return p
 }
 
 // Compared is how a stored API compares with a classic API read earlier.

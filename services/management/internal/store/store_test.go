@@ -268,6 +268,36 @@ func TestCorruptRecord(t *testing.T) {
 	s.e.Update(bg, func(w kv.WriteTx) error { return w.Delete(key(apiPrefix, "bad")) })
 }
 
+// TestHeaderTruncated decodes every prefix of a record: one cut inside its
+// header strings (db id, name, staged from, base id, categories, derived
+// by) is ErrCorrupt, never a panic or a shorter field; one cut after them
+// reads the whole header.
+func TestHeaderTruncated(t *testing.T) {
+	a := oas("o", db(1), "a", "bb")
+	a.StagedFrom, a.BaseID, a.DerivedBy, a.Derived, a.Revision = "c1", "b1", "t1", []byte(`{}`), 300
+	v := encodeAPI(a)
+	whole, _, err := decodeHeader("o", v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.DBID != a.DBID || whole.Name != a.Name || whole.StagedFrom != "c1" || whole.BaseID != "b1" ||
+		!slices.Equal(whole.Categories, a.Categories) || whole.DerivedBy != "t1" || whole.Revision != 300 {
+		t.Fatalf("decoded %+v from %+v", whole, a)
+	}
+	for i := range len(v) {
+		h, _, err := decodeHeader("o", v[:i])
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("cut at %d: %v", i, err)
+			}
+			continue
+		}
+		if h.DBID != whole.DBID || h.Name != whole.Name || !slices.Equal(h.Categories, whole.Categories) || h.DerivedBy != whole.DerivedBy {
+			t.Fatalf("cut at %d decoded %+v", i, h)
+		}
+	}
+}
+
 func TestUsers(t *testing.T) {
 	s := open(t)
 	ctx := context.Background()
