@@ -2,6 +2,7 @@ package app
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +10,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gatehouse/gatehouse/pkg/binproc"
+	"github.com/gatehouse/gatehouse/pkg/kv"
+	"github.com/gatehouse/gatehouse/pkg/kv/boltkv"
 	"github.com/gatehouse/gatehouse/pkg/server/servertest"
 )
 
@@ -29,7 +35,17 @@ const clients = 32
 //   - bare: the bare server, GET;
 //   - categories: GET /api/apis/categories over 1,024 APIs in 16 categories;
 //   - delete: DELETE /api/apis/{id} of b.N classic APIs created before the
-//     timer starts (every delete answered after its commit is fsynced).
+//     timer starts (every delete answered after its commit is fsynced);
+//   - bare-durable: the floor of any durable DELETE on this machine, in the
+//     bare server's process: net/http whose handler deletes one of b.N keys
+//     and appends a 200-byte entry through the same kv engine (bbolt, group
+//     commit, fdatasync) and answers after the commit, with no JSON, no
+//     authentication, no indexes and no logging. A route cannot beat it; its
+//     ratio to bare bounds what the delete's ratio can reach;
+//   - bare-fsync: the floor of any durable answer on this machine: the bare
+//     server appending a 200-byte entry to a preallocated file and answering
+//     after the fdatasync that holds it, one fdatasync for all the entries
+//     appended while the last ran (fsyncLog).
 //
 // BENCH_DEBUG_ADDR=host:port makes the binary serve pprof there (see
 // studio's BenchmarkREST32); with it, BENCH_CPUPROFILE=file writes the
@@ -58,6 +74,81 @@ func BenchmarkREST32(b *testing.B) {
 		b.ResetTimer()
 		res := servertest.Load(b, l.Addr().String(), "", clients, b.N, func(int) servertest.Request {
 			return servertest.Request{Method: "GET", Path: "/bare", Want: 200}
+		})
+		b.StopTimer()
+		res.Report(b, "")
+	})
+	b.Run("bare-durable", func(b *testing.B) {
+		engine, err := boltkv.Open(filepath.Join(b.TempDir(), "floor.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer engine.Close()
+		value := make([]byte, 500)
+		for i := 0; i < b.N; i += 1000 {
+			err := engine.Update(context.Background(), func(tx kv.WriteTx) error {
+				for j := i; j < min(i+1000, b.N); j++ {
+					if err := tx.Put(fmt.Appendf(nil, "api/%08d", j), value); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		entry := make([]byte, 200)
+		var seq atomic.Int64
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := []byte("api/" + r.URL.Path[len("/floor/"):])
+			audit := fmt.Appendf(nil, "audit/%016d", seq.Add(1))
+			err := engine.Update(r.Context(), func(tx kv.WriteTx) error {
+				if err := tx.Delete(key); err != nil {
+					return err
+				}
+				return tx.Put(audit, entry)
+			})
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"ok","message":"API deleted"}`))
+		})}
+		go srv.Serve(l)
+		defer srv.Close()
+		b.ResetTimer()
+		res := servertest.Load(b, l.Addr().String(), "", clients, b.N, func(i int) servertest.Request {
+			return servertest.Request{Method: "DELETE", Path: fmt.Sprintf("/floor/%08d", i), Want: 200}
+		})
+		b.StopTimer()
+		res.Report(b, "")
+	})
+	b.Run("bare-fsync", func(b *testing.B) {
+		log := openFsyncLog(b, filepath.Join(b.TempDir(), "floor.log"))
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			b.Fatal(err)
+		}
+		entry := make([]byte, 200)
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := log.append(entry); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"status":"ok","message":"API deleted"}`))
+		})}
+		go srv.Serve(l)
+		defer srv.Close()
+		b.ResetTimer()
+		res := servertest.Load(b, l.Addr().String(), "", clients, b.N, func(i int) servertest.Request {
+			return servertest.Request{Method: "DELETE", Path: fmt.Sprintf("/floor/%08d", i), Want: 200}
 		})
 		b.StopTimer()
 		res.Report(b, "")
@@ -129,4 +220,69 @@ func profileTimed(b *testing.B) (wait func()) {
 		}
 	}()
 	return func() { <-done }
+}
+
+// fsyncLog is the least a durable answer can cost: entries appended to a
+// preallocated file (so an fdatasync writes data, not the file's size) by
+// one goroutine, one fdatasync for every entry appended while the previous
+// one ran, each caller answered after the fdatasync that holds its entry.
+type fsyncLog struct {
+	mu      sync.Mutex
+	file    *os.File
+	pending []byte
+	waiting []chan error
+	kick    chan struct{}
+}
+
+func openFsyncLog(b *testing.B, path string) *fsyncLog {
+	f, err := os.Create(path)
+	if err == nil {
+		err = syscall.Fallocate(int(f.Fd()), 0, 0, 1<<30)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	l := &fsyncLog{file: f, kick: make(chan struct{}, 1)}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range l.kick {
+			l.mu.Lock()
+			batch, waiting := l.pending, l.waiting
+			l.pending, l.waiting = nil, nil
+			l.mu.Unlock()
+			if len(waiting) == 0 {
+				continue
+			}
+			_, err := f.Write(batch)
+			if err == nil {
+				err = syscall.Fdatasync(int(f.Fd()))
+			}
+			for _, w := range waiting {
+				w <- err
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		close(l.kick)
+		<-done
+		f.Close()
+	})
+	return l
+}
+
+func (l *fsyncLog) append(entry []byte) error {
+	w := make(chan error, 1)
+	l.mu.Lock()
+	l.pending = append(l.pending, entry...)
+	l.waiting = append(l.waiting, w)
+	l.mu.Unlock()
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+	return <-w
 }
