@@ -237,7 +237,7 @@ type fsyncLog struct {
 func openFsyncLog(b *testing.B, path string) *fsyncLog {
 	f, err := os.Create(path)
 	if err == nil {
-		err = syscall.Fallocate(int(f.Fd()), 0, 0, 1<<30)
+		err = syscall.Fallocate(int(f.Fd()), 0, 0, 256<<20)
 	}
 	if err == nil {
 		err = f.Sync()
