@@ -156,25 +156,9 @@ func (m *marker) mark(ref *string) bool {
 	return true
 }
 
+// components marks the parts of c.
 func (m *marker) components(c *openapi3.Components) {
-	for _, r := range c.Schemas {
-		m.schema(r)
-	}
-	for _, r := range c.Parameters {
-		m.parameter(r)
-	}
-	for _, r := range c.Headers {
-		m.header(r)
-	}
-	for _, r := range c.RequestBodies {
-		m.requestBody(r)
-	}
-	for _, r := range c.Responses {
-		m.response(r)
-	}
-	for _, r := range c.Callbacks {
-		m.callback(r)
-	}
+	walkComponents(m, c)
 	for _, r := range c.Examples {
 		if r != nil && r.Value != nil {
 			m.mark(&r.Ref)
@@ -192,129 +176,46 @@ func (m *marker) components(c *openapi3.Components) {
 	}
 }
 
-func (m *marker) schema(r *openapi3.SchemaRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
+// pathItem marks the parts of a path item (path items are not marked: the
+// loader takes an item it resolved as done).
+func (m *marker) pathItem(item *openapi3.PathItem) { walkPathItem(m, item) }
+
+// enter marks node when it holds its value written in place, and walks it
+// then (a node marked already was walked).
+func (m *marker) enter(node any) bool {
+	switch r := node.(type) {
+	case *openapi3.SchemaRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.ParameterRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.HeaderRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.RequestBodyRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.ResponseRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.CallbackRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.ExampleRef:
+		return r.Value != nil && m.mark(&r.Ref)
+	case *openapi3.LinkRef:
+		return r.Value != nil && m.mark(&r.Ref)
 	}
-	s := r.Value
-	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
-		for _, c := range refs {
-			m.schema(c)
-		}
-	}
-	for _, c := range []*openapi3.SchemaRef{s.Not, s.Items, s.AdditionalProperties.Schema, s.Contains, s.PropertyNames,
-		s.UnevaluatedItems.Schema, s.UnevaluatedProperties.Schema, s.If, s.Then, s.Else, s.ContentSchema} {
-		m.schema(c)
-	}
-	for _, refs := range []openapi3.Schemas{s.Properties, s.PatternProperties, s.DependentSchemas, s.Defs} {
-		for _, c := range refs {
-			m.schema(c)
-		}
-	}
+	return false
 }
 
-func (m *marker) parameter(r *openapi3.ParameterRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
+// item walks each path item once (a path item reference's copy shares its
+// target's operations), and every operation of it.
+func (m *marker) item(x any) bool {
+	item, ok := x.(*openapi3.PathItem)
+	if !ok {
+		return true
 	}
-	m.schema(r.Value.Schema)
-	m.content(r.Value.Content)
-	m.examples(r.Value.Examples)
-}
-
-func (m *marker) header(r *openapi3.HeaderRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
-	}
-	m.schema(r.Value.Schema)
-	m.content(r.Value.Content)
-	m.examples(r.Value.Examples)
-}
-
-func (m *marker) requestBody(r *openapi3.RequestBodyRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
-	}
-	m.content(r.Value.Content)
-}
-
-func (m *marker) response(r *openapi3.ResponseRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
-	}
-	for _, h := range r.Value.Headers {
-		m.header(h)
-	}
-	m.content(r.Value.Content)
-	for _, l := range r.Value.Links {
-		if l != nil && l.Value != nil {
-			m.mark(&l.Ref)
-		}
-	}
-}
-
-func (m *marker) content(c openapi3.Content) {
-	for _, mt := range c {
-		if mt == nil {
-			continue
-		}
-		m.schema(mt.Schema)
-		m.schema(mt.ItemSchema)
-		m.examples(mt.Examples)
-		for _, e := range mt.Encoding {
-			if e != nil {
-				for _, h := range e.Headers {
-					m.header(h)
-				}
-			}
-		}
-	}
-}
-
-func (m *marker) examples(e openapi3.Examples) {
-	for _, r := range e {
-		if r != nil && r.Value != nil {
-			m.mark(&r.Ref)
-		}
-	}
-}
-
-func (m *marker) callback(r *openapi3.CallbackRef) {
-	if r == nil || r.Value == nil || !m.mark(&r.Ref) {
-		return
-	}
-	for _, item := range r.Value.Map() {
-		m.pathItem(item)
-	}
-}
-
-// pathItem marks the parts of a callback's path item (path items are not
-// marked: the loader takes an item it resolved as done).
-func (m *marker) pathItem(item *openapi3.PathItem) {
-	if item == nil || m.seen[item] {
-		return
+	if m.seen[item] {
+		return false
 	}
 	m.seen[item] = true
-	for _, r := range item.Parameters {
-		m.parameter(r)
-	}
-	for _, op := range item.Operations() {
-		if op == nil {
-			continue
-		}
-		for _, r := range op.Parameters {
-			m.parameter(r)
-		}
-		m.requestBody(op.RequestBody)
-		if op.Responses != nil {
-			for _, r := range op.Responses.Map() {
-				m.response(r)
-			}
-		}
-		for _, r := range op.Callbacks {
-			m.callback(r)
-		}
-	}
+	return true
 }
 
 // presetRefs gives each reference in the components in (before they are
@@ -333,28 +234,11 @@ func (m *marker) pathItem(item *openapi3.PathItem) {
 func presetRefs(c, in *openapi3.Components, paths *openapi3.Paths) (intoPathParts bool) {
 	p := presetter{c: c, seen: map[any]bool{}, resolved: in == nil}
 	if in != nil {
-		for _, r := range in.Schemas {
-			p.schema(r)
-		}
-		for _, r := range in.Parameters {
-			p.parameter(r)
-		}
-		for _, r := range in.Headers {
-			p.header(r)
-		}
-		for _, r := range in.RequestBodies {
-			p.requestBody(r)
-		}
-		for _, r := range in.Responses {
-			p.response(r)
-		}
-		for _, r := range in.Callbacks {
-			p.callback(r)
-		}
+		walkComponents(&p, in)
 	}
 	for path, item := range paths.Map() {
 		p.at = path
-		p.pathItem(item)
+		walkPathItem(&p, item)
 	}
 	if p.intoComponentParts && !p.resolved {
 		return p.intoPathParts
@@ -524,185 +408,82 @@ func (p *presetter) first(x any) bool {
 	return true
 }
 
-func (p *presetter) pathItem(item *openapi3.PathItem) {
-	if item == nil || !p.first(item) {
-		return
+// item walks each path item and operation once (a path item reference's
+// copy shares its target's operations), noting a path item reference's read.
+func (p *presetter) item(x any) bool {
+	if !p.first(x) {
+		return false
 	}
-	p.entry(item.Ref, "")
-	for _, r := range item.Parameters {
-		p.parameter(r)
+	if item, ok := x.(*openapi3.PathItem); ok {
+		p.entry(item.Ref, "")
 	}
-	for _, op := range item.Operations() {
-		if op == nil || !p.first(op) {
-			continue
-		}
-		for _, r := range op.Parameters {
-			p.parameter(r)
-		}
-		p.requestBody(op.RequestBody)
-		if op.Responses != nil {
-			for _, r := range op.Responses.Map() {
-				p.response(r)
-			}
-		}
-		for _, r := range op.Callbacks {
-			p.callback(r)
-		}
-	}
+	return true
 }
 
-func (p *presetter) schema(r *openapi3.SchemaRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
-		if name, ok := p.entry(r.Ref, "schemas"); ok && r.Value == nil {
-			if e := p.c.Schemas[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
-			}
+// enter walks a value written in place; a reference is not walked: one to
+// a whole entry of its kind (or, in the resolved components, to a part of
+// a component schema) is given the entry's value when the entry has one,
+// and any other is noted (parts).
+func (p *presetter) enter(node any) bool {
+	switch r := node.(type) {
+	case *openapi3.SchemaRef:
+		if r.Ref == "" {
+			return r.Value != nil
+		}
+		if name, ok := p.entry(r.Ref, "schemas"); ok {
+			give(p, &r.Value, p.c.Schemas[name], func(e *openapi3.SchemaRef) (string, *openapi3.Schema) { return e.Ref, e.Value })
 		} else if at, ok := p.part(r.Ref); ok && p.resolved && r.Value == nil {
 			p.sets = append(p.sets, preset{p.at, func() { r.Value = at.Value }})
 		}
-		return
-	}
-	s := r.Value
-	if s == nil {
-		return
-	}
-	for _, refs := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf, s.AllOf, s.PrefixItems} {
-		for _, c := range refs {
-			p.schema(c)
+	case *openapi3.ParameterRef:
+		if r.Ref == "" {
+			return r.Value != nil
 		}
-	}
-	for _, c := range []*openapi3.SchemaRef{s.Not, s.Items, s.AdditionalProperties.Schema, s.Contains, s.PropertyNames,
-		s.UnevaluatedItems.Schema, s.UnevaluatedProperties.Schema, s.If, s.Then, s.Else, s.ContentSchema} {
-		p.schema(c)
-	}
-	for _, refs := range []openapi3.Schemas{s.Properties, s.PatternProperties, s.DependentSchemas, s.Defs} {
-		for _, c := range refs {
-			p.schema(c)
+		if name, ok := p.entry(r.Ref, "parameters"); ok {
+			give(p, &r.Value, p.c.Parameters[name], func(e *openapi3.ParameterRef) (string, *openapi3.Parameter) { return e.Ref, e.Value })
 		}
-	}
-}
-
-func (p *presetter) parameter(r *openapi3.ParameterRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
-		if name, ok := p.entry(r.Ref, "parameters"); ok && r.Value == nil {
-			if e := p.c.Parameters[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
-			}
+	case *openapi3.HeaderRef:
+		if r.Ref == "" {
+			return r.Value != nil
 		}
-		return
-	}
-	if r.Value != nil {
-		p.schema(r.Value.Schema)
-		p.content(r.Value.Content)
-		p.examples(r.Value.Examples)
-	}
-}
-
-func (p *presetter) header(r *openapi3.HeaderRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
-		if name, ok := p.entry(r.Ref, "headers"); ok && r.Value == nil {
-			if e := p.c.Headers[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
-			}
+		if name, ok := p.entry(r.Ref, "headers"); ok {
+			give(p, &r.Value, p.c.Headers[name], func(e *openapi3.HeaderRef) (string, *openapi3.Header) { return e.Ref, e.Value })
 		}
-		return
-	}
-	if r.Value != nil {
-		p.schema(r.Value.Schema)
-		p.content(r.Value.Content)
-		p.examples(r.Value.Examples)
-	}
-}
-
-func (p *presetter) requestBody(r *openapi3.RequestBodyRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
-		if name, ok := p.entry(r.Ref, "requestBodies"); ok && r.Value == nil {
-			if e := p.c.RequestBodies[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
-			}
+	case *openapi3.RequestBodyRef:
+		if r.Ref == "" {
+			return r.Value != nil
 		}
-		return
-	}
-	if r.Value != nil {
-		p.content(r.Value.Content)
-	}
-}
-
-func (p *presetter) response(r *openapi3.ResponseRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
-		if name, ok := p.entry(r.Ref, "responses"); ok && r.Value == nil {
-			if e := p.c.Responses[name]; e != nil && e.Value != nil && p.given(e.Ref) {
-				p.sets = append(p.sets, preset{p.at, func() { r.Value = e.Value }})
-			}
+		if name, ok := p.entry(r.Ref, "requestBodies"); ok {
+			give(p, &r.Value, p.c.RequestBodies[name], func(e *openapi3.RequestBodyRef) (string, *openapi3.RequestBody) { return e.Ref, e.Value })
 		}
-		return
-	}
-	if r.Value == nil {
-		return
-	}
-	for _, h := range r.Value.Headers {
-		p.header(h)
-	}
-	p.content(r.Value.Content)
-	for _, l := range r.Value.Links {
-		if l != nil {
-			p.entry(l.Ref, "")
+	case *openapi3.ResponseRef:
+		if r.Ref == "" {
+			return r.Value != nil
 		}
-	}
-}
-
-func (p *presetter) content(c openapi3.Content) {
-	for _, mt := range c {
-		if mt == nil {
-			continue
+		if name, ok := p.entry(r.Ref, "responses"); ok {
+			give(p, &r.Value, p.c.Responses[name], func(e *openapi3.ResponseRef) (string, *openapi3.Response) { return e.Ref, e.Value })
 		}
-		p.schema(mt.Schema)
-		p.schema(mt.ItemSchema)
-		p.examples(mt.Examples)
-		for _, e := range mt.Encoding {
-			if e != nil {
-				for _, h := range e.Headers {
-					p.header(h)
-				}
-			}
+	case *openapi3.CallbackRef:
+		if r.Ref == "" {
+			return r.Value != nil
 		}
-	}
-}
-
-func (p *presetter) examples(e openapi3.Examples) {
-	for _, r := range e {
-		if r != nil {
-			p.entry(r.Ref, "")
-		}
-	}
-}
-
-func (p *presetter) callback(r *openapi3.CallbackRef) {
-	if r == nil {
-		return
-	}
-	if r.Ref != "" {
 		p.entry(r.Ref, "")
+	case *openapi3.ExampleRef:
+		p.entry(r.Ref, "")
+	case *openapi3.LinkRef:
+		p.entry(r.Ref, "")
+	}
+	return false
+}
+
+// give presets *at, when it has no value, to the value of entry (nil: none
+// of that name), when the entry has one to give (given).
+func give[E comparable, V any](p *presetter, at **V, entry E, read func(E) (ref string, value *V)) {
+	var none E
+	if *at != nil || entry == none {
 		return
 	}
-	if r.Value != nil {
-		for _, item := range r.Value.Map() {
-			p.pathItem(item)
-		}
+	if ref, value := read(entry); value != nil && p.given(ref) {
+		p.sets = append(p.sets, preset{p.at, func() { *at = value }})
 	}
 }
